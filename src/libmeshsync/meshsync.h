@@ -1,0 +1,17 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#pragma once
+
+#define __MESHSYNC_H_INSIDE__
+
+#include <libmeshsync/meshsync-version.h>
+#include <libmeshsync/meshsync-enum-types.h>
+#include <libmeshsync/meshsync-error.h>
+#include <libmeshsync/meshsync-kube-config.h>
+#include <libmeshsync/meshsync-api-resource.h>
+#include <libmeshsync/meshsync-discovery.h>
+
+#undef __MESHSYNC_H_INSIDE__

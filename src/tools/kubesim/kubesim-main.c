@@ -1,0 +1,6 @@
+#include <glib.h>
+int
+main (int argc, char **argv)
+{
+	return 0;
+}
