@@ -17,31 +17,30 @@
 
 G_BEGIN_DECLS
 
-#define MESHSYNC_TYPE_DISCOVERY (meshsync_discovery_get_type ())
+#define MESHSYNC_TYPE_DISCOVERY (meshsync_discovery_get_type())
 MESHSYNC_AVAILABLE_IN_ALL
-G_DECLARE_FINAL_TYPE (MeshSyncDiscovery, meshsync_discovery, MESHSYNC, DISCOVERY, GObject)
+G_DECLARE_FINAL_TYPE(MeshSyncDiscovery, meshsync_discovery, MESHSYNC, DISCOVERY, GObject)
 
 MESHSYNC_AVAILABLE_IN_ALL
-MeshSyncDiscovery *meshsync_discovery_new (MeshSyncKubeConfig *config, GError **error);
+MeshSyncDiscovery *meshsync_discovery_new(MeshSyncKubeConfig *config, GError **error);
 
 MESHSYNC_AVAILABLE_IN_ALL
-void meshsync_discovery_run_async (MeshSyncDiscovery *self,
-				   GCancellable *cancellable,
-				   GAsyncReadyCallback callback,
-				   gpointer user_data);
+void meshsync_discovery_run_async(MeshSyncDiscovery *self,
+                                  GCancellable *cancellable,
+                                  GAsyncReadyCallback callback,
+                                  gpointer user_data);
 MESHSYNC_AVAILABLE_IN_ALL
-gboolean meshsync_discovery_run_finish (MeshSyncDiscovery *self,
-					GAsyncResult *result,
-					GError **error);
+gboolean
+meshsync_discovery_run_finish(MeshSyncDiscovery *self, GAsyncResult *result, GError **error);
 
 MESHSYNC_AVAILABLE_IN_ALL
-const gchar *meshsync_discovery_get_server_version (MeshSyncDiscovery *self);
+const gchar *meshsync_discovery_get_server_version(MeshSyncDiscovery *self);
 MESHSYNC_AVAILABLE_IN_ALL
-GPtrArray *meshsync_discovery_get_resources (MeshSyncDiscovery *self);
+GPtrArray *meshsync_discovery_get_resources(MeshSyncDiscovery *self);
 MESHSYNC_AVAILABLE_IN_ALL
-MeshSyncApiResource *meshsync_discovery_lookup (MeshSyncDiscovery *self,
-						const gchar *group,
-						const gchar *version,
-						const gchar *plural);
+MeshSyncApiResource *meshsync_discovery_lookup(MeshSyncDiscovery *self,
+                                               const gchar *group,
+                                               const gchar *version,
+                                               const gchar *plural);
 
 G_END_DECLS

@@ -8,21 +8,21 @@
 #include "meshsync-error.h"
 
 static const GDBusErrorEntry meshsync_error_entries[] = {
-	{MESHSYNC_ERROR_FAILED, "io.meshery.MeshSync1.Error.Failed"},
-	{MESHSYNC_ERROR_INVALID_CONFIG, "io.meshery.MeshSync1.Error.InvalidConfig"},
-	{MESHSYNC_ERROR_NOT_FOUND, "io.meshery.MeshSync1.Error.NotFound"},
-	{MESHSYNC_ERROR_CONNECTION, "io.meshery.MeshSync1.Error.Connection"},
-	{MESHSYNC_ERROR_TLS, "io.meshery.MeshSync1.Error.Tls"},
-	{MESHSYNC_ERROR_UNAUTHORIZED, "io.meshery.MeshSync1.Error.Unauthorized"},
-	{MESHSYNC_ERROR_FORBIDDEN, "io.meshery.MeshSync1.Error.Forbidden"},
-	{MESHSYNC_ERROR_GONE, "io.meshery.MeshSync1.Error.Gone"},
-	{MESHSYNC_ERROR_HTTP, "io.meshery.MeshSync1.Error.Http"},
-	{MESHSYNC_ERROR_INVALID_DATA, "io.meshery.MeshSync1.Error.InvalidData"},
-	{MESHSYNC_ERROR_NOT_SUPPORTED, "io.meshery.MeshSync1.Error.NotSupported"},
-	{MESHSYNC_ERROR_WRITE, "io.meshery.MeshSync1.Error.Write"},
+        {MESHSYNC_ERROR_FAILED, "io.meshery.MeshSync1.Error.Failed"},
+        {MESHSYNC_ERROR_INVALID_CONFIG, "io.meshery.MeshSync1.Error.InvalidConfig"},
+        {MESHSYNC_ERROR_NOT_FOUND, "io.meshery.MeshSync1.Error.NotFound"},
+        {MESHSYNC_ERROR_CONNECTION, "io.meshery.MeshSync1.Error.Connection"},
+        {MESHSYNC_ERROR_TLS, "io.meshery.MeshSync1.Error.Tls"},
+        {MESHSYNC_ERROR_UNAUTHORIZED, "io.meshery.MeshSync1.Error.Unauthorized"},
+        {MESHSYNC_ERROR_FORBIDDEN, "io.meshery.MeshSync1.Error.Forbidden"},
+        {MESHSYNC_ERROR_GONE, "io.meshery.MeshSync1.Error.Gone"},
+        {MESHSYNC_ERROR_HTTP, "io.meshery.MeshSync1.Error.Http"},
+        {MESHSYNC_ERROR_INVALID_DATA, "io.meshery.MeshSync1.Error.InvalidData"},
+        {MESHSYNC_ERROR_NOT_SUPPORTED, "io.meshery.MeshSync1.Error.NotSupported"},
+        {MESHSYNC_ERROR_WRITE, "io.meshery.MeshSync1.Error.Write"},
 };
 
-G_STATIC_ASSERT (G_N_ELEMENTS (meshsync_error_entries) == MESHSYNC_ERROR_WRITE + 1);
+G_STATIC_ASSERT(G_N_ELEMENTS(meshsync_error_entries) == MESHSYNC_ERROR_WRITE + 1);
 
 /**
  * meshsync_error_quark:
@@ -33,13 +33,11 @@ G_STATIC_ASSERT (G_N_ELEMENTS (meshsync_error_entries) == MESHSYNC_ERROR_WRITE +
  * Returns: the error quark
  */
 GQuark
-meshsync_error_quark (void)
+meshsync_error_quark(void)
 {
 	static gsize quark = 0;
 
-	g_dbus_error_register_error_domain ("meshsync-error-quark",
-					    &quark,
-					    meshsync_error_entries,
-					    G_N_ELEMENTS (meshsync_error_entries));
+	g_dbus_error_register_error_domain("meshsync-error-quark", &quark, meshsync_error_entries,
+	                                   G_N_ELEMENTS(meshsync_error_entries));
 	return (GQuark)quark;
 }

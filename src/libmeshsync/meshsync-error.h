@@ -20,7 +20,7 @@ G_BEGIN_DECLS
  *
  * The error domain of libmeshsync; see [error@MeshSync.Error].
  */
-#define MESHSYNC_ERROR (meshsync_error_quark ())
+#define MESHSYNC_ERROR (meshsync_error_quark())
 
 /**
  * MeshSyncError:
@@ -57,6 +57,6 @@ typedef enum /*< underscore_name=meshsync_error >*/ {
 } MeshSyncError;
 
 MESHSYNC_AVAILABLE_IN_ALL
-GQuark meshsync_error_quark (void);
+GQuark meshsync_error_quark(void);
 
 G_END_DECLS

@@ -16,7 +16,7 @@
  * Returns: the version, such as "0.1.0"
  */
 const gchar *
-meshsync_get_version (void)
+meshsync_get_version(void)
 {
 	return MESHSYNC_VERSION_S;
 }

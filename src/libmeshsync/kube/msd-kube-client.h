@@ -19,36 +19,35 @@ G_BEGIN_DECLS
  *
  * All calls and callbacks belong to the thread-default main context the client was created in.
  */
-#define MSD_TYPE_KUBE_CLIENT (msd_kube_client_get_type ())
-G_DECLARE_FINAL_TYPE (MsdKubeClient, msd_kube_client, MSD, KUBE_CLIENT, GObject)
+#define MSD_TYPE_KUBE_CLIENT (msd_kube_client_get_type())
+G_DECLARE_FINAL_TYPE(MsdKubeClient, msd_kube_client, MSD, KUBE_CLIENT, GObject)
 
-MsdKubeClient *msd_kube_client_new (MeshSyncKubeConfig *config, GError **error);
+MsdKubeClient *msd_kube_client_new(MeshSyncKubeConfig *config, GError **error);
 
-MeshSyncKubeConfig *msd_kube_client_get_config (MsdKubeClient *self);
-const gchar *msd_kube_client_get_server (MsdKubeClient *self);
+MeshSyncKubeConfig *msd_kube_client_get_config(MsdKubeClient *self);
+const gchar *msd_kube_client_get_server(MsdKubeClient *self);
 
 /* GET @path_and_query (such as "/api/v1/pods?limit=500") and read the whole 2xx body. */
-void msd_kube_client_get_async (MsdKubeClient *self,
-				const gchar *path_and_query,
-				GCancellable *cancellable,
-				GAsyncReadyCallback callback,
-				gpointer user_data);
-GBytes *msd_kube_client_get_finish (MsdKubeClient *self, GAsyncResult *result, GError **error);
+void msd_kube_client_get_async(MsdKubeClient *self,
+                               const gchar *path_and_query,
+                               GCancellable *cancellable,
+                               GAsyncReadyCallback callback,
+                               gpointer user_data);
+GBytes *msd_kube_client_get_finish(MsdKubeClient *self, GAsyncResult *result, GError **error);
 
 /* GET @path_and_query and hand over the body stream once a 2xx status has arrived: for watches
  * and log follows. A non-2xx status is read in full and turned into an error. */
-void msd_kube_client_stream_async (MsdKubeClient *self,
-				   const gchar *path_and_query,
-				   GCancellable *cancellable,
-				   GAsyncReadyCallback callback,
-				   gpointer user_data);
-GInputStream *msd_kube_client_stream_finish (MsdKubeClient *self,
-					     GAsyncResult *result,
-					     GError **error);
+void msd_kube_client_stream_async(MsdKubeClient *self,
+                                  const gchar *path_and_query,
+                                  GCancellable *cancellable,
+                                  GAsyncReadyCallback callback,
+                                  gpointer user_data);
+GInputStream *
+msd_kube_client_stream_finish(MsdKubeClient *self, GAsyncResult *result, GError **error);
 
 /* Turns a non-2xx answer into a MESHSYNC_ERROR: 401, 403, 404, 410 get their own codes, other
  * statuses MESHSYNC_ERROR_HTTP; the message carries the Status body's message when there is
  * one. Shared with the tests so they can check the wording. */
-GError *msd_kube_client_error_from_status (const gchar *url, guint status, GBytes *body);
+GError *msd_kube_client_error_from_status(const gchar *url, guint status, GBytes *body);
 
 G_END_DECLS

@@ -10,8 +10,8 @@
 
 G_BEGIN_DECLS
 
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (yaml_parser_t, yaml_parser_delete)
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (yaml_event_t, yaml_event_delete)
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(yaml_parser_t, yaml_parser_delete)
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(yaml_event_t, yaml_event_delete)
 
 /*
  * Parses every document of a YAML (or JSON, which is YAML) stream into JSON trees, so that the
@@ -23,15 +23,11 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (yaml_event_t, yaml_event_delete)
  *
  * Returns: (element-type JsonNode) (transfer full): the documents, possibly none.
  */
-GPtrArray *msd_yaml_parse_documents (const gchar *data,
-				     gsize length,
-				     const gchar *origin,
-				     GError **error);
+GPtrArray *
+msd_yaml_parse_documents(const gchar *data, gsize length, const gchar *origin, GError **error);
 
 /* The same for exactly one document: an empty stream gives an error naming @origin. */
-JsonNode *msd_yaml_parse_document (const gchar *data,
-				   gsize length,
-				   const gchar *origin,
-				   GError **error);
+JsonNode *
+msd_yaml_parse_document(const gchar *data, gsize length, const gchar *origin, GError **error);
 
 G_END_DECLS
