@@ -1,0 +1,43 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "msd-go-flags.h"
+
+static gboolean
+msd_go_flags_is_single_dash_word(const gchar *arg)
+{
+	/* "-v" stays a short option; "-5" and "-" are values, not flags. */
+	return arg[0] == '-' && arg[1] != '-' && arg[1] != '\0' && g_ascii_isalpha(arg[1]) &&
+	       arg[2] != '\0' && arg[2] != '=';
+}
+
+gchar **
+msd_go_flags_normalize(gint argc, gchar **argv)
+{
+	g_autoptr(GStrvBuilder) builder = g_strv_builder_new();
+	gboolean rest = FALSE;
+
+	for (gint i = 0; i < argc; i++) {
+		const gchar *arg = argv[i];
+
+		if (i == 0 || rest) {
+			g_strv_builder_add(builder, arg);
+			continue;
+		}
+		if (g_strcmp0(arg, "--") == 0)
+			rest = TRUE;
+		if (!rest && msd_go_flags_is_single_dash_word(arg)) {
+			g_autofree gchar *gnu = g_strconcat("-", arg, NULL);
+			g_strv_builder_add(builder, gnu);
+			continue;
+		}
+		g_strv_builder_add(builder, arg);
+	}
+	return g_strv_builder_end(builder);
+}
