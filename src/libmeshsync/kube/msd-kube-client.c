@@ -1,2 +1,684 @@
-/* placeholder: being written */
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
 #include "config.h"
+
+#include <json-glib/json-glib.h>
+#include <libsoup/soup.h>
+
+#include "meshsync-error.h"
+#include "meshsync-kube-config-private.h"
+#include "msd-kube-client.h"
+
+/* Informers keep one watch connection per resource type open (HTTP/1.1 cannot multiplex),
+ * so libsoup's default of 2 connections per host would starve every list behind them. */
+#define MSD_KUBE_CLIENT_MAX_CONNS_PER_HOST 256
+#define MSD_KUBE_CLIENT_MAX_CONNS          512
+
+/* How much of a non-JSON error body is quoted in an error message. */
+#define MSD_KUBE_CLIENT_ERROR_BODY_MAX 200
+
+struct _MsdKubeClient {
+	GObject parent_instance;
+
+	MeshSyncKubeConfig *config; /* (owned) */
+	SoupSession *session;       /* (owned) */
+	gchar *server;              /* (owned): base URL without a trailing slash */
+	gchar *server_name;         /* (owned): the name the certificate must carry */
+	guint16 port;
+	GList *ca_certificates; /* (owned) (element-type GTlsCertificate) (nullable): NULL means
+	                         * the system trust store */
+	gboolean insecure;
+};
+
+G_DEFINE_FINAL_TYPE(MsdKubeClient, msd_kube_client, G_TYPE_OBJECT)
+
+/* One GET, carried through credentials, send, a possible 401 retry and the body read. */
+typedef struct {
+	MsdKubeClient *client; /* (unowned): the task's source object keeps it alive */
+	gchar *path_and_query; /* (owned) */
+	gchar *url;            /* (owned) */
+	gboolean stream;       /* hand the body stream over instead of reading it */
+	gboolean retried;      /* a 401 was answered already */
+	SoupMessage *msg;      /* (owned) (nullable) */
+	gchar *tls_reason;     /* (owned) (nullable): why the certificate was refused */
+	GOutputStream *sink;   /* (owned) (nullable): collects an error body */
+} MsdKubeRequest;
+
+static gboolean msd_kube_client_accept_certificate_cb(SoupMessage *msg,
+                                                      GTlsCertificate *peer,
+                                                      GTlsCertificateFlags errors,
+                                                      gpointer user_data);
+
+static void
+msd_kube_request_clear_message(MsdKubeRequest *req)
+{
+	/* a stream handed out keeps the message alive longer than this request */
+	if (req->msg != NULL)
+		g_signal_handlers_disconnect_by_func(req->msg,
+		                                     msd_kube_client_accept_certificate_cb, req);
+	g_clear_object(&req->msg);
+}
+
+static void
+msd_kube_request_free(MsdKubeRequest *req)
+{
+	msd_kube_request_clear_message(req);
+	g_free(req->path_and_query);
+	g_free(req->url);
+	g_free(req->tls_reason);
+	g_clear_object(&req->sink);
+	g_free(req);
+}
+
+static void msd_kube_client_request_start(GTask *task);
+
+static void
+msd_kube_client_finalize(GObject *object)
+{
+	MsdKubeClient *self = MSD_KUBE_CLIENT(object);
+
+	g_clear_object(&self->session);
+	g_clear_object(&self->config);
+	g_list_free_full(self->ca_certificates, g_object_unref);
+	g_free(self->server);
+	g_free(self->server_name);
+
+	G_OBJECT_CLASS(msd_kube_client_parent_class)->finalize(object);
+}
+
+static void
+msd_kube_client_class_init(MsdKubeClientClass *klass)
+{
+	GObjectClass *object_class = G_OBJECT_CLASS(klass);
+
+	object_class->finalize = msd_kube_client_finalize;
+}
+
+static void
+msd_kube_client_init(MsdKubeClient *self)
+{
+}
+
+/* g_tls_certificate_new_from_pem() keeps only the first certificate (the rest become its
+ * issuer chain), but every certificate of a CA bundle is a trust anchor of its own. */
+static GList *
+msd_kube_client_parse_ca_bundle(GBytes *pem, const gchar *source, GError **error)
+{
+	const gchar begin[] = "-----BEGIN CERTIFICATE-----";
+	const gchar end[] = "-----END CERTIFICATE-----";
+	g_autofree gchar *text = NULL;
+	GList *list = NULL;
+	const gchar *p;
+	gsize size = 0;
+	const gchar *data = g_bytes_get_data(pem, &size);
+
+	text = g_strndup(data, size);
+	p = text;
+	while ((p = strstr(p, begin)) != NULL) {
+		const gchar *stop = strstr(p, end);
+		g_autoptr(GTlsCertificate) cert = NULL;
+		g_autoptr(GError) error_local = NULL;
+
+		if (stop == NULL)
+			break;
+		stop += strlen(end);
+		cert = g_tls_certificate_new_from_pem(p, stop - p, &error_local);
+		if (cert == NULL) {
+			g_list_free_full(list, g_object_unref);
+			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+			            "%s: certificate-authority: %s", source, error_local->message);
+			return NULL;
+		}
+		list = g_list_append(list, g_steal_pointer(&cert));
+		p = stop;
+	}
+	if (list == NULL) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+		            "%s: certificate-authority: no PEM certificate found", source);
+	}
+	return list;
+}
+
+/**
+ * msd_kube_client_new:
+ * @config: the configuration of the API server and its credentials
+ * @error: return location for a #GError
+ *
+ * Creates a client for the API server named by @config. Nothing is sent yet.
+ *
+ * Returns: (transfer full): a new client, or %NULL if the server URL or the CA is unusable
+ */
+MsdKubeClient *
+msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
+{
+	g_autoptr(MsdKubeClient) self = NULL;
+	g_autoptr(GUri) uri = NULL;
+	g_autoptr(GError) error_local = NULL;
+	g_autofree gchar *user_agent = NULL;
+	const gchar *server;
+	const gchar *source;
+	GBytes *ca_pem;
+	gint port;
+
+	g_return_val_if_fail(MESHSYNC_IS_KUBE_CONFIG(config), NULL);
+
+	server = meshsync_kube_config_get_server(config);
+	source = meshsync_kube_config_get_source(config);
+	if (source == NULL)
+		source = "kubeconfig";
+	if (server == NULL || server[0] == '\0') {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+		            "%s: cluster.server is empty", source);
+		return NULL;
+	}
+	uri = g_uri_parse(server, G_URI_FLAGS_NONE, &error_local);
+	if (uri == NULL || g_uri_get_host(uri) == NULL ||
+	    (g_strcmp0(g_uri_get_scheme(uri), "https") != 0 &&
+	     g_strcmp0(g_uri_get_scheme(uri), "http") != 0)) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+		            "%s: cluster.server %s is not an http(s) URL", source, server);
+		return NULL;
+	}
+
+	self = g_object_new(MSD_TYPE_KUBE_CLIENT, NULL);
+	self->config = g_object_ref(config);
+	self->server = g_strdup(server);
+	while (g_str_has_suffix(self->server, "/"))
+		self->server[strlen(self->server) - 1] = '\0';
+	port = g_uri_get_port(uri);
+	if (port < 0)
+		port = g_strcmp0(g_uri_get_scheme(uri), "https") == 0 ? 443 : 80;
+	self->port = (guint16)port;
+	if (meshsync_kube_config_get_tls_server_name(config) != NULL &&
+	    meshsync_kube_config_get_tls_server_name(config)[0] != '\0')
+		self->server_name = g_strdup(meshsync_kube_config_get_tls_server_name(config));
+	else
+		self->server_name = g_strdup(g_uri_get_host(uri));
+	self->insecure = meshsync_kube_config_get_insecure_skip_tls_verify(config);
+
+	ca_pem = meshsync_kube_config_get_ca_pem(config);
+	if (ca_pem != NULL && !self->insecure) {
+		self->ca_certificates = msd_kube_client_parse_ca_bundle(ca_pem, source, error);
+		if (self->ca_certificates == NULL)
+			return NULL;
+	}
+
+	user_agent = g_strdup_printf("meshsync/%s (linux) libsoup", PACKAGE_VERSION);
+	self->session = soup_session_new_with_options(
+	        "user-agent", user_agent, "max-conns", MSD_KUBE_CLIENT_MAX_CONNS,
+	        "max-conns-per-host", MSD_KUBE_CLIENT_MAX_CONNS_PER_HOST, NULL);
+	/* Without a database every certificate reaches accept-certificate, where it is checked
+	 * against the configured CA only (the system store must not widen that trust). */
+	if (self->ca_certificates != NULL || self->insecure)
+		soup_session_set_tls_database(self->session, NULL);
+
+	return g_steal_pointer(&self);
+}
+
+/**
+ * msd_kube_client_get_config:
+ * @self: a #MsdKubeClient
+ *
+ * Returns: (transfer none): the configuration the client was made from
+ */
+MeshSyncKubeConfig *
+msd_kube_client_get_config(MsdKubeClient *self)
+{
+	g_return_val_if_fail(MSD_IS_KUBE_CLIENT(self), NULL);
+	return self->config;
+}
+
+/**
+ * msd_kube_client_get_server:
+ * @self: a #MsdKubeClient
+ *
+ * Returns: the server's base URL, without a trailing slash
+ */
+const gchar *
+msd_kube_client_get_server(MsdKubeClient *self)
+{
+	g_return_val_if_fail(MSD_IS_KUBE_CLIENT(self), NULL);
+	return self->server;
+}
+
+static gchar *
+msd_kube_client_status_message(GBytes *body)
+{
+	g_autoptr(JsonParser) parser = json_parser_new();
+	JsonNode *root;
+	JsonObject *obj;
+	const gchar *data;
+	gsize size = 0;
+
+	if (body == NULL)
+		return NULL;
+	data = g_bytes_get_data(body, &size);
+	if (size == 0)
+		return NULL;
+	if (json_parser_load_from_data(parser, data, (gssize)size, NULL)) {
+		root = json_parser_get_root(parser);
+		if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root))
+			return NULL;
+		obj = json_node_get_object(root);
+		if (g_strcmp0(json_object_get_string_member_with_default(obj, "kind", NULL),
+		              "Status") != 0)
+			return NULL;
+		return g_strdup(json_object_get_string_member_with_default(obj, "message", NULL));
+	}
+
+	/* a plain-text answer (an aggregated API's proxy, a load balancer): quote its first
+	 * line if it is readable text */
+	{
+		g_autofree gchar *text = g_strndup(data, MIN(size, MSD_KUBE_CLIENT_ERROR_BODY_MAX));
+		gchar *nl = strpbrk(text, "\r\n");
+
+		if (nl != NULL)
+			*nl = '\0';
+		g_strstrip(text);
+		if (text[0] == '\0' || !g_utf8_validate(text, -1, NULL))
+			return NULL;
+		return g_steal_pointer(&text);
+	}
+}
+
+/**
+ * msd_kube_client_error_from_status:
+ * @url: what was requested, as the message should name it: "GET https://host/path"
+ * @status: the HTTP status
+ * @body: (nullable): the response body
+ *
+ * Returns: (transfer full): "<url>: <status> <reason>[: <Status message>]" in the
+ *   MESHSYNC_ERROR domain
+ */
+GError *
+msd_kube_client_error_from_status(const gchar *url, guint status, GBytes *body)
+{
+	g_autofree gchar *message = msd_kube_client_status_message(body);
+	const gchar *phrase = soup_status_get_phrase(status);
+	MeshSyncError code;
+
+	switch (status) {
+	case SOUP_STATUS_UNAUTHORIZED:
+		code = MESHSYNC_ERROR_UNAUTHORIZED;
+		break;
+	case SOUP_STATUS_FORBIDDEN:
+		code = MESHSYNC_ERROR_FORBIDDEN;
+		break;
+	case SOUP_STATUS_NOT_FOUND:
+		code = MESHSYNC_ERROR_NOT_FOUND;
+		break;
+	case SOUP_STATUS_GONE:
+		code = MESHSYNC_ERROR_GONE;
+		break;
+	default:
+		code = MESHSYNC_ERROR_HTTP;
+	}
+	if (phrase == NULL)
+		phrase = "Unknown status";
+	/* "401 Unauthorized: Unauthorized" says nothing twice */
+	if (message != NULL && message[0] != '\0' && g_ascii_strcasecmp(message, phrase) != 0)
+		return g_error_new(MESHSYNC_ERROR, code, "%s: %u %s: %s", url, status, phrase,
+		                   message);
+	return g_error_new(MESHSYNC_ERROR, code, "%s: %u %s", url, status, phrase);
+}
+
+static const gchar *
+msd_kube_client_tls_flags_reason(GTlsCertificateFlags flags)
+{
+	if (flags & G_TLS_CERTIFICATE_UNKNOWN_CA)
+		return "is not trusted by the configured CA";
+	if (flags & G_TLS_CERTIFICATE_BAD_IDENTITY)
+		return "does not match the server name";
+	if (flags & G_TLS_CERTIFICATE_EXPIRED)
+		return "has expired";
+	if (flags & G_TLS_CERTIFICATE_NOT_ACTIVATED)
+		return "is not valid yet";
+	if (flags & G_TLS_CERTIFICATE_REVOKED)
+		return "has been revoked";
+	if (flags & G_TLS_CERTIFICATE_INSECURE)
+		return "uses an insecure algorithm";
+	return "could not be verified";
+}
+
+static gboolean
+msd_kube_client_accept_certificate_cb(SoupMessage *msg,
+                                      GTlsCertificate *peer,
+                                      GTlsCertificateFlags errors,
+                                      gpointer user_data)
+{
+	MsdKubeRequest *req = user_data;
+	MsdKubeClient *self = req->client;
+	g_autoptr(GSocketConnectable) identity = NULL;
+	GTlsCertificateFlags best = 0;
+	gboolean first = TRUE;
+
+	if (self->insecure)
+		return TRUE;
+
+	if (self->ca_certificates == NULL) {
+		/* the system trust store already said no */
+		g_free(req->tls_reason);
+		req->tls_reason = g_strdup_printf(
+		        "TLS certificate of %s:%u %s (system trust store)", self->server_name,
+		        self->port, msd_kube_client_tls_flags_reason(errors));
+		return FALSE;
+	}
+
+	identity = g_network_address_new(self->server_name, self->port);
+	for (GList *l = self->ca_certificates; l != NULL; l = l->next) {
+		GTlsCertificateFlags flags =
+		        g_tls_certificate_verify(peer, identity, G_TLS_CERTIFICATE(l->data));
+
+		if (flags == 0)
+			return TRUE;
+		/* report the CA that came closest: a name mismatch beats an unknown CA */
+		if (first || !(flags & G_TLS_CERTIFICATE_UNKNOWN_CA))
+			best = flags;
+		first = FALSE;
+	}
+	g_free(req->tls_reason);
+	if (best & G_TLS_CERTIFICATE_UNKNOWN_CA)
+		req->tls_reason = g_strdup_printf(
+		        "TLS certificate of %s:%u is not trusted by the configured CA",
+		        self->server_name, self->port);
+	else
+		req->tls_reason =
+		        g_strdup_printf("TLS certificate of %s:%u %s", self->server_name,
+		                        self->port, msd_kube_client_tls_flags_reason(best));
+	return FALSE;
+}
+
+static GError *
+msd_kube_client_transport_error(MsdKubeRequest *req, const GError *error)
+{
+	if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+		return g_error_copy(error);
+	if (req->tls_reason != NULL)
+		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_TLS, "GET %s: %s", req->url,
+		                   req->tls_reason);
+	if (error->domain == G_TLS_ERROR)
+		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_TLS,
+		                   "GET %s: TLS handshake failed: %s", req->url, error->message);
+	if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED))
+		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		                   "GET %s: connection refused", req->url);
+	if (error->domain == G_IO_ERROR || error->domain == G_RESOLVER_ERROR)
+		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION, "GET %s: %s",
+		                   req->url, error->message);
+	return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_HTTP, "GET %s: %s", req->url,
+	                   error->message);
+}
+
+/* Returns TRUE when the request was started again with fresh credentials. */
+static gboolean
+msd_kube_client_maybe_retry(GTask *task, guint status)
+{
+	MsdKubeClient *self = g_task_get_source_object(task);
+	MsdKubeRequest *req = g_task_get_task_data(task);
+
+	if (status != SOUP_STATUS_UNAUTHORIZED || req->retried)
+		return FALSE;
+	/* an exec plugin's or token file's token may have been rotated: ask again once */
+	g_debug("GET %s: 401, retrying with fresh credentials", req->url);
+	req->retried = TRUE;
+	meshsync_kube_config_invalidate_credentials(self->config);
+	msd_kube_client_request_start(task);
+	return TRUE;
+}
+
+static void
+msd_kube_client_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(GTask) task = G_TASK(user_data);
+	MsdKubeRequest *req = g_task_get_task_data(task);
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+	guint status;
+
+	body = soup_session_send_and_read_finish(SOUP_SESSION(source), result, &error);
+	if (body == NULL) {
+		g_task_return_error(task, msd_kube_client_transport_error(req, error));
+		return;
+	}
+	status = soup_message_get_status(req->msg);
+	if (SOUP_STATUS_IS_SUCCESSFUL(status)) {
+		g_task_return_pointer(task, g_steal_pointer(&body), (GDestroyNotify)g_bytes_unref);
+		return;
+	}
+	if (msd_kube_client_maybe_retry(task, status))
+		return;
+	{
+		g_autofree gchar *what = g_strdup_printf("GET %s", req->url);
+
+		g_task_return_error(task, msd_kube_client_error_from_status(what, status, body));
+	}
+}
+
+static void
+msd_kube_client_error_body_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(GTask) task = G_TASK(user_data);
+	MsdKubeRequest *req = g_task_get_task_data(task);
+	g_autoptr(GBytes) body = NULL;
+	g_autofree gchar *what = g_strdup_printf("GET %s", req->url);
+	guint status = soup_message_get_status(req->msg);
+
+	/* a body cut short still leaves the status to report */
+	if (g_output_stream_splice_finish(G_OUTPUT_STREAM(source), result, NULL) >= 0)
+		body = g_memory_output_stream_steal_as_bytes(G_MEMORY_OUTPUT_STREAM(req->sink));
+	if (g_task_return_error_if_cancelled(task))
+		return;
+	if (msd_kube_client_maybe_retry(task, status))
+		return;
+	g_task_return_error(task, msd_kube_client_error_from_status(what, status, body));
+}
+
+static void
+msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(GTask) task = G_TASK(user_data);
+	MsdKubeRequest *req = g_task_get_task_data(task);
+	g_autoptr(GInputStream) stream = NULL;
+	g_autoptr(GError) error = NULL;
+	guint status;
+
+	stream = soup_session_send_finish(SOUP_SESSION(source), result, &error);
+	if (stream == NULL) {
+		g_task_return_error(task, msd_kube_client_transport_error(req, error));
+		return;
+	}
+	status = soup_message_get_status(req->msg);
+	if (SOUP_STATUS_IS_SUCCESSFUL(status)) {
+		g_task_return_pointer(task, g_steal_pointer(&stream), g_object_unref);
+		return;
+	}
+	g_clear_object(&req->sink);
+	req->sink = g_memory_output_stream_new_resizable();
+	g_output_stream_splice_async(req->sink, stream,
+	                             G_OUTPUT_STREAM_SPLICE_CLOSE_SOURCE |
+	                                     G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET,
+	                             G_PRIORITY_DEFAULT, g_task_get_cancellable(task),
+	                             msd_kube_client_error_body_cb, g_steal_pointer(&task));
+}
+
+static void
+msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(GTask) task = G_TASK(user_data);
+	MsdKubeClient *self = g_task_get_source_object(task);
+	MsdKubeRequest *req = g_task_get_task_data(task);
+	g_autoptr(MeshSyncKubeCredentials) credentials = NULL;
+	g_autoptr(GError) error = NULL;
+	SoupMessageHeaders *headers;
+
+	credentials = meshsync_kube_config_get_credentials_finish(MESHSYNC_KUBE_CONFIG(source),
+	                                                          result, &error);
+	if (error != NULL) {
+		if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+			g_task_return_error(task, g_steal_pointer(&error));
+		else
+			g_task_return_new_error(task, MESHSYNC_ERROR,
+			                        error->domain == MESHSYNC_ERROR
+			                                ? (gint)error->code
+			                                : MESHSYNC_ERROR_UNAUTHORIZED,
+			                        "GET %s: %s", req->url, error->message);
+		return;
+	}
+
+	msd_kube_request_clear_message(req);
+	g_clear_pointer(&req->tls_reason, g_free);
+	req->msg = soup_message_new("GET", req->url);
+	if (req->msg == NULL) {
+		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+		                        "GET %s: not a valid URL", req->url);
+		return;
+	}
+	headers = soup_message_get_request_headers(req->msg);
+	soup_message_headers_replace(headers, "Accept", "application/json");
+	soup_message_headers_replace(headers, "Accept-Encoding", "gzip");
+	if (credentials != NULL && credentials->token != NULL && credentials->token[0] != '\0') {
+		g_autofree gchar *auth = g_strdup_printf("Bearer %s", credentials->token);
+
+		soup_message_headers_replace(headers, "Authorization", auth);
+	}
+	if (credentials != NULL && credentials->client_certificate != NULL)
+		soup_message_set_tls_client_certificate(req->msg, credentials->client_certificate);
+	g_signal_connect(req->msg, "accept-certificate",
+	                 G_CALLBACK(msd_kube_client_accept_certificate_cb), req);
+
+	if (req->stream)
+		soup_session_send_async(self->session, req->msg, G_PRIORITY_DEFAULT,
+		                        g_task_get_cancellable(task), msd_kube_client_send_cb,
+		                        g_steal_pointer(&task));
+	else
+		soup_session_send_and_read_async(self->session, req->msg, G_PRIORITY_DEFAULT,
+		                                 g_task_get_cancellable(task),
+		                                 msd_kube_client_read_cb, g_steal_pointer(&task));
+}
+
+/* Takes its own reference on @task for the credentials lookup. */
+static void
+msd_kube_client_request_start(GTask *task)
+{
+	MsdKubeClient *self = g_task_get_source_object(task);
+
+	meshsync_kube_config_get_credentials_async(self->config, g_task_get_cancellable(task),
+	                                           msd_kube_client_credentials_cb,
+	                                           g_object_ref(task));
+}
+
+static GTask *
+msd_kube_client_request_new(MsdKubeClient *self,
+                            const gchar *path_and_query,
+                            gboolean stream,
+                            GCancellable *cancellable,
+                            GAsyncReadyCallback callback,
+                            gpointer user_data)
+{
+	GTask *task = g_task_new(self, cancellable, callback, user_data);
+	MsdKubeRequest *req = g_new0(MsdKubeRequest, 1);
+
+	req->client = self;
+	req->path_and_query = g_strdup(path_and_query);
+	req->url = g_strconcat(self->server, path_and_query[0] == '/' ? "" : "/", path_and_query,
+	                       NULL);
+	req->stream = stream;
+	g_task_set_task_data(task, req, (GDestroyNotify)msd_kube_request_free);
+	return task;
+}
+
+/**
+ * msd_kube_client_get_async:
+ * @self: a #MsdKubeClient
+ * @path_and_query: the path below the server URL, with its query string
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called in the caller's thread-default main context when the body is read
+ * @user_data: data for @callback
+ *
+ * GETs @path_and_query and reads the whole body of a 2xx answer.
+ */
+void
+msd_kube_client_get_async(MsdKubeClient *self,
+                          const gchar *path_and_query,
+                          GCancellable *cancellable,
+                          GAsyncReadyCallback callback,
+                          gpointer user_data)
+{
+	g_autoptr(GTask) task = NULL;
+
+	g_return_if_fail(MSD_IS_KUBE_CLIENT(self));
+	g_return_if_fail(path_and_query != NULL);
+	g_return_if_fail(cancellable == NULL || G_IS_CANCELLABLE(cancellable));
+
+	task = msd_kube_client_request_new(self, path_and_query, FALSE, cancellable, callback,
+	                                   user_data);
+	g_task_set_source_tag(task, msd_kube_client_get_async);
+	msd_kube_client_request_start(task);
+}
+
+/**
+ * msd_kube_client_get_finish:
+ * @self: a #MsdKubeClient
+ * @result: the #GAsyncResult given to the callback
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full): the body, or %NULL with @error set
+ */
+GBytes *
+msd_kube_client_get_finish(MsdKubeClient *self, GAsyncResult *result, GError **error)
+{
+	g_return_val_if_fail(g_task_is_valid(result, self), NULL);
+	g_return_val_if_fail(g_task_get_source_tag(G_TASK(result)) == msd_kube_client_get_async,
+	                     NULL);
+	return g_task_propagate_pointer(G_TASK(result), error);
+}
+
+/**
+ * msd_kube_client_stream_async:
+ * @self: a #MsdKubeClient
+ * @path_and_query: the path below the server URL, with its query string
+ * @cancellable: (nullable): a #GCancellable; it also stops the body stream later on
+ * @callback: called in the caller's thread-default main context once the status is known
+ * @user_data: data for @callback
+ *
+ * GETs @path_and_query and hands over the body stream of a 2xx answer: for watches and log
+ * follows. A non-2xx answer is read in full and turned into an error.
+ */
+void
+msd_kube_client_stream_async(MsdKubeClient *self,
+                             const gchar *path_and_query,
+                             GCancellable *cancellable,
+                             GAsyncReadyCallback callback,
+                             gpointer user_data)
+{
+	g_autoptr(GTask) task = NULL;
+
+	g_return_if_fail(MSD_IS_KUBE_CLIENT(self));
+	g_return_if_fail(path_and_query != NULL);
+	g_return_if_fail(cancellable == NULL || G_IS_CANCELLABLE(cancellable));
+
+	task = msd_kube_client_request_new(self, path_and_query, TRUE, cancellable, callback,
+	                                   user_data);
+	g_task_set_source_tag(task, msd_kube_client_stream_async);
+	msd_kube_client_request_start(task);
+}
+
+/**
+ * msd_kube_client_stream_finish:
+ * @self: a #MsdKubeClient
+ * @result: the #GAsyncResult given to the callback
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full): the body stream (already decompressed), or %NULL with @error set
+ */
+GInputStream *
+msd_kube_client_stream_finish(MsdKubeClient *self, GAsyncResult *result, GError **error)
+{
+	g_return_val_if_fail(g_task_is_valid(result, self), NULL);
+	g_return_val_if_fail(g_task_get_source_tag(G_TASK(result)) == msd_kube_client_stream_async,
+	                     NULL);
+	return g_task_propagate_pointer(G_TASK(result), error);
+}
