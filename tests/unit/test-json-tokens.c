@@ -1,0 +1,112 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "meshsync-error.h"
+#include "msd-json-tokens.h"
+
+static const gchar *pod = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
+                          "\"metadata\":{\"name\":\"web-0\",\"labels\":{\"a\":\"x\\\"y\"},"
+                          "\"managedFields\":[{\"f\":[1,2,{\"g\":null}]}],\"uid\":\"u-1\"},"
+                          "\"spec\":null,\"status\":{\"phase\":\"Running\"}}";
+
+static void
+test_json_tokens_members_and_paths(void)
+{
+	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *name = NULL;
+	gint uid;
+	gint phase;
+	gsize length;
+	const gchar *raw;
+
+	g_assert_true(msd_json_tokens_parse(&tokens, pod, strlen(pod), &error));
+	g_assert_no_error(error);
+
+	/* uid comes after the nested managedFields: skipping must step over the whole subtree. */
+	uid = msd_json_tokens_path(&tokens, 0, "metadata", "uid", NULL);
+	g_assert_true(msd_json_tokens_string_equals(&tokens, uid, "u-1"));
+	name = msd_json_tokens_dup_string(
+	        &tokens, msd_json_tokens_path(&tokens, 0, "metadata", "name", NULL));
+	g_assert_cmpstr(name, ==, "web-0");
+
+	phase = msd_json_tokens_path(&tokens, 0, "status", "phase", NULL);
+	raw = msd_json_tokens_span(&tokens, (guint)phase, &length);
+	g_assert_cmpmem(raw, length, "\"Running\"", 9);
+
+	g_assert_true(msd_json_tokens_is_null(&tokens, msd_json_tokens_member(&tokens, 0, "spec")));
+	g_assert_cmpint(msd_json_tokens_member(&tokens, 0, "missing"), ==, -1);
+	g_assert_cmpint(msd_json_tokens_path(&tokens, 0, "spec", "containers", NULL), ==, -1);
+	g_assert_cmpuint(msd_json_tokens_skip(&tokens, 0), ==, tokens.n_tokens);
+}
+
+static void
+test_json_tokens_unescape(void)
+{
+	const gchar *text = "[\"x\\\"y\", \"\\u00e9\\n\\ud83d\\ude00\", \"\\ud800x\"]";
+	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+	g_autofree gchar *quoted = NULL;
+	g_autofree gchar *unicode = NULL;
+	g_autofree gchar *lone = NULL;
+
+	g_assert_true(msd_json_tokens_parse(&tokens, text, strlen(text), NULL));
+	quoted = msd_json_tokens_dup_string(&tokens, 1);
+	unicode = msd_json_tokens_dup_string(&tokens, 2);
+	lone = msd_json_tokens_dup_string(&tokens, 3);
+	g_assert_cmpstr(quoted, ==, "x\"y");
+	g_assert_cmpstr(unicode, ==, "\xc3\xa9\n\xf0\x9f\x98\x80");
+	/* A lone surrogate cannot be UTF-8: it becomes U+FFFD, as Go decodes it. */
+	g_assert_cmpstr(lone, ==, "\xef\xbf\xbdx");
+}
+
+static void
+test_json_tokens_malformed(void)
+{
+	const gchar *cases[] = {"",     "{",     "{\"a\":}", "{\"a\" 1}",
+	                        "[1,2", "{} {}", "{a:1}",    "\"open"};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+		g_autoptr(GError) error = NULL;
+
+		g_test_message("case %u: %s", i, cases[i]);
+		g_assert_false(msd_json_tokens_parse(&tokens, cases[i], strlen(cases[i]), &error));
+		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+		g_assert_nonnull(strstr(error->message, "malformed JSON"));
+	}
+}
+
+static void
+test_json_tokens_grows_and_reuses(void)
+{
+	g_autoptr(GString) big = g_string_new("[");
+	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+
+	for (guint i = 0; i < 5000; i++)
+		g_string_append_printf(big, "%s{\"i\":%u}", i == 0 ? "" : ",", i);
+	g_string_append_c(big, ']');
+	g_assert_true(msd_json_tokens_parse(&tokens, big->str, big->len, NULL));
+	g_assert_cmpuint(tokens.n_tokens, ==, 1 + 5000 * 3);
+	g_assert_cmpint(tokens.tokens[0].size, ==, 5000);
+
+	/* The same array serves a second, small document. */
+	g_assert_true(msd_json_tokens_parse(&tokens, pod, strlen(pod), NULL));
+	g_assert_cmpint(tokens.tokens[0].type, ==, JSMN_OBJECT);
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+	g_test_add_func("/json-tokens/members-and-paths", test_json_tokens_members_and_paths);
+	g_test_add_func("/json-tokens/unescape", test_json_tokens_unescape);
+	g_test_add_func("/json-tokens/malformed", test_json_tokens_malformed);
+	g_test_add_func("/json-tokens/grows-and-reuses", test_json_tokens_grows_and_reuses);
+	return g_test_run();
+}
