@@ -1,0 +1,343 @@
+"""python-kubernetes (the Debian package, 22.x) against meshsync-kubesim.
+
+The simulator must look like a real API server to the official Python client: its kubeconfig,
+paginated lists, label selectors, watches with every event type, a 410 in a watch stream, and
+objects loaded from manifests read back through the typed API.
+"""
+
+import os
+import queue
+import threading
+
+import pytest
+import yaml
+from kubernetes import client, config, watch
+from kubernetes.client.rest import ApiException
+
+import kubesim
+
+SEEDED_PODS = 57
+SEEDED_NAMESPACES = 3
+PAGE = 7
+# Upper bounds for waiting on conditions; a healthy run never gets close to them.
+EVENT_WAIT = 30
+WATCH_SERVER_TIMEOUT = 60
+
+MANIFESTS = os.path.join(kubesim.DATA, "manifests")
+
+
+def make_api_client(sim):
+    """A client configured only from the kubeconfig kubesim wrote, never the user's own."""
+    configuration = client.Configuration()
+    config.load_kube_config(config_file=sim.kubeconfig, client_configuration=configuration,
+                            persist_config=False)
+    return client.ApiClient(configuration)
+
+
+@pytest.fixture
+def seeded():
+    with kubesim.Kubesim(pods=SEEDED_PODS, namespaces=SEEDED_NAMESPACES) as sim:
+        with make_api_client(sim) as api:
+            yield sim, api
+
+
+@pytest.fixture
+def manifests():
+    with kubesim.Kubesim(data=MANIFESTS) as sim:
+        with make_api_client(sim) as api:
+            yield sim, api
+
+
+def list_all_pods_paginated(v1, limit):
+    """Follows continue tokens; returns the pods and the resourceVersion of every page."""
+    pods, versions = [], []
+    token = None
+    while True:
+        kwargs = {"limit": limit}
+        if token:
+            kwargs["_continue"] = token
+        page = v1.list_pod_for_all_namespaces(**kwargs)
+        pods.extend(page.items)
+        versions.append(page.metadata.resource_version)
+        token = page.metadata._continue
+        if not token:
+            return pods, versions
+
+
+class WatchThread:
+    """Runs a watch in a thread and queues its events, so that the test can change objects
+    while the stream is open and wait for each event with a timeout instead of sleeping."""
+
+    def __init__(self, func, *args, stop_when=None, **kwargs):
+        self.events = queue.Queue()
+        self.watch = watch.Watch()
+        self._stop_when = stop_when
+        self._thread = threading.Thread(target=self._run, args=(func, args, kwargs),
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self, func, args, kwargs):
+        try:
+            for event in self.watch.stream(func, *args, **kwargs):
+                self.events.put((event["type"], event["object"]))
+                if self._stop_when is not None and self._stop_when(event):
+                    self.watch.stop()
+        except Exception as err:  # handed to the test thread, which fails with it
+            self.events.put(("EXCEPTION", err))
+        self.events.put(("END", None))
+
+    def next_event(self):
+        try:
+            kind, obj = self.events.get(timeout=EVENT_WAIT)
+        except queue.Empty:
+            raise AssertionError(f"no watch event within {EVENT_WAIT} s") from None
+        if kind == "EXCEPTION":
+            raise obj
+        return kind, obj
+
+    def join(self):
+        self._thread.join(timeout=EVENT_WAIT)
+        assert not self._thread.is_alive(), "the watch did not end after it was stopped"
+
+
+def sample_pod(namespace, name, labels):
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"containers": [{"name": "main", "image": "docker.io/library/busybox:1.36"}]},
+    }
+
+
+def test_kubeconfig_gives_https_with_ca_and_token(seeded):
+    sim, api = seeded
+    configuration = api.configuration
+
+    assert configuration.host.startswith("https://127.0.0.1:")
+    assert configuration.verify_ssl
+    assert configuration.ssl_ca_cert and os.path.exists(configuration.ssl_ca_cert)
+    assert configuration.api_key.get("authorization") == "Bearer " + sim.token
+
+    names = {ns.metadata.name for ns in client.CoreV1Api(api).list_namespace().items}
+    expected = {"default", "kube-system"}
+    expected |= {f"team-{i}" for i in range(1, SEEDED_NAMESPACES + 1)}
+    assert expected <= names
+
+
+def test_wrong_token_is_rejected_with_401(seeded):
+    sim, api = seeded
+    configuration = client.Configuration()
+    config.load_kube_config(config_file=sim.kubeconfig, client_configuration=configuration,
+                            persist_config=False)
+    configuration.api_key = {"authorization": "Bearer not-" + sim.token}
+    with client.ApiClient(configuration) as bad:
+        with pytest.raises(ApiException) as failure:
+            client.CoreV1Api(bad).list_namespace()
+    assert failure.value.status == 401
+
+
+def test_paginated_list_returns_every_seeded_pod_once(seeded):
+    _, api = seeded
+    v1 = client.CoreV1Api(api)
+
+    pods, versions = list_all_pods_paginated(v1, PAGE)
+
+    keys = [(p.metadata.namespace, p.metadata.name) for p in pods]
+    assert len(versions) >= SEEDED_PODS // PAGE, "the list was not split into pages"
+    assert len(set(versions)) == 1, f"pages of one list carry different RVs: {versions}"
+    assert len(keys) == SEEDED_PODS
+    assert len(set(keys)) == SEEDED_PODS, "a pod was returned twice"
+    whole = v1.list_pod_for_all_namespaces()
+    assert {(p.metadata.namespace, p.metadata.name) for p in whole.items} == set(keys)
+    assert whole.metadata._continue is None
+
+
+def test_seeded_pods_are_complete_and_owned_by_replicasets(seeded):
+    _, api = seeded
+    v1 = client.CoreV1Api(api)
+    apps = client.AppsV1Api(api)
+
+    pods = v1.list_pod_for_all_namespaces().items
+    replicasets = {rs.metadata.uid: rs for rs in apps.list_replica_set_for_all_namespaces().items}
+    deployments = {d.metadata.uid: d for d in apps.list_deployment_for_all_namespaces().items}
+
+    for pod in pods:
+        owner = pod.metadata.owner_references[0]
+        assert owner.kind == "ReplicaSet" and owner.controller
+        rs = replicasets[owner.uid]
+        assert rs.metadata.name == owner.name
+        assert rs.metadata.namespace == pod.metadata.namespace
+        assert pod.metadata.labels["pod-template-hash"] == rs.metadata.labels["pod-template-hash"]
+        assert rs.metadata.owner_references[0].uid in deployments
+        assert pod.status.phase == "Running"
+        assert len(pod.spec.containers) == 2
+        assert len(pod.status.conditions) == 5
+        for status in pod.status.container_statuses:
+            assert status.ready and status.started
+            assert status.state.running.started_at is not None
+
+
+def test_label_selector_filters_namespaced_list(seeded):
+    _, api = seeded
+    v1 = client.CoreV1Api(api)
+    pods = v1.list_pod_for_all_namespaces().items
+    target = pods[-1]
+    namespace = target.metadata.namespace
+    app = target.metadata.labels["app"]
+    expected = {p.metadata.name for p in pods
+                if p.metadata.namespace == namespace and p.metadata.labels.get("app") == app}
+
+    selected = v1.list_namespaced_pod(namespace, label_selector=f"app={app}").items
+    assert {p.metadata.name for p in selected} == expected
+
+    others = v1.list_namespaced_pod(namespace, label_selector=f"app!={app}").items
+    assert others, "the namespace should hold pods of other apps"
+    assert all(p.metadata.labels["app"] != app for p in others)
+
+
+def test_watch_sees_added_modified_deleted_in_order(seeded):
+    sim, api = seeded
+    v1 = client.CoreV1Api(api)
+    namespace = "team-1"
+    name = "watched-pod"
+    listed = v1.list_namespaced_pod(namespace)
+
+    def ours_deleted(event):
+        return event["type"] == "DELETED" and event["object"].metadata.name == name
+
+    watcher = WatchThread(v1.list_namespaced_pod, namespace,
+                          resource_version=listed.metadata.resource_version,
+                          timeout_seconds=WATCH_SERVER_TIMEOUT, stop_when=ours_deleted)
+    sim.wait_for_watches(1)
+
+    sim.create(sample_pod(namespace, name, {"app": "watched", "stage": "one"}))
+    sim.replace(sample_pod(namespace, name, {"app": "watched", "stage": "two"}))
+    sim.delete("v1", "Pod", name, namespace)
+
+    seen = []
+    while len(seen) < 3:
+        kind, pod = watcher.next_event()
+        assert kind != "END", f"the watch ended early after {seen}"
+        if pod.metadata.name == name:
+            seen.append((kind, pod))
+    watcher.join()
+
+    assert [kind for kind, _ in seen] == ["ADDED", "MODIFIED", "DELETED"]
+    assert seen[0][1].metadata.labels["stage"] == "one"
+    assert seen[1][1].metadata.labels["stage"] == "two"
+    versions = [pod.metadata.resource_version for _, pod in seen]
+    assert len(set(versions)) == 3, f"events reuse a resourceVersion: {versions}"
+    assert listed.metadata.resource_version not in versions
+    with pytest.raises(ApiException) as gone:
+        v1.read_namespaced_pod(name, namespace)
+    assert gone.value.status == 404
+
+
+def test_expired_watch_raises_410_then_relist_and_watch_work(seeded):
+    sim, api = seeded
+    v1 = client.CoreV1Api(api)
+    namespace = "team-2"
+    stale = v1.list_namespaced_pod(namespace).metadata.resource_version
+
+    sim.admin("expire-next-watch")
+    with pytest.raises(ApiException) as expired:
+        for _ in watch.Watch().stream(v1.list_namespaced_pod, namespace,
+                                      resource_version=stale,
+                                      timeout_seconds=WATCH_SERVER_TIMEOUT):
+            pass
+    assert expired.value.status == 410
+
+    relisted = v1.list_namespaced_pod(namespace)
+    assert len(relisted.items) == len([p for p in v1.list_pod_for_all_namespaces().items
+                                       if p.metadata.namespace == namespace])
+    name = "after-relist"
+    watcher = WatchThread(v1.list_namespaced_pod, namespace,
+                          resource_version=relisted.metadata.resource_version,
+                          timeout_seconds=WATCH_SERVER_TIMEOUT,
+                          stop_when=lambda event: event["object"].metadata.name == name)
+    sim.wait_for_watches(1)
+    sim.create(sample_pod(namespace, name, {"app": "relisted"}))
+
+    kind, pod = watcher.next_event()
+    watcher.join()
+    assert (kind, pod.metadata.name) == ("ADDED", name)
+
+
+def manifest_objects():
+    """Every object of tests/data/manifests as the loader should see it."""
+    objects = []
+    for entry in sorted(os.listdir(MANIFESTS)):
+        if not entry.endswith((".yaml", ".yml", ".json")):
+            continue
+        with open(os.path.join(MANIFESTS, entry), encoding="utf-8") as stream:
+            for doc in yaml.safe_load_all(stream):
+                if doc is None:
+                    continue
+                if doc["kind"].endswith("List"):
+                    objects.extend(doc["items"])
+                else:
+                    objects.append(doc)
+    return objects
+
+
+def read_object(api, obj, plurals):
+    """Reads @obj back through the typed API matching its kind; custom kinds by @plurals."""
+    v1 = client.CoreV1Api(api)
+    apps = client.AppsV1Api(api)
+    name = obj["metadata"]["name"]
+    namespace = obj["metadata"].get("namespace")
+    readers = {
+        "Namespace": lambda: v1.read_namespace(name),
+        "Pod": lambda: v1.read_namespaced_pod(name, namespace),
+        "Service": lambda: v1.read_namespaced_service(name, namespace),
+        "ConfigMap": lambda: v1.read_namespaced_config_map(name, namespace),
+        "Secret": lambda: v1.read_namespaced_secret(name, namespace),
+        "Deployment": lambda: apps.read_namespaced_deployment(name, namespace),
+        "CustomResourceDefinition":
+            lambda: client.ApiextensionsV1Api(api).read_custom_resource_definition(name),
+    }
+    if obj["kind"] in readers:
+        return api.sanitize_for_serialization(readers[obj["kind"]]())
+    group, version = obj["apiVersion"].split("/")
+    return client.CustomObjectsApi(api).get_namespaced_custom_object(
+        group, version, namespace, plurals[obj["kind"]], name)
+
+
+def test_manifest_objects_are_readable_through_the_client(manifests):
+    _, api = manifests
+    objects = manifest_objects()
+    assert len(objects) == 14, "the sample set changed; update this test with it"
+    plurals = {o["spec"]["names"]["kind"]: o["spec"]["names"]["plural"]
+               for o in objects if o["kind"] == "CustomResourceDefinition"}
+
+    for obj in objects:
+        got = read_object(api, obj, plurals)
+        what = f'{obj["kind"]} {obj["metadata"]["name"]}'
+        assert got["metadata"]["name"] == obj["metadata"]["name"], what
+        assert got["metadata"].get("namespace") == obj["metadata"].get("namespace"), what
+        for field in ("labels", "annotations"):
+            assert got["metadata"].get(field) == obj["metadata"].get(field), f"{what} {field}"
+        for field in ("data", "binaryData"):
+            for key, value in obj.get(field, {}).items():
+                assert got[field][key] == value, f"{what} {field}.{key}"
+        if obj["kind"] == "Service":
+            assert got["spec"].get("type", "ClusterIP") == obj["spec"].get("type", "ClusterIP")
+        if obj["kind"] in ("Mesh", "Deployment"):
+            assert got["spec"]["replicas"] == obj["spec"]["replicas"], what
+
+
+def test_manifest_odd_values_survive(manifests):
+    _, api = manifests
+    v1 = client.CoreV1Api(api)
+
+    pod = v1.read_namespaced_pod("debug-shell", "shop")
+    assert pod.metadata.annotations["example.com/note"] == \
+        "says \"hi\" from C:\\tmp \u2014 \u00fcn\u00efc\u00f6d\u00e9"
+    public = v1.read_namespaced_service("storefront-public", "shop")
+    assert public.status.load_balancer.ingress[0].ip == "203.0.113.10"
+    assert v1.read_namespaced_service("storefront-headless", "shop").spec.cluster_ip == "None"
+    external = v1.read_namespaced_service("payments-db", "shop")
+    assert external.spec.external_name == "payments.db.example.com"
+    mesh = client.CustomObjectsApi(api).get_namespaced_custom_object(
+        "demo.meshery.io", "v1alpha1", "shop", "meshes", "primary")
+    assert mesh["spec"]["weight"] == 0.75 and mesh["spec"]["mtls"] is True
