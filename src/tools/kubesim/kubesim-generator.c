@@ -299,10 +299,7 @@ kubesim_append_containers(GString *s, const KubesimPodOwner *o, const gchar *api
 	kubesim_append_plain(s, o->app);
 	g_string_append(s, ",\"image\":");
 	kubesim_append_plain(s, o->image);
-	g_string_append(s, ",\"command\":[\"/app/server\"],\"args\":[\"--listen=:");
-	kubesim_append_uint(s, o->port);
-	g_string_append(
-	        s, "\",\"--log-format=json\"],\"ports\":[{\"name\":\"http\",\"containerPort\":");
+	g_string_append(s, ",\"ports\":[{\"name\":\"http\",\"containerPort\":");
 	kubesim_append_uint(s, o->port);
 	g_string_append(
 	        s, ",\"protocol\":\"TCP\"},{\"name\":\"metrics\",\"containerPort\":9090,"
@@ -315,10 +312,7 @@ kubesim_append_containers(GString *s, const KubesimPodOwner *o, const gchar *api
 	                   "\"status.podIP\"}}},{\"name\":\"DB_PASSWORD\",\"valueFrom\":"
 	                   "{\"secretKeyRef\":{\"name\":\"");
 	g_string_append(s, o->app);
-	g_string_append(s, "-secrets\",\"key\":\"db-password\"}}},{\"name\":\"FEATURE_FLAGS\","
-	                   "\"valueFrom\":{\"configMapKeyRef\":{\"name\":\"");
-	g_string_append(s, o->app);
-	g_string_append(s, "-config\",\"key\":\"feature-flags\",\"optional\":true}}}],"
+	g_string_append(s, "-secrets\",\"key\":\"db-password\"}}}],"
 	                   "\"resources\":{\"limits\":{\"cpu\":\"500m\",\"memory\":\"256Mi\"},"
 	                   "\"requests\":{\"cpu\":\"100m\",\"memory\":\"128Mi\"}},"
 	                   "\"volumeMounts\":[{\"name\":\"config\",\"readOnly\":true,\"mountPath\":"
@@ -337,9 +331,7 @@ kubesim_append_containers(GString *s, const KubesimPodOwner *o, const gchar *api
 	g_string_append(
 	        s,
 	        ",\"terminationMessagePath\":\"/dev/termination-log\","
-	        "\"terminationMessagePolicy\":\"File\",\"imagePullPolicy\":\"IfNotPresent\","
-	        "\"securityContext\":{\"runAsNonRoot\":true,\"allowPrivilegeEscalation\":false,"
-	        "\"readOnlyRootFilesystem\":true,\"capabilities\":{\"drop\":[\"ALL\"]}}},"
+	        "\"terminationMessagePolicy\":\"File\",\"imagePullPolicy\":\"IfNotPresent\"},"
 	        "{\"name\":\"log-shipper\",\"image\":\"cr.fluentbit.io/fluent/fluent-bit:3.0.7\","
 	        "\"ports\":[{\"name\":\"fluent\",\"containerPort\":2020,\"protocol\":\"TCP\"}],"
 	        "\"env\":[{\"name\":\"NODE_NAME\",\"valueFrom\":{\"fieldRef\":{\"apiVersion\":"
@@ -354,9 +346,7 @@ kubesim_append_containers(GString *s, const KubesimPodOwner *o, const gchar *api
 		                   "\"/var/run/secrets/kubernetes.io/serviceaccount\"}");
 	}
 	g_string_append(
-	        s, "],\"livenessProbe\":{\"tcpSocket\":{\"port\":2020},"
-	           "\"timeoutSeconds\":1,\"periodSeconds\":20,\"successThreshold\":1,"
-	           "\"failureThreshold\":3},\"terminationMessagePath\":\"/dev/termination-log\","
+	        s, "],\"terminationMessagePath\":\"/dev/termination-log\","
 	           "\"terminationMessagePolicy\":\"File\",\"imagePullPolicy\":\"IfNotPresent\"}]");
 }
 
