@@ -1,7 +1,439 @@
-#include <glib.h>
-int
-main (int argc, char **argv)
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "config.h"
+
+#include <libsoup/soup.h>
+
+#include "meshsync-error.h"
+#include "msd-kube-client.h"
+#include "test-tls-server.h"
+
+static const gchar api_body[] = "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"]}";
+
+typedef struct {
+	gboolean done;
+	GAsyncResult *result;
+} MsdTestAsync;
+
+static void
+msd_test_async_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
-	g_test_init (&argc, &argv, NULL);
-	return g_test_run ();
+	MsdTestAsync *async = user_data;
+
+	async->result = g_object_ref(result);
+	async->done = TRUE;
+}
+
+/* GETs @path with a client made from @config and returns the body or the error. */
+static GBytes *
+msd_test_get(MeshSyncKubeConfig *config,
+             const gchar *path,
+             GCancellable *cancellable,
+             GError **error)
+{
+	g_autoptr(MsdKubeClient) client = NULL;
+	MsdTestAsync async = {0};
+	GBytes *body;
+
+	client = msd_kube_client_new(config, error);
+	g_assert_nonnull(client);
+	msd_kube_client_get_async(client, path, cancellable, msd_test_async_cb, &async);
+	msd_test_wait_for(&async.done);
+	body = msd_kube_client_get_finish(client, async.result, error);
+	g_object_unref(async.result);
+	return body;
+}
+
+static void
+msd_test_assert_body(GBytes *body, const gchar *expected)
+{
+	gsize size = 0;
+	const gchar *data;
+
+	g_assert_nonnull(body);
+	data = g_bytes_get_data(body, &size);
+	g_assert_cmpmem(data, size, expected, strlen(expected));
+}
+
+static void
+test_kube_client_ca_accepted(void)
+{
+	g_autoptr(MsdTestServer) server = msd_test_server_new(TRUE);
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+
+	msd_test_server_add(server, "/api", SOUP_STATUS_OK, api_body);
+	config = msd_test_kubeconfig_new(msd_test_server_get_url(server), "ca.pem", NULL, NULL);
+	body = msd_test_get(config, "/api", NULL, &error);
+	g_assert_no_error(error);
+	msd_test_assert_body(body, api_body);
+}
+
+static void
+test_kube_client_ca_bundle(void)
+{
+	g_autoptr(MsdTestServer) server = msd_test_server_new(TRUE);
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+
+	/* the right CA is the second certificate of the bundle */
+	msd_test_server_add(server, "/api", SOUP_STATUS_OK, api_body);
+	config = msd_test_kubeconfig_new(msd_test_server_get_url(server), "bundle.pem", NULL, NULL);
+	body = msd_test_get(config, "/api", NULL, &error);
+	g_assert_no_error(error);
+	msd_test_assert_body(body, api_body);
+}
+
+static void
+test_kube_client_wrong_ca(void)
+{
+	g_autoptr(MsdTestServer) server = msd_test_server_new(TRUE);
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *expected = NULL;
+
+	msd_test_server_add(server, "/api", SOUP_STATUS_OK, api_body);
+	config = msd_test_kubeconfig_new(msd_test_server_get_url(server), "other-ca.pem", NULL,
+	                                 NULL);
+	body = msd_test_get(config, "/api", NULL, &error);
+	g_assert_null(body);
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TLS);
+	expected = g_strdup_printf("GET %s/api: TLS certificate of %s is not trusted by the "
+	                           "configured CA",
+	                           msd_test_server_get_url(server),
+	                           msd_test_server_get_url(server) + strlen("https://"));
+	g_assert_cmpstr(error->message, ==, expected);
+	/* the handshake failed: no request reached the handler */
+	g_assert_cmpuint(msd_test_server_get_hits(server, "/api"), ==, 0);
+}
+
+static void
+test_kube_client_tls_server_name(void)
+{
+	g_autoptr(MsdTestServer) server = msd_test_server_new(TRUE);
+	g_autoptr(MeshSyncKubeConfig) good = NULL;
+	g_autoptr(MeshSyncKubeConfig) bad = NULL;
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GBytes) body2 = NULL;
+	g_autoptr(GError) error = NULL;
+
+	msd_test_server_add(server, "/api", SOUP_STATUS_OK, api_body);
+	/* the server certificate names "kubernetes" among its subjectAltNames */
+	good = msd_test_kubeconfig_new(msd_test_server_get_url(server), "ca.pem", NULL,
+	                               "tls-server-name: kubernetes");
+	body = msd_test_get(good, "/api", NULL, &error);
+	g_assert_no_error(error);
+	msd_test_assert_body(body, api_body);
+
+	bad = msd_test_kubeconfig_new(msd_test_server_get_url(server), "ca.pem", NULL,
+	                              "tls-server-name: elsewhere.example");
+	body2 = msd_test_get(bad, "/api", NULL, &error);
+	g_assert_null(body2);
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TLS);
+	g_assert_nonnull(strstr(error->message, "elsewhere.example"));
+	g_assert_nonnull(strstr(error->message, "does not match"));
+}
+
+static void
+test_kube_client_insecure(void)
+{
+	g_autoptr(MsdTestServer) server = msd_test_server_new(TRUE);
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+
+	msd_test_server_add(server, "/api", SOUP_STATUS_OK, api_body);
+	config = msd_test_kubeconfig_new(msd_test_server_get_url(server), NULL, NULL,
+	                                 "insecure-skip-tls-verify: true");
+	body = msd_test_get(config, "/api", NULL, &error);
+	g_assert_no_error(error);
+	msd_test_assert_body(body, api_body);
+}
+
+static void
+test_kube_client_system_trust(void)
+{
+	g_autoptr(MsdTestServer) server = msd_test_server_new(TRUE);
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+
+	/* no CA in the config: the system store, which has never heard of the test CA */
+	msd_test_server_add(server, "/api", SOUP_STATUS_OK, api_body);
+	config = msd_test_kubeconfig_new(msd_test_server_get_url(server), NULL, NULL, NULL);
+	body = msd_test_get(config, "/api", NULL, &error);
+	g_assert_null(body);
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TLS);
+	g_assert_nonnull(strstr(error->message, "system trust store"));
+}
+
+static void
+test_kube_client_token_sent(void)
+{
+	g_autoptr(MsdTestServer) server = msd_test_server_new(TRUE);
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *user_agent = NULL;
+
+	msd_test_server_set_token(server, "s3cret-token");
+	msd_test_server_add(server, "/api", SOUP_STATUS_OK, api_body);
+	config = msd_test_kubeconfig_new(msd_test_server_get_url(server), "ca.pem", "s3cret-token",
+	                                 NULL);
+	body = msd_test_get(config, "/api", NULL, &error);
+	g_assert_no_error(error);
+	msd_test_assert_body(body, api_body);
+	g_assert_cmpstr(msd_test_server_get_last_header(server, "Authorization"), ==,
+	                "Bearer s3cret-token");
+	g_assert_cmpstr(msd_test_server_get_last_header(server, "Accept"), ==, "application/json");
+	user_agent = g_strdup_printf("meshsync/%s (linux) libsoup", PACKAGE_VERSION);
+	g_assert_cmpstr(msd_test_server_get_last_header(server, "User-Agent"), ==, user_agent);
+	g_assert_nonnull(
+	        strstr(msd_test_server_get_last_header(server, "Accept-Encoding"), "gzip"));
+	g_assert_cmpuint(msd_test_server_get_hits(server, "/api"), ==, 1);
+}
+
+static void
+test_kube_client_unauthorized(void)
+{
+	g_autoptr(MsdTestServer) server = msd_test_server_new(TRUE);
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *expected = NULL;
+
+	msd_test_server_set_token(server, "s3cret-token");
+	msd_test_server_add(server, "/api", SOUP_STATUS_OK, api_body);
+	config = msd_test_kubeconfig_new(msd_test_server_get_url(server), "ca.pem", NULL, NULL);
+	body = msd_test_get(config, "/api", NULL, &error);
+	g_assert_null(body);
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_UNAUTHORIZED);
+	expected = g_strdup_printf("GET %s/api: 401 Unauthorized", msd_test_server_get_url(server));
+	g_assert_cmpstr(error->message, ==, expected);
+	g_assert_null(msd_test_server_get_last_header(server, "Authorization"));
+	/* one retry with fresh credentials, no more */
+	g_assert_cmpuint(msd_test_server_get_hits(server, "/api"), ==, 2);
+}
+
+static void
+test_kube_client_forbidden(void)
+{
+	g_autoptr(MsdTestServer) server = msd_test_server_new(FALSE);
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *expected = NULL;
+
+	msd_test_server_add(server, "/api/v1/pods", SOUP_STATUS_FORBIDDEN,
+	                    "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"status\":\"Failure\","
+	                    "\"message\":\"pods is forbidden: User \\\"x\\\" cannot list resource "
+	                    "\\\"pods\\\" in API group \\\"\\\" at the cluster scope\","
+	                    "\"reason\":\"Forbidden\",\"code\":403}");
+	config = msd_test_kubeconfig_new(msd_test_server_get_url(server), NULL, "t", NULL);
+	body = msd_test_get(config, "/api/v1/pods?limit=500", NULL, &error);
+	g_assert_null(body);
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_FORBIDDEN);
+	expected = g_strdup_printf("GET %s/api/v1/pods?limit=500: 403 Forbidden: pods is "
+	                           "forbidden: User \"x\" cannot list resource \"pods\" in API "
+	                           "group \"\" at the cluster scope",
+	                           msd_test_server_get_url(server));
+	g_assert_cmpstr(error->message, ==, expected);
+}
+
+static void
+test_kube_client_not_found(void)
+{
+	g_autoptr(MsdTestServer) server = msd_test_server_new(FALSE);
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *expected = NULL;
+
+	config = msd_test_kubeconfig_new(msd_test_server_get_url(server), NULL, NULL, NULL);
+	body = msd_test_get(config, "/apis/nothing.example/v1", NULL, &error);
+	g_assert_null(body);
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_FOUND);
+	expected = g_strdup_printf("GET %s/apis/nothing.example/v1: 404 Not Found: the server "
+	                           "could not find the requested resource",
+	                           msd_test_server_get_url(server));
+	g_assert_cmpstr(error->message, ==, expected);
+}
+
+static void
+test_kube_client_error_from_status(void)
+{
+	g_autoptr(GBytes) gone = NULL;
+	g_autoptr(GBytes) text = NULL;
+	g_autoptr(GError) error_gone = NULL;
+	g_autoptr(GError) error_text = NULL;
+	g_autoptr(GError) error_empty = NULL;
+	const gchar gone_json[] = "{\"kind\":\"Status\",\"status\":\"Failure\",\"message\":"
+	                          "\"too old resource version: 1 (42)\",\"reason\":\"Expired\","
+	                          "\"code\":410}";
+	const gchar text_body[] =
+	        "no endpoints available for service metrics-server\nmore detail\n";
+
+	gone = g_bytes_new_static(gone_json, strlen(gone_json));
+	error_gone =
+	        msd_kube_client_error_from_status("GET https://h/api/v1/pods?watch=1", 410, gone);
+	g_assert_error(error_gone, MESHSYNC_ERROR, MESHSYNC_ERROR_GONE);
+	g_assert_cmpstr(error_gone->message, ==,
+	                "GET https://h/api/v1/pods?watch=1: 410 Gone: too old resource version: "
+	                "1 (42)");
+
+	text = g_bytes_new_static(text_body, strlen(text_body));
+	error_text = msd_kube_client_error_from_status("GET https://h/apis/m/v1", 503, text);
+	g_assert_error(error_text, MESHSYNC_ERROR, MESHSYNC_ERROR_HTTP);
+	g_assert_cmpstr(error_text->message, ==,
+	                "GET https://h/apis/m/v1: 503 Service Unavailable: no endpoints available "
+	                "for service metrics-server");
+
+	error_empty = msd_kube_client_error_from_status("GET https://h/x", 500, NULL);
+	g_assert_error(error_empty, MESHSYNC_ERROR, MESHSYNC_ERROR_HTTP);
+	g_assert_cmpstr(error_empty->message, ==, "GET https://h/x: 500 Internal Server Error");
+}
+
+static void
+test_kube_client_connection_refused(void)
+{
+	g_autoptr(GSocketListener) listener = g_socket_listener_new();
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *url = NULL;
+	g_autofree gchar *expected = NULL;
+	g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback(G_SOCKET_FAMILY_IPV4);
+	g_autoptr(GSocketAddress) address = g_inet_socket_address_new(loopback, 0);
+	g_autoptr(GSocketAddress) bound = NULL;
+	guint16 port;
+
+	/* a port that was just free: nothing listens there once the listener is closed */
+	g_socket_listener_add_address(listener, address, G_SOCKET_TYPE_STREAM,
+	                              G_SOCKET_PROTOCOL_TCP, NULL, &bound, &error);
+	g_assert_no_error(error);
+	port = g_inet_socket_address_get_port(G_INET_SOCKET_ADDRESS(bound));
+	g_socket_listener_close(listener);
+
+	url = g_strdup_printf("http://127.0.0.1:%u", port);
+	config = msd_test_kubeconfig_new(url, NULL, NULL, NULL);
+	body = msd_test_get(config, "/version", NULL, &error);
+	g_assert_null(body);
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION);
+	expected = g_strdup_printf("GET %s/version: connection refused", url);
+	g_assert_cmpstr(error->message, ==, expected);
+}
+
+static void
+test_kube_client_gzip(void)
+{
+	g_autoptr(MsdTestServer) server = msd_test_server_new(TRUE);
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *file = msd_test_data_path("discovery", "api-v1.json", NULL);
+	g_autofree gchar *contents = NULL;
+
+	g_file_get_contents(file, &contents, NULL, &error);
+	g_assert_no_error(error);
+	msd_test_server_set_gzip(server, TRUE);
+	msd_test_server_add(server, "/api/v1", SOUP_STATUS_OK, contents);
+	config = msd_test_kubeconfig_new(msd_test_server_get_url(server), "ca.pem", NULL, NULL);
+	body = msd_test_get(config, "/api/v1", NULL, &error);
+	g_assert_no_error(error);
+	msd_test_assert_body(body, contents);
+}
+
+static void
+test_kube_client_stream(void)
+{
+	g_autoptr(MsdTestServer) server = msd_test_server_new(TRUE);
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(MsdKubeClient) client = NULL;
+	g_autoptr(GInputStream) stream = NULL;
+	g_autoptr(GInputStream) missing = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GBytes) read = NULL;
+	MsdTestAsync ok = {0};
+	MsdTestAsync bad = {0};
+	MsdTestAsync spliced = {0};
+	g_autoptr(GOutputStream) sink = NULL;
+	const gchar events[] = "{\"type\":\"ADDED\",\"object\":{}}\n";
+
+	msd_test_server_add(server, "/api/v1/pods", SOUP_STATUS_OK, events);
+	config = msd_test_kubeconfig_new(msd_test_server_get_url(server), "ca.pem", NULL, NULL);
+	client = msd_kube_client_new(config, &error);
+	g_assert_no_error(error);
+
+	msd_kube_client_stream_async(client, "/api/v1/pods?watch=1", NULL, msd_test_async_cb, &ok);
+	msd_test_wait_for(&ok.done);
+	stream = msd_kube_client_stream_finish(client, ok.result, &error);
+	g_object_unref(ok.result);
+	g_assert_no_error(error);
+	sink = g_memory_output_stream_new_resizable();
+	g_output_stream_splice_async(sink, stream,
+	                             G_OUTPUT_STREAM_SPLICE_CLOSE_SOURCE |
+	                                     G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET,
+	                             G_PRIORITY_DEFAULT, NULL, msd_test_async_cb, &spliced);
+	msd_test_wait_for(&spliced.done);
+	g_assert_cmpint(g_output_stream_splice_finish(sink, spliced.result, &error), ==,
+	                strlen(events));
+	g_object_unref(spliced.result);
+	g_assert_no_error(error);
+	read = g_memory_output_stream_steal_as_bytes(G_MEMORY_OUTPUT_STREAM(sink));
+	msd_test_assert_body(read, events);
+
+	msd_kube_client_stream_async(client, "/api/v1/nodes?watch=1", NULL, msd_test_async_cb,
+	                             &bad);
+	msd_test_wait_for(&bad.done);
+	missing = msd_kube_client_stream_finish(client, bad.result, &error);
+	g_object_unref(bad.result);
+	g_assert_null(missing);
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_FOUND);
+	g_assert_nonnull(strstr(error->message, "the server could not find"));
+}
+
+static void
+test_kube_client_cancelled(void)
+{
+	g_autoptr(MsdTestServer) server = msd_test_server_new(TRUE);
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(GCancellable) cancellable = g_cancellable_new();
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+
+	msd_test_server_add(server, "/api", SOUP_STATUS_OK, api_body);
+	config = msd_test_kubeconfig_new(msd_test_server_get_url(server), "ca.pem", NULL, NULL);
+	g_cancellable_cancel(cancellable);
+	body = msd_test_get(config, "/api", cancellable, &error);
+	g_assert_null(body);
+	g_assert_error(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+	g_test_add_func("/kube-client/tls/ca-accepted", test_kube_client_ca_accepted);
+	g_test_add_func("/kube-client/tls/ca-bundle", test_kube_client_ca_bundle);
+	g_test_add_func("/kube-client/tls/wrong-ca", test_kube_client_wrong_ca);
+	g_test_add_func("/kube-client/tls/server-name", test_kube_client_tls_server_name);
+	g_test_add_func("/kube-client/tls/insecure", test_kube_client_insecure);
+	g_test_add_func("/kube-client/tls/system-trust", test_kube_client_system_trust);
+	g_test_add_func("/kube-client/auth/token-sent", test_kube_client_token_sent);
+	g_test_add_func("/kube-client/auth/unauthorized", test_kube_client_unauthorized);
+	g_test_add_func("/kube-client/status/forbidden", test_kube_client_forbidden);
+	g_test_add_func("/kube-client/status/not-found", test_kube_client_not_found);
+	g_test_add_func("/kube-client/status/error-from-status",
+	                test_kube_client_error_from_status);
+	g_test_add_func("/kube-client/connection-refused", test_kube_client_connection_refused);
+	g_test_add_func("/kube-client/gzip", test_kube_client_gzip);
+	g_test_add_func("/kube-client/stream", test_kube_client_stream);
+	g_test_add_func("/kube-client/cancelled", test_kube_client_cancelled);
+	return g_test_run();
 }

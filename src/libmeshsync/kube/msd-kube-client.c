@@ -142,6 +142,47 @@ msd_kube_client_parse_ca_bundle(GBytes *pem, const gchar *source, GError **error
 	return list;
 }
 
+static const gchar *
+msd_kube_client_getenv_either(const gchar *upper, const gchar *lower)
+{
+	const gchar *value = g_getenv(upper);
+
+	if (value == NULL || value[0] == '\0')
+		value = g_getenv(lower);
+	if (value == NULL || value[0] == '\0')
+		return NULL;
+	return value;
+}
+
+/* client-go takes its proxy from HTTPS_PROXY, HTTP_PROXY and NO_PROXY only; the desktop's
+ * proxy settings (GIO's default resolver) mean nothing to a cluster daemon. Returns NULL,
+ * a direct connection, when none is set. */
+static GProxyResolver *
+msd_kube_client_proxy_resolver_from_env(void)
+{
+	const gchar *https_proxy = msd_kube_client_getenv_either("HTTPS_PROXY", "https_proxy");
+	const gchar *http_proxy = msd_kube_client_getenv_either("HTTP_PROXY", "http_proxy");
+	const gchar *no_proxy = msd_kube_client_getenv_either("NO_PROXY", "no_proxy");
+	g_auto(GStrv) ignore = NULL;
+	GProxyResolver *resolver;
+
+	if (https_proxy == NULL && http_proxy == NULL)
+		return NULL;
+	if (no_proxy != NULL) {
+		ignore = g_strsplit(no_proxy, ",", -1);
+		for (guint i = 0; ignore[i] != NULL; i++)
+			g_strstrip(ignore[i]);
+	}
+	resolver = g_simple_proxy_resolver_new(NULL, ignore);
+	if (https_proxy != NULL)
+		g_simple_proxy_resolver_set_uri_proxy(G_SIMPLE_PROXY_RESOLVER(resolver), "https",
+		                                      https_proxy);
+	if (http_proxy != NULL)
+		g_simple_proxy_resolver_set_uri_proxy(G_SIMPLE_PROXY_RESOLVER(resolver), "http",
+		                                      http_proxy);
+	return resolver;
+}
+
 /**
  * msd_kube_client_new:
  * @config: the configuration of the API server and its credentials
@@ -158,6 +199,7 @@ msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
 	g_autoptr(GUri) uri = NULL;
 	g_autoptr(GError) error_local = NULL;
 	g_autofree gchar *user_agent = NULL;
+	g_autoptr(GProxyResolver) proxy_resolver = NULL;
 	const gchar *server;
 	const gchar *source;
 	GBytes *ca_pem;
@@ -207,9 +249,11 @@ msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
 	}
 
 	user_agent = g_strdup_printf("meshsync/%s (linux) libsoup", PACKAGE_VERSION);
+	proxy_resolver = msd_kube_client_proxy_resolver_from_env();
 	self->session = soup_session_new_with_options(
 	        "user-agent", user_agent, "max-conns", MSD_KUBE_CLIENT_MAX_CONNS,
-	        "max-conns-per-host", MSD_KUBE_CLIENT_MAX_CONNS_PER_HOST, NULL);
+	        "max-conns-per-host", MSD_KUBE_CLIENT_MAX_CONNS_PER_HOST, "proxy-resolver",
+	        proxy_resolver, NULL);
 	/* Without a database every certificate reaches accept-certificate, where it is checked
 	 * against the configured CA only (the system store must not widen that trust). */
 	if (self->ca_certificates != NULL || self->insecure)
@@ -258,16 +302,18 @@ msd_kube_client_status_message(GBytes *body)
 	data = g_bytes_get_data(body, &size);
 	if (size == 0)
 		return NULL;
-	if (json_parser_load_from_data(parser, data, (gssize)size, NULL)) {
-		root = json_parser_get_root(parser);
-		if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root))
-			return NULL;
+	/* json-glib 1.6 is lenient enough to "parse" a bare word, so look at the root */
+	if (json_parser_load_from_data(parser, data, (gssize)size, NULL) &&
+	    (root = json_parser_get_root(parser)) != NULL && JSON_NODE_HOLDS_OBJECT(root)) {
 		obj = json_node_get_object(root);
 		if (g_strcmp0(json_object_get_string_member_with_default(obj, "kind", NULL),
 		              "Status") != 0)
 			return NULL;
 		return g_strdup(json_object_get_string_member_with_default(obj, "message", NULL));
 	}
+
+	if (data[0] == '{' || data[0] == '[')
+		return NULL;
 
 	/* a plain-text answer (an aggregated API's proxy, a load balancer): quote its first
 	 * line if it is readable text */
@@ -484,6 +530,7 @@ msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 	g_autoptr(GInputStream) stream = NULL;
 	g_autoptr(GError) error = NULL;
 	guint status;
+	GCancellable *cancellable = g_task_get_cancellable(task);
 
 	stream = soup_session_send_finish(SOUP_SESSION(source), result, &error);
 	if (stream == NULL) {
@@ -500,8 +547,8 @@ msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 	g_output_stream_splice_async(req->sink, stream,
 	                             G_OUTPUT_STREAM_SPLICE_CLOSE_SOURCE |
 	                                     G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET,
-	                             G_PRIORITY_DEFAULT, g_task_get_cancellable(task),
-	                             msd_kube_client_error_body_cb, g_steal_pointer(&task));
+	                             G_PRIORITY_DEFAULT, cancellable, msd_kube_client_error_body_cb,
+	                             g_steal_pointer(&task));
 }
 
 static void
@@ -513,6 +560,8 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 	g_autoptr(MeshSyncKubeCredentials) credentials = NULL;
 	g_autoptr(GError) error = NULL;
 	SoupMessageHeaders *headers;
+	/* read before the task reference is stolen into the send call's arguments */
+	GCancellable *cancellable = g_task_get_cancellable(task);
 
 	credentials = meshsync_kube_config_get_credentials_finish(MESHSYNC_KUBE_CONFIG(source),
 	                                                          result, &error);
@@ -550,13 +599,12 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 	                 G_CALLBACK(msd_kube_client_accept_certificate_cb), req);
 
 	if (req->stream)
-		soup_session_send_async(self->session, req->msg, G_PRIORITY_DEFAULT,
-		                        g_task_get_cancellable(task), msd_kube_client_send_cb,
-		                        g_steal_pointer(&task));
+		soup_session_send_async(self->session, req->msg, G_PRIORITY_DEFAULT, cancellable,
+		                        msd_kube_client_send_cb, g_steal_pointer(&task));
 	else
 		soup_session_send_and_read_async(self->session, req->msg, G_PRIORITY_DEFAULT,
-		                                 g_task_get_cancellable(task),
-		                                 msd_kube_client_read_cb, g_steal_pointer(&task));
+		                                 cancellable, msd_kube_client_read_cb,
+		                                 g_steal_pointer(&task));
 }
 
 /* Takes its own reference on @task for the credentials lookup. */
