@@ -13,5 +13,6 @@
 #include <libmeshsync/meshsync-kube-config.h>
 #include <libmeshsync/meshsync-api-resource.h>
 #include <libmeshsync/meshsync-discovery.h>
+#include <libmeshsync/meshsync-watch-config.h>
 
 #undef __MESHSYNC_H_INSIDE__

@@ -1,0 +1,368 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "meshsync-error.h"
+#include "meshsync-watch-config.h"
+
+static const gchar *const default_events[] = {"ADDED", "MODIFIED", "DELETED", NULL};
+
+static MeshSyncWatchConfig *
+config_from_cr_lists(const gchar *whitelist, const gchar *blacklist, GError **error)
+{
+	g_autoptr(GString) json = g_string_new("{\"apiVersion\":\"meshery.io/v1alpha1\","
+	                                       "\"kind\":\"MeshSync\",\"spec\":{\"watch-list\":"
+	                                       "{\"data\":{");
+	g_autofree gchar *white = whitelist != NULL ? g_strescape(whitelist, NULL) : NULL;
+	g_autofree gchar *black = blacklist != NULL ? g_strescape(blacklist, NULL) : NULL;
+
+	if (white != NULL)
+		g_string_append_printf(json, "\"whitelist\":\"%s\"", white);
+	if (black != NULL)
+		g_string_append_printf(json, "%s\"blacklist\":\"%s\"", white != NULL ? "," : "",
+		                       black);
+	g_string_append(json, "}}}}");
+	return meshsync_watch_config_new_from_resource(json->str, (gssize)json->len, error);
+}
+
+static void
+test_watch_config_default(void)
+{
+	g_autoptr(MeshSyncWatchConfig) config = meshsync_watch_config_new_default();
+	g_auto(GStrv) global = meshsync_watch_config_get_names(config, MESHSYNC_WATCH_STAGE_GLOBAL);
+	g_auto(GStrv) local = meshsync_watch_config_get_names(config, MESHSYNC_WATCH_STAGE_LOCAL);
+	const gchar *expected_global[] = {"namespaces.v1.",
+	                                  "configmaps.v1.",
+	                                  "nodes.v1.",
+	                                  "secrets.v1.",
+	                                  "persistentvolumes.v1.",
+	                                  "persistentvolumeclaims.v1.",
+	                                  NULL};
+	const gchar *expected_local[] = {"replicasets.v1.apps",
+	                                 "pods.v1.",
+	                                 "services.v1.",
+	                                 "deployments.v1.apps",
+	                                 "statefulsets.v1.apps",
+	                                 "daemonsets.v1.apps",
+	                                 "ingresses.v1.networking.k8s.io",
+	                                 "endpoints.v1.",
+	                                 "endpointslices.v1.discovery.k8s.io",
+	                                 "cronjobs.v1.batch",
+	                                 "replicationcontrollers.v1.",
+	                                 "storageclasses.v1.storage.k8s.io",
+	                                 "clusterroles.v1.rbac.authorization.k8s.io",
+	                                 "volumeattachments.v1.storage.k8s.io",
+	                                 "apiservices.v1.apiregistration.k8s.io",
+	                                 NULL};
+
+	/* The 21 effective informers, in upstream's order, each with the default events. */
+	g_assert_cmpstrv(global, expected_global);
+	g_assert_cmpstrv(local, expected_local);
+	for (guint i = 0; local[i] != NULL; i++)
+		g_assert_cmpstrv(meshsync_watch_config_get_events(config, local[i]),
+		                 default_events);
+	g_assert_null(meshsync_watch_config_get_events(config,
+	                                               "grafanas.v1beta1.grafana.integreatly.org"));
+}
+
+static void
+test_watch_config_builtin_table(void)
+{
+	g_autoptr(MeshSyncWatchConfig) config = meshsync_watch_config_new_builtin_table();
+	g_auto(GStrv) global = meshsync_watch_config_get_names(config, MESHSYNC_WATCH_STAGE_GLOBAL);
+	g_auto(GStrv) local = meshsync_watch_config_get_names(config, MESHSYNC_WATCH_STAGE_LOCAL);
+
+	g_assert_cmpuint(g_strv_length(global), ==, 6);
+	g_assert_cmpuint(g_strv_length(local), ==, 65);
+	for (guint i = 0; global[i] != NULL; i++)
+		g_assert_cmpstrv(meshsync_watch_config_get_events(config, global[i]),
+		                 default_events);
+}
+
+static void
+test_watch_config_whitelist(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncWatchConfig) config = config_from_cr_lists(
+	        "[{\"Resource\":\"namespaces.v1.\",\"Events\":[\"ADDED\",\"DELETE\"]},"
+	        "{\"Resource\":\"replicasets.v1.apps\",\"Events\":[\"ADDED\",\"DELETE\"]},"
+	        "{\"resource\":\"pods.v1.\",\"events\":[\"MODIFIED\"]}]",
+	        NULL, &error);
+	g_auto(GStrv) global = NULL;
+	g_auto(GStrv) local = NULL;
+	const gchar *expected_local[] = {"replicasets.v1.apps", "pods.v1.", NULL};
+	const gchar *namespace_events[] = {"ADDED", "DELETE", NULL};
+	const gchar *pod_events[] = {"MODIFIED", NULL};
+
+	g_assert_no_error(error);
+	global = meshsync_watch_config_get_names(config, MESHSYNC_WATCH_STAGE_GLOBAL);
+	local = meshsync_watch_config_get_names(config, MESHSYNC_WATCH_STAGE_LOCAL);
+	g_assert_cmpuint(g_strv_length(global), ==, 1);
+	g_assert_cmpstr(global[0], ==, "namespaces.v1.");
+	/* Table order, not whitelist order; events verbatim. */
+	g_assert_cmpstrv(local, expected_local);
+	g_assert_cmpstrv(meshsync_watch_config_get_events(config, "namespaces.v1."),
+	                 namespace_events);
+	g_assert_cmpstrv(meshsync_watch_config_get_events(config, "pods.v1."), pod_events);
+	/* "DELETE" never matches a DELETED event, exactly as upstream. */
+	g_assert_false(meshsync_watch_config_wants_event(config, "namespaces.v1.", "DELETED"));
+	g_assert_true(meshsync_watch_config_wants_event(config, "pods.v1.", "MODIFIED"));
+	g_assert_false(meshsync_watch_config_wants_event(config, "pods.v1.", "ADDED"));
+	g_assert_false(meshsync_watch_config_wants_event(config, "services.v1.", "ADDED"));
+}
+
+static void
+test_watch_config_blacklist(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncWatchConfig) config = config_from_cr_lists(
+	        NULL, "[\"namespaces.v1.\",\"replicasets.v1.apps\",\"pods.v1.\"]", &error);
+	g_auto(GStrv) global = NULL;
+	g_auto(GStrv) local = NULL;
+
+	g_assert_no_error(error);
+	global = meshsync_watch_config_get_names(config, MESHSYNC_WATCH_STAGE_GLOBAL);
+	local = meshsync_watch_config_get_names(config, MESHSYNC_WATCH_STAGE_LOCAL);
+	g_assert_cmpuint(g_strv_length(global), ==, 5);
+	g_assert_cmpuint(g_strv_length(local), ==, 63);
+	g_assert_false(g_strv_contains((const gchar *const *)local, "pods.v1."));
+	for (guint i = 0; local[i] != NULL; i++)
+		g_assert_cmpstrv(meshsync_watch_config_get_events(config, local[i]),
+		                 default_events);
+}
+
+static void
+test_watch_config_bad_entries_skipped(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncWatchConfig) config = NULL;
+	g_auto(GStrv) local = NULL;
+	const gchar *expected_local[] = {"pods.v1.", NULL};
+
+	/* A non-object entry, an entry without a name and a name outside the table are each
+	 * skipped with a warning; the good entry stays. Upstream would give up on the list. */
+	g_test_expect_message("MeshSync", G_LOG_LEVEL_WARNING, "*whitelist[0] is not an object*");
+	g_test_expect_message("MeshSync", G_LOG_LEVEL_WARNING, "*whitelist[1] has no Resource*");
+	g_test_expect_message("MeshSync", G_LOG_LEVEL_WARNING,
+	                      "*whitelist[2] names bogus.v1.example.com*");
+	config = config_from_cr_lists("[42,{\"Events\":[\"ADDED\"]},"
+	                              "{\"Resource\":\"bogus.v1.example.com\",\"Events\":[]},"
+	                              "{\"Resource\":\"pods.v1.\",\"Events\":[\"ADDED\"]}]",
+	                              NULL, &error);
+	g_test_assert_expected_messages();
+	g_assert_no_error(error);
+	local = meshsync_watch_config_get_names(config, MESHSYNC_WATCH_STAGE_LOCAL);
+	g_assert_cmpstrv(local, expected_local);
+}
+
+static void
+test_watch_config_errors(void)
+{
+	struct {
+		const gchar *whitelist;
+		const gchar *blacklist;
+		const gchar *message;
+	} cases[] = {
+	        {NULL, NULL, "both the whitelist and the blacklist are missing"},
+	        {"[]", "[]", "both the whitelist and the blacklist are missing"},
+	        {"[{\"Resource\":\"pods.v1.\"}]", "[\"nodes.v1.\"]", "not supported"},
+	        {"[{\"Resource\":", NULL, "whitelist is not valid JSON"},
+	        {"{}", NULL, "whitelist is not a JSON list"},
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) error = NULL;
+		g_autoptr(MeshSyncWatchConfig) config =
+		        config_from_cr_lists(cases[i].whitelist, cases[i].blacklist, &error);
+
+		g_test_message("case %u", i);
+		g_assert_null(config);
+		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG);
+		g_assert_nonnull(strstr(error->message, cases[i].message));
+	}
+}
+
+static void
+test_watch_config_resource_without_watch_list(void)
+{
+	const gchar *cases[] = {
+	        "{\"kind\":\"MeshSync\"}",
+	        "{\"kind\":\"MeshSync\",\"spec\":{}}",
+	        "{\"kind\":\"MeshSync\",\"spec\":{\"watch-list\":{}}}",
+	        "[1]",
+	        "{not json",
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) error = NULL;
+		g_autoptr(MeshSyncWatchConfig) config =
+		        meshsync_watch_config_new_from_resource(cases[i], -1, &error);
+
+		g_assert_null(config);
+		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG);
+	}
+}
+
+static void
+test_watch_config_files(void)
+{
+	const gchar *data = g_getenv("MESHSYNC_TEST_DATA");
+	g_autofree gchar *white_path =
+	        g_build_filename(data, "watch-config", "whitelist.yaml", NULL);
+	g_autofree gchar *cr_path =
+	        g_build_filename(data, "watch-config", "meshsync-cr.yaml", NULL);
+	g_autofree gchar *broken_path = g_build_filename(data, "watch-config", "broken.yaml", NULL);
+	g_autoptr(MeshSyncWatchConfig) white = NULL;
+	g_autoptr(MeshSyncWatchConfig) cr = NULL;
+	g_autoptr(MeshSyncWatchConfig) broken = NULL;
+	g_autoptr(GError) error = NULL;
+	g_auto(GStrv) global = NULL;
+	g_auto(GStrv) local = NULL;
+	const gchar *namespace_events[] = {"ADDED", "DELETED", NULL};
+
+	g_test_expect_message("MeshSync", G_LOG_LEVEL_WARNING, "*not-a-table-entry.v1.*skipped*");
+	white = meshsync_watch_config_new_from_file(white_path, &error);
+	g_test_assert_expected_messages();
+	g_assert_no_error(error);
+	g_assert_cmpstrv(meshsync_watch_config_get_events(white, "namespaces.v1."),
+	                 namespace_events);
+	g_assert_cmpstrv(meshsync_watch_config_get_events(white, "pods.v1."), default_events);
+
+	cr = meshsync_watch_config_new_from_file(cr_path, &error);
+	g_assert_no_error(error);
+	global = meshsync_watch_config_get_names(cr, MESHSYNC_WATCH_STAGE_GLOBAL);
+	local = meshsync_watch_config_get_names(cr, MESHSYNC_WATCH_STAGE_LOCAL);
+	g_assert_cmpuint(g_strv_length(global), ==, 4);
+	g_assert_false(g_strv_contains((const gchar *const *)global, "secrets.v1."));
+	g_assert_cmpuint(g_strv_length(local), ==, 65);
+
+	broken = meshsync_watch_config_new_from_file(broken_path, &error);
+	g_assert_null(broken);
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+	g_assert_nonnull(strstr(error->message, "broken.yaml:"));
+}
+
+static void
+test_watch_config_crds(void)
+{
+	g_autoptr(MeshSyncWatchConfig) config = meshsync_watch_config_new_default();
+	g_auto(GStrv) global = NULL;
+
+	/* Added new: changed; added again: unchanged; deleted: changed; deleted absent:
+	 * unchanged. Built-in entries cannot be removed as CRDs. */
+	g_assert_true(meshsync_watch_config_add_crd(config, "certificates.v1.cert-manager.io"));
+	g_assert_false(meshsync_watch_config_add_crd(config, "certificates.v1.cert-manager.io"));
+	global = meshsync_watch_config_get_names(config, MESHSYNC_WATCH_STAGE_GLOBAL);
+	g_assert_cmpuint(g_strv_length(global), ==, 7);
+	g_assert_cmpstr(global[6], ==, "certificates.v1.cert-manager.io");
+	g_assert_cmpstrv(
+	        meshsync_watch_config_get_events(config, "certificates.v1.cert-manager.io"),
+	        default_events);
+	g_assert_true(meshsync_watch_config_remove_crd(config, "certificates.v1.cert-manager.io"));
+	g_assert_false(meshsync_watch_config_remove_crd(config, "certificates.v1.cert-manager.io"));
+	g_assert_false(meshsync_watch_config_remove_crd(config, "pods.v1."));
+	g_assert_nonnull(meshsync_watch_config_get_events(config, "pods.v1."));
+}
+
+static void
+test_watch_config_output_filters(void)
+{
+	g_autoptr(MeshSyncWatchConfig) config = meshsync_watch_config_new_default();
+
+	g_assert_true(meshsync_watch_config_accepts_resource(config, "pods.v1."));
+	g_assert_true(meshsync_watch_config_accepts_namespace(config, NULL));
+
+	meshsync_watch_config_set_output_resources(config, "  Pod,replicaset,ingress  ");
+	g_assert_true(meshsync_watch_config_accepts_resource(config, "pods.v1."));
+	g_assert_true(meshsync_watch_config_accepts_resource(config, "replicasets.v1.apps"));
+	g_assert_true(
+	        meshsync_watch_config_accepts_resource(config, "ingresses.v1.networking.k8s.io"));
+	g_assert_false(meshsync_watch_config_accepts_resource(config, "services.v1."));
+
+	/* Elements are not trimmed: " b" does not match "b"; a trailing comma admits the
+	 * cluster scope. */
+	meshsync_watch_config_set_output_namespaces(config, "a, b,");
+	g_assert_true(meshsync_watch_config_accepts_namespace(config, "a"));
+	g_assert_false(meshsync_watch_config_accepts_namespace(config, "b"));
+	g_assert_true(meshsync_watch_config_accepts_namespace(config, " b"));
+	g_assert_true(meshsync_watch_config_accepts_namespace(config, NULL));
+	meshsync_watch_config_set_output_namespaces(config, "a");
+	g_assert_false(meshsync_watch_config_accepts_namespace(config, NULL));
+	meshsync_watch_config_set_output_namespaces(config, "   ");
+	g_assert_true(meshsync_watch_config_accepts_namespace(config, "anything"));
+}
+
+static void
+test_watch_config_pluralise(void)
+{
+	const gchar *cases[][2] = {
+	        {"pod", "pods"},
+	        {"ingress", "ingresses"},
+	        {"replicaset", "replicasets"},
+	        {"configmap", "configmaps"},
+	        {"job", "jobs"},
+	        {"endpoint", "endpoints"},
+	        {"cronjob", "cronjobs"},
+	        {"customresourcedefinition", "customresourcedefinitions"},
+	        {"storageclass", "storageclasses"},
+	        {"clusterrole", "clusterroles"},
+	        {"box", "boxes"},
+	        {"buzz", "buzzes"},
+	        {"church", "churches"},
+	        {"bush", "bushes"},
+	        {"cat", "cats"},
+	        {"bus", "buses"},
+	        {"fox", "foxes"},
+	        {"quiz", "quizes"},
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree gchar *plural = meshsync_pluralise(cases[i][0]);
+
+		g_assert_cmpstr(plural, ==, cases[i][1]);
+	}
+}
+
+static void
+test_watch_name_parse(void)
+{
+	g_autofree gchar *resource = NULL;
+	g_autofree gchar *version = NULL;
+	g_autofree gchar *group = NULL;
+	g_autofree gchar *core_group = NULL;
+
+	g_assert_true(meshsync_watch_name_parse("ingresses.v1.networking.k8s.io", &resource,
+	                                        &version, &group));
+	g_assert_cmpstr(resource, ==, "ingresses");
+	g_assert_cmpstr(version, ==, "v1");
+	g_assert_cmpstr(group, ==, "networking.k8s.io");
+	g_assert_true(meshsync_watch_name_parse("pods.v1.", NULL, NULL, &core_group));
+	g_assert_cmpstr(core_group, ==, "");
+	g_assert_false(meshsync_watch_name_parse("service.apis", NULL, NULL, NULL));
+	g_assert_false(meshsync_watch_name_parse("pods", NULL, NULL, NULL));
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, G_TEST_OPTION_ISOLATE_DIRS, NULL);
+	g_test_add_func("/watch-config/default", test_watch_config_default);
+	g_test_add_func("/watch-config/builtin-table", test_watch_config_builtin_table);
+	g_test_add_func("/watch-config/whitelist", test_watch_config_whitelist);
+	g_test_add_func("/watch-config/blacklist", test_watch_config_blacklist);
+	g_test_add_func("/watch-config/bad-entries-skipped", test_watch_config_bad_entries_skipped);
+	g_test_add_func("/watch-config/errors", test_watch_config_errors);
+	g_test_add_func("/watch-config/resource-without-watch-list",
+	                test_watch_config_resource_without_watch_list);
+	g_test_add_func("/watch-config/files", test_watch_config_files);
+	g_test_add_func("/watch-config/crds", test_watch_config_crds);
+	g_test_add_func("/watch-config/output-filters", test_watch_config_output_filters);
+	g_test_add_func("/watch-config/pluralise", test_watch_config_pluralise);
+	g_test_add_func("/watch-config/name-parse", test_watch_name_parse);
+	return g_test_run();
+}
