@@ -23,7 +23,8 @@ void meshsync_kube_credentials_free(MeshSyncKubeCredentials *credentials);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MeshSyncKubeCredentials, meshsync_kube_credentials_free)
 
 /* The CA bundle (PEM) from certificate-authority(-data) or the service-account ca.crt;
- * NULL means the system trust store. Read and validated when the config is loaded. */
+ * NULL means the system trust store. Read and validated when the config is loaded.
+ * Returns: (transfer none) (nullable): owned by the config, valid as long as it lives. */
 GBytes *meshsync_kube_config_get_ca_pem(MeshSyncKubeConfig *self);
 
 /* Resolves the credentials for the next request. Cheap when cached: tokenFile and the
