@@ -1,0 +1,475 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "config.h"
+
+#include <string.h>
+#include <yaml.h>
+
+#include "meshsync-error.h"
+#include "msd-json-tokens.h"
+#include "msd-snapshot-yaml.h"
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(yaml_emitter_t, yaml_emitter_delete)
+
+static gboolean
+msd_snapshot_is_digit(gunichar c)
+{
+	return g_unichar_isdigit(c);
+}
+
+gint
+msd_snapshot_yaml_compare_keys(const gchar *a, const gchar *b)
+{
+	g_autofree gunichar *ar = g_utf8_to_ucs4_fast(a, -1, NULL);
+	g_autofree gunichar *br = g_utf8_to_ucs4_fast(b, -1, NULL);
+	glong i;
+
+	for (i = 0; ar[i] != 0 && br[i] != 0; i++) {
+		gboolean a_letter;
+		gboolean b_letter;
+		gint64 an = 0;
+		gint64 bn = 0;
+		glong ai;
+		glong bi;
+
+		if (ar[i] == br[i])
+			continue;
+		a_letter = g_unichar_isalpha(ar[i]);
+		b_letter = g_unichar_isalpha(br[i]);
+		if (a_letter && b_letter)
+			return ar[i] < br[i] ? -1 : 1;
+		if (a_letter || b_letter)
+			return b_letter ? -1 : 1;
+		/* Digits: a run of digits compares by value ("a2" before "a10"); a zero that
+		 * continues an earlier non-zero run still counts. */
+		if (ar[i] == '0' || br[i] == '0') {
+			for (glong j = i - 1; j >= 0 && msd_snapshot_is_digit(ar[j]); j--) {
+				if (ar[j] != '0') {
+					an = 1;
+					bn = 1;
+					break;
+				}
+			}
+		}
+		for (ai = i; ar[ai] != 0 && msd_snapshot_is_digit(ar[ai]); ai++)
+			an = an * 10 + (gint64)g_unichar_digit_value(ar[ai]);
+		for (bi = i; br[bi] != 0 && msd_snapshot_is_digit(br[bi]); bi++)
+			bn = bn * 10 + (gint64)g_unichar_digit_value(br[bi]);
+		if (an != bn)
+			return an < bn ? -1 : 1;
+		if (ai != bi)
+			return ai < bi ? -1 : 1;
+		return ar[i] < br[i] ? -1 : 1;
+	}
+	if (ar[i] == 0 && br[i] == 0)
+		return 0;
+	return ar[i] == 0 ? -1 : 1;
+}
+
+static gboolean
+msd_snapshot_parse_digits(const gchar **p, guint min, guint max, guint *value)
+{
+	guint n = 0;
+	guint v = 0;
+
+	while (g_ascii_isdigit(**p) && n < max) {
+		v = v * 10 + (guint)(**p - '0');
+		(*p)++;
+		n++;
+	}
+	*value = v;
+	return n >= min && !g_ascii_isdigit(**p);
+}
+
+/* The timestamp forms go-yaml v2 recognises: 2006-1-2, optionally followed by T or t, a time
+ * and a zone (Z or +07:00), or by a space and a time without a zone. */
+static gboolean
+msd_snapshot_is_timestamp(const gchar *s)
+{
+	const gchar *p = s;
+	guint year;
+	guint month;
+	guint day;
+	guint hour;
+	guint minute;
+	guint second;
+	gchar separator;
+
+	if (!msd_snapshot_parse_digits(&p, 4, 4, &year) || *p++ != '-')
+		return FALSE;
+	if (!msd_snapshot_parse_digits(&p, 1, 2, &month) || month < 1 || month > 12 || *p++ != '-')
+		return FALSE;
+	if (!msd_snapshot_parse_digits(&p, 1, 2, &day) || day < 1 || day > 31)
+		return FALSE;
+	if (*p == '\0')
+		return TRUE;
+	separator = *p++;
+	if (separator != 'T' && separator != 't' && separator != ' ')
+		return FALSE;
+	if (!msd_snapshot_parse_digits(&p, 1, 2, &hour) || hour > 23 || *p++ != ':')
+		return FALSE;
+	if (!msd_snapshot_parse_digits(&p, 1, 2, &minute) || minute > 59 || *p++ != ':')
+		return FALSE;
+	if (!msd_snapshot_parse_digits(&p, 1, 2, &second) || second > 59)
+		return FALSE;
+	if (*p == '.') {
+		p++;
+		if (!g_ascii_isdigit(*p))
+			return FALSE;
+		while (g_ascii_isdigit(*p))
+			p++;
+	}
+	if (separator == ' ')
+		return *p == '\0';
+	if (*p == 'Z')
+		return p[1] == '\0';
+	if (*p == '+' || *p == '-') {
+		guint zone_hour;
+		guint zone_minute;
+
+		p++;
+		if (!msd_snapshot_parse_digits(&p, 2, 2, &zone_hour) || *p++ != ':')
+			return FALSE;
+		return msd_snapshot_parse_digits(&p, 2, 2, &zone_minute) && *p == '\0';
+	}
+	return FALSE;
+}
+
+static gboolean
+msd_snapshot_all_in(const gchar *s, const gchar *set)
+{
+	if (*s == '\0')
+		return FALSE;
+	for (; *s != '\0'; s++) {
+		if (strchr(set, *s) == NULL)
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/* [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)? */
+static gboolean
+msd_snapshot_is_yaml_float(const gchar *s)
+{
+	const gchar *p = s;
+	gboolean mantissa = FALSE;
+
+	if (*p == '+' || *p == '-')
+		p++;
+	if (*p == '.') {
+		p++;
+		if (!g_ascii_isdigit(*p))
+			return FALSE;
+		while (g_ascii_isdigit(*p))
+			p++;
+		mantissa = TRUE;
+	} else if (g_ascii_isdigit(*p)) {
+		while (g_ascii_isdigit(*p))
+			p++;
+		if (*p == '.') {
+			p++;
+			while (g_ascii_isdigit(*p))
+				p++;
+		}
+		mantissa = TRUE;
+	}
+	if (!mantissa)
+		return FALSE;
+	if (*p == 'e' || *p == 'E') {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!g_ascii_isdigit(*p))
+			return FALSE;
+		while (g_ascii_isdigit(*p))
+			p++;
+	}
+	return *p == '\0';
+}
+
+/* Integers as Go's ParseInt with base 0 reads them (after go-yaml drops underscores). */
+static gboolean
+msd_snapshot_is_go_int(const gchar *s)
+{
+	const gchar *p = s;
+
+	if (*p == '+' || *p == '-')
+		p++;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+		return msd_snapshot_all_in(p + 2, "0123456789abcdefABCDEF");
+	if (p[0] == '0' && (p[1] == 'o' || p[1] == 'O'))
+		return msd_snapshot_all_in(p + 2, "01234567");
+	if (p[0] == '0' && (p[1] == 'b' || p[1] == 'B'))
+		return msd_snapshot_all_in(p + 2, "01");
+	if (p[0] == '0' && p[1] != '\0')
+		return msd_snapshot_all_in(p + 1, "01234567");
+	return msd_snapshot_all_in(p, "0123456789");
+}
+
+/* 1:20, -3:25:45.5 and the like: YAML 1.1 sexagesimal numbers, which go-yaml v2 quotes. */
+static gboolean
+msd_snapshot_is_base60(const gchar *s)
+{
+	const gchar *p = s;
+	guint groups = 0;
+
+	if (*p == '+' || *p == '-')
+		p++;
+	if (!g_ascii_isdigit(*p))
+		return FALSE;
+	while (g_ascii_isdigit(*p) || *p == '_')
+		p++;
+	while (*p == ':') {
+		p++;
+		if (g_ascii_isdigit(p[0]) && g_ascii_isdigit(p[1])) {
+			if (p[0] > '5')
+				return FALSE;
+			p += 2;
+		} else if (g_ascii_isdigit(p[0])) {
+			p += 1;
+		} else {
+			return FALSE;
+		}
+		groups++;
+	}
+	if (groups == 0)
+		return FALSE;
+	if (*p == '.') {
+		p++;
+		while (g_ascii_isdigit(*p) || *p == '_')
+			p++;
+	}
+	return *p == '\0';
+}
+
+gboolean
+msd_snapshot_yaml_plain_retypes(const gchar *text)
+{
+	static const gchar *const words[] = {
+	        "",      "~",     "null",  "Null", "NULL", "y",    "Y",     "yes",   "Yes",
+	        "YES",   "on",    "On",    "ON",   "n",    "N",    "no",    "No",    "NO",
+	        "off",   "Off",   "OFF",   "true", "True", "TRUE", "false", "False", "FALSE",
+	        ".nan",  ".NaN",  ".NAN",  ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF",
+	        "-.inf", "-.Inf", "-.INF", "<<",   NULL,
+	};
+	g_autofree gchar *plain = NULL;
+	gchar first = text[0];
+
+	if (g_strv_contains(words, text))
+		return TRUE;
+	if (!(g_ascii_isdigit(first) || first == '+' || first == '-' || first == '.'))
+		return FALSE;
+	if (msd_snapshot_is_base60(text))
+		return TRUE;
+	if (g_ascii_isdigit(first) && msd_snapshot_is_timestamp(text))
+		return TRUE;
+	plain = g_strdup(text);
+	g_strdelimit(plain, "_", '\x01');
+	{
+		/* go-yaml removes every underscore before it tries the number forms. */
+		gchar *w = plain;
+
+		for (const gchar *r = plain; *r != '\0'; r++) {
+			if (*r != '\x01')
+				*w++ = *r;
+		}
+		*w = '\0';
+	}
+	return msd_snapshot_is_go_int(plain) || msd_snapshot_is_yaml_float(plain);
+}
+
+typedef struct {
+	yaml_emitter_t *emitter;
+	MsdJsonTokens *tokens;
+	GError **error;
+} MsdSnapshotEmit;
+
+static gboolean
+msd_snapshot_emit(MsdSnapshotEmit *ctx, yaml_event_t *event)
+{
+	if (yaml_emitter_emit(ctx->emitter, event))
+		return TRUE;
+	g_set_error(ctx->error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED, "YAML emitter: %s",
+	            ctx->emitter->problem != NULL ? ctx->emitter->problem : "failed");
+	return FALSE;
+}
+
+static gboolean
+msd_snapshot_emit_scalar(MsdSnapshotEmit *ctx, const gchar *text, gsize length, gboolean string)
+{
+	yaml_event_t event;
+	yaml_scalar_style_t style = YAML_PLAIN_SCALAR_STYLE;
+
+	if (string) {
+		if (memchr(text, '\n', length) != NULL)
+			style = YAML_LITERAL_SCALAR_STYLE;
+		else if (msd_snapshot_yaml_plain_retypes(text))
+			style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+	}
+	/* A plain request falls back to single, then double quotes when the text needs it,
+	 * which is the same choice go-yaml's port of this emitter makes. */
+	yaml_scalar_event_initialize(&event, NULL, NULL, (yaml_char_t *)text, (int)length, 1, 1,
+	                             style);
+	return msd_snapshot_emit(ctx, &event);
+}
+
+static gboolean msd_snapshot_emit_value(MsdSnapshotEmit *ctx, guint index);
+
+typedef struct {
+	gchar *key; /* decoded */
+	guint value;
+} MsdSnapshotMember;
+
+static gint
+msd_snapshot_member_compare(gconstpointer a, gconstpointer b)
+{
+	const MsdSnapshotMember *left = a;
+	const MsdSnapshotMember *right = b;
+
+	return msd_snapshot_yaml_compare_keys(left->key, right->key);
+}
+
+static void
+msd_snapshot_member_clear(gpointer data)
+{
+	MsdSnapshotMember *member = data;
+
+	g_free(member->key);
+}
+
+static gboolean
+msd_snapshot_emit_mapping(MsdSnapshotEmit *ctx, guint index)
+{
+	const jsmntok_t *object = &ctx->tokens->tokens[index];
+	g_autoptr(GArray) members =
+	        g_array_sized_new(FALSE, FALSE, sizeof(MsdSnapshotMember), (guint)object->size);
+	yaml_event_t event;
+	guint child = index + 1;
+
+	g_array_set_clear_func(members, msd_snapshot_member_clear);
+	for (gint i = 0; i < object->size; i++) {
+		MsdSnapshotMember member;
+
+		member.key = msd_json_tokens_dup_string(ctx->tokens, (gint)child);
+		if (member.key == NULL) {
+			g_set_error(ctx->error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+			            "invalid escape in a JSON key");
+			return FALSE;
+		}
+		member.value = child + 1;
+		g_array_append_val(members, member);
+		child = msd_json_tokens_skip(ctx->tokens, child + 1);
+	}
+	g_array_sort(members, msd_snapshot_member_compare);
+
+	yaml_mapping_start_event_initialize(&event, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
+	if (!msd_snapshot_emit(ctx, &event))
+		return FALSE;
+	for (guint i = 0; i < members->len; i++) {
+		MsdSnapshotMember *member = &g_array_index(members, MsdSnapshotMember, i);
+
+		if (!msd_snapshot_emit_scalar(ctx, member->key, strlen(member->key), TRUE))
+			return FALSE;
+		if (!msd_snapshot_emit_value(ctx, member->value))
+			return FALSE;
+	}
+	yaml_mapping_end_event_initialize(&event);
+	return msd_snapshot_emit(ctx, &event);
+}
+
+static gboolean
+msd_snapshot_emit_value(MsdSnapshotEmit *ctx, guint index)
+{
+	const jsmntok_t *token = &ctx->tokens->tokens[index];
+	yaml_event_t event;
+
+	switch (token->type) {
+	case JSMN_OBJECT:
+		return msd_snapshot_emit_mapping(ctx, index);
+	case JSMN_ARRAY: {
+		guint child = index + 1;
+
+		yaml_sequence_start_event_initialize(&event, NULL, NULL, 1,
+		                                     YAML_BLOCK_SEQUENCE_STYLE);
+		if (!msd_snapshot_emit(ctx, &event))
+			return FALSE;
+		for (gint i = 0; i < token->size; i++) {
+			if (!msd_snapshot_emit_value(ctx, child))
+				return FALSE;
+			child = msd_json_tokens_skip(ctx->tokens, child);
+		}
+		yaml_sequence_end_event_initialize(&event);
+		return msd_snapshot_emit(ctx, &event);
+	}
+	case JSMN_STRING: {
+		g_autofree gchar *text = msd_json_tokens_dup_string(ctx->tokens, (gint)index);
+
+		if (text == NULL) {
+			g_set_error(ctx->error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+			            "invalid escape in a JSON string");
+			return FALSE;
+		}
+		return msd_snapshot_emit_scalar(ctx, text, strlen(text), TRUE);
+	}
+	case JSMN_PRIMITIVE:
+	case JSMN_UNDEFINED:
+	default: {
+		gsize length;
+		const gchar *raw = msd_json_tokens_raw(ctx->tokens, index, &length);
+
+		return msd_snapshot_emit_scalar(ctx, raw, length, FALSE);
+	}
+	}
+}
+
+static int
+msd_snapshot_write_cb(void *data, unsigned char *buffer, size_t size)
+{
+	g_string_append_len(data, (const gchar *)buffer, (gssize)size);
+	return 1;
+}
+
+gboolean
+msd_snapshot_yaml_append(GString *out, const gchar *json, gsize length, GError **error)
+{
+	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+	g_auto(yaml_emitter_t) emitter = {0};
+	MsdSnapshotEmit ctx = {&emitter, &tokens, error};
+	gsize start = out->len;
+	yaml_event_t event;
+
+	if (!msd_json_tokens_parse(&tokens, json, length, error))
+		return FALSE;
+	if (!yaml_emitter_initialize(&emitter)) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
+		            "cannot initialise the YAML emitter");
+		return FALSE;
+	}
+	yaml_emitter_set_output(&emitter, msd_snapshot_write_cb, out);
+	yaml_emitter_set_unicode(&emitter, 1);
+
+	yaml_stream_start_event_initialize(&event, YAML_UTF8_ENCODING);
+	if (!msd_snapshot_emit(&ctx, &event))
+		goto failed;
+	yaml_document_start_event_initialize(&event, NULL, NULL, NULL, 1);
+	if (!msd_snapshot_emit(&ctx, &event))
+		goto failed;
+	if (!msd_snapshot_emit_value(&ctx, 0))
+		goto failed;
+	yaml_document_end_event_initialize(&event, 1);
+	if (!msd_snapshot_emit(&ctx, &event))
+		goto failed;
+	yaml_stream_end_event_initialize(&event);
+	if (!msd_snapshot_emit(&ctx, &event) || !yaml_emitter_flush(&emitter))
+		goto failed;
+	g_string_append(out, "---\n");
+	return TRUE;
+
+failed:
+	/* Never leave half a document behind. */
+	g_string_truncate(out, start);
+	return FALSE;
+}

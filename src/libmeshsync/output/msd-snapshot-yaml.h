@@ -1,0 +1,29 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/*
+ * Converts one resource in its JSON wire shape into the YAML document upstream's snapshot
+ * holds (sigs.k8s.io/yaml over go-yaml v2): mapping keys in go-yaml v2's sort order, block
+ * style, strings quoted exactly where a plain scalar would read back as another type (null,
+ * booleans, numbers, timestamps), multi-line strings as literal blocks, 80-column folding.
+ * Appends the document and the "---\n" that follows every document to @out.
+ */
+gboolean msd_snapshot_yaml_append(GString *out, const gchar *json, gsize length, GError **error);
+
+/* go-yaml v2's key order: runes compared one by one; a non-letter sorts before a letter, and
+ * runs of digits compare by their value. Exposed for tests. */
+gint msd_snapshot_yaml_compare_keys(const gchar *a, const gchar *b);
+
+/* Whether go-yaml v2 would read @text, written as a plain scalar, as something other than a
+ * string (and so quotes it). Exposed for tests. */
+gboolean msd_snapshot_yaml_plain_retypes(const gchar *text);
+
+G_END_DECLS
