@@ -1,6 +1,223 @@
-#include <glib.h>
-int
-main (int argc, char **argv)
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+/*
+ * meshsync-kubesim: a simulated Kubernetes API server for tests and demos. It keeps objects in
+ * memory as compact JSON and serves discovery, list, watch and CRUD the way kubectl and
+ * client libraries expect.
+ */
+
+#include <glib-unix.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kubesim-churn.h"
+#include "kubesim-kubeconfig.h"
+#include "kubesim-resources.h"
+#include "kubesim-server.h"
+#include "kubesim-tls.h"
+#include "kubesim-workload.h"
+#include "meshsync-error.h"
+
+typedef struct {
+	KubesimStore *store;
+	KubesimResource *last_res;
+	guint loaded;
+	guint refused;
+} Loader;
+
+/* Where generated and loaded objects go: upsert, so later manifests win. */
+static void
+load_object(GBytes *json, gpointer user_data)
 {
+	Loader *loader = user_data;
+	KubesimStatus *status = NULL;
+	KubesimResource *res = kubesim_store_resource_for(loader->store, json, &status);
+	g_autoptr(KubesimObject) obj = NULL;
+
+	if (res != NULL)
+		obj = kubesim_store_upsert(loader->store, res, json, &status);
+	if (obj == NULL) {
+		loader->refused++;
+		g_warning("object not loaded: %s", status->message);
+		kubesim_status_free(status);
+		return;
+	}
+	loader->loaded++;
+}
+
+static gboolean
+on_signal(gpointer data)
+{
+	g_main_loop_quit(data);
+	return G_SOURCE_REMOVE;
+}
+
+static gchar *
+base_url(SoupServer *server, gboolean tls)
+{
+	GSList *uris = soup_server_get_uris(server);
+	GUri *uri = uris != NULL ? uris->data : NULL;
+	gchar *url;
+
+	if (uri == NULL)
+		return NULL;
+	if (strchr(g_uri_get_host(uri), ':') != NULL)
+		url = g_strdup_printf("%s://[%s]:%d", tls ? "https" : "http", g_uri_get_host(uri),
+		                      g_uri_get_port(uri));
+	else
+		url = g_strdup_printf("%s://%s:%d", tls ? "https" : "http", g_uri_get_host(uri),
+		                      g_uri_get_port(uri));
+	g_slist_free_full(uris, (GDestroyNotify)g_uri_unref);
+	return url;
+}
+
+int
+main(int argc, char **argv)
+{
+	gint port = 0;
+	g_autofree gchar *address = NULL;
+	gboolean tls = FALSE;
+	g_autofree gchar *token = NULL;
+	g_autofree gchar *kubeconfig = NULL;
+	g_autofree gchar *data = NULL;
+	gint pods = 0;
+	gint namespaces = 0;
+	gdouble churn_rate = 0;
+	gint64 seed = 1;
+	gint history = 10000;
+	gint page_token_ttl = 300;
+	gint bookmark_interval = 60;
+	const GOptionEntry entries[] = {
+	        {"port", 0, 0, G_OPTION_ARG_INT, &port, "TCP port to listen on (0: a free one)",
+	         "N"},
+	        {"address", 0, 0, G_OPTION_ARG_STRING, &address,
+	         "Address to listen on (default 127.0.0.1)", "A"},
+	        {"tls", 0, 0, G_OPTION_ARG_NONE, &tls,
+	         "Serve HTTPS with a self-signed CA made at start", NULL},
+	        {"token", 0, 0, G_OPTION_ARG_STRING, &token,
+	         "Require 'Authorization: Bearer T' on API requests", "T"},
+	        {"write-kubeconfig", 0, 0, G_OPTION_ARG_FILENAME, &kubeconfig,
+	         "Write a kubeconfig for this server to FILE", "FILE"},
+	        {"data", 0, 0, G_OPTION_ARG_FILENAME, &data,
+	         "Load manifests (YAML or JSON) from a file or directory", "PATH"},
+	        {"pods", 0, 0, G_OPTION_ARG_INT, &pods, "Generate N pods (default 0)", "N"},
+	        {"namespaces", 0, 0, G_OPTION_ARG_INT, &namespaces,
+	         "Spread generated objects over M namespaces", "M"},
+	        {"churn", 0, 0, G_OPTION_ARG_DOUBLE, &churn_rate,
+	         "Keep modifying, creating and deleting pods at this rate", "EVENTS_PER_SECOND"},
+	        {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Seed of the generator and churn", "S"},
+	        {"history", 0, 0, G_OPTION_ARG_INT, &history,
+	         "Events a watch can resume from; older resourceVersions get 410 (default 10000)",
+	         "N"},
+	        {"page-token-ttl", 0, 0, G_OPTION_ARG_INT, &page_token_ttl,
+	         "Seconds a continue token stays valid (default 300)", "SECONDS"},
+	        {"bookmark-interval", 0, 0, G_OPTION_ARG_INT, &bookmark_interval,
+	         "Seconds between BOOKMARK events on watches that allow them (default 60)",
+	         "SECONDS"},
+	        {NULL},
+	};
+	g_autoptr(GOptionContext) context = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(KubesimStore) store = NULL;
+	g_autoptr(KubesimServer) server = NULL;
+	g_autoptr(SoupServer) soup = NULL;
+	g_autoptr(GTlsCertificate) cert = NULL;
+	g_autoptr(GMainLoop) loop = NULL;
+	g_autoptr(KubesimChurn) churn = NULL;
+	g_autofree gchar *ca_pem = NULL;
+	g_autofree gchar *url = NULL;
+	g_autoptr(GInetAddress) inet = NULL;
+	g_autoptr(GSocketAddress) sockaddr = NULL;
+	KubesimConfig config = {0};
+	Loader loader = {0};
+	gint64 started = g_get_monotonic_time();
+
+	context = g_option_context_new("- simulated Kubernetes API server");
+	g_option_context_set_summary(
+	        context,
+	        "Serves discovery, list, watch and CRUD for the common Kubernetes types and "
+	        "for CustomResourceDefinitions, from memory.\nPrints its base URL as the "
+	        "first line of standard output once it listens; logs go to standard "
+	        "error.\nTest hooks live under /kubesim/ (objects, stats, fail, delay, "
+	        "close-watches, expire-next-watch, malformed-watch-line).");
+	g_option_context_add_main_entries(context, entries, NULL);
+	if (!g_option_context_parse(context, &argc, &argv, &error)) {
+		g_printerr("meshsync-kubesim: %s\n", error->message);
+		return 2;
+	}
+	if (port < 0 || port > 65535 || pods < 0 || namespaces < 0 || history <= 0 ||
+	    page_token_ttl <= 0 || churn_rate < 0) {
+		g_printerr("meshsync-kubesim: --port, --pods, --namespaces, --history, "
+		           "--page-token-ttl and --churn take non-negative numbers\n");
+		return 2;
+	}
+
+	store = kubesim_store_new(history);
+	kubesim_resources_install(store);
+	loader.store = store;
+	if (pods > 0 || namespaces > 0)
+		kubesim_workload_generate(namespaces > 0 ? namespaces : 1, pods, (guint32)seed,
+		                          load_object, &loader);
+	if (data != NULL && !kubesim_manifests_load(data, load_object, &loader, &error)) {
+		g_printerr("meshsync-kubesim: %s\n", error->message);
+		return 1;
+	}
+	/* what was loaded is the starting state, not history a watch could replay */
+	kubesim_store_compact(store);
+	g_message("loaded %u objects (%u refused) in %.2f s", loader.loaded, loader.refused,
+	          (g_get_monotonic_time() - started) / (gdouble)G_USEC_PER_SEC);
+
+	if (tls) {
+		cert = kubesim_tls_generate(&ca_pem, &error);
+		if (cert == NULL) {
+			g_printerr("meshsync-kubesim: %s\n", error->message);
+			return 1;
+		}
+	}
+	soup = soup_server_new("server-header", "meshsync-kubesim", "tls-certificate", cert, NULL);
+	config.history = history;
+	config.page_token_ttl = page_token_ttl;
+	config.bookmark_interval = bookmark_interval;
+	config.token = token;
+	server = kubesim_server_new(&config, store);
+	kubesim_server_attach(server, soup);
+
+	inet = g_inet_address_new_from_string(address != NULL ? address : "127.0.0.1");
+	if (inet == NULL) {
+		g_printerr("meshsync-kubesim: --address %s is not an IP address\n", address);
+		return 2;
+	}
+	sockaddr = g_inet_socket_address_new(inet, port);
+	if (!soup_server_listen(soup, sockaddr, tls ? SOUP_SERVER_LISTEN_HTTPS : 0, &error)) {
+		g_printerr("meshsync-kubesim: cannot listen on %s:%d: %s\n",
+		           address != NULL ? address : "127.0.0.1", port, error->message);
+		return 1;
+	}
+	url = base_url(soup, tls);
+	if (kubeconfig != NULL &&
+	    !kubesim_kubeconfig_write(kubeconfig, url, ca_pem, token, &error)) {
+		g_printerr("meshsync-kubesim: %s\n", error->message);
+		return 1;
+	}
+	if (churn_rate > 0)
+		churn = kubesim_churn_new(store, churn_rate, (guint32)seed);
+
+	/* the startup contract: the URL is the first line of stdout, once everything is ready */
+	fprintf(stdout, "%s\n", url);
+	fflush(stdout);
+	g_message("serving %s (%u objects, resourceVersion %" G_GUINT64_FORMAT ")", url,
+	          kubesim_store_count_objects(store), kubesim_store_get_rv(store));
+
+	loop = g_main_loop_new(NULL, FALSE);
+	g_unix_signal_add(SIGTERM, on_signal, loop);
+	g_unix_signal_add(SIGINT, on_signal, loop);
+	g_main_loop_run(loop);
+	g_message("shutting down");
+	g_clear_pointer(&churn, kubesim_churn_free);
+	kubesim_watch_close_all(server);
+	soup_server_disconnect(soup);
 	return 0;
 }

@@ -1,0 +1,157 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "kubesim-server.h"
+
+#include <string.h>
+
+#include "kubesim-json.h"
+#include "msd-yaml.h"
+
+void
+kubesim_respond_json_take(SoupServerMessage *msg, guint code, gchar *json)
+{
+	soup_server_message_set_status(msg, code, NULL);
+	soup_server_message_set_response(msg, "application/json", SOUP_MEMORY_TAKE, json,
+	                                 strlen(json));
+}
+
+void
+kubesim_respond_json(SoupServerMessage *msg, guint code, const gchar *json)
+{
+	kubesim_respond_json_take(msg, code, g_strdup(json));
+}
+
+void
+kubesim_respond_status(SoupServerMessage *msg, KubesimStatus *status)
+{
+	guint code = status->code;
+
+	kubesim_respond_json_take(msg, code, kubesim_status_to_json(status));
+	kubesim_status_free(status);
+}
+
+void
+kubesim_respond_text(SoupServerMessage *msg, guint code, const gchar *text)
+{
+	soup_server_message_set_status(msg, code, NULL);
+	soup_server_message_set_response(msg, "text/plain; charset=utf-8", SOUP_MEMORY_COPY, text,
+	                                 strlen(text));
+}
+
+void
+kubesim_respond_not_found_page(SoupServerMessage *msg)
+{
+	kubesim_respond_text(msg, 404, "404 page not found\n");
+}
+
+const gchar *
+kubesim_query_get(GHashTable *query, const gchar *key)
+{
+	return query != NULL ? g_hash_table_lookup(query, key) : NULL;
+}
+
+gboolean
+kubesim_query_bool(GHashTable *query, const gchar *key, gboolean fallback)
+{
+	static const gchar *const yes[] = {"1", "t", "T", "true", "TRUE", "True", NULL};
+	static const gchar *const no[] = {"0", "f", "F", "false", "FALSE", "False", NULL};
+	const gchar *value = kubesim_query_get(query, key);
+
+	if (value == NULL)
+		return fallback;
+	if (g_strv_contains(yes, value))
+		return TRUE;
+	if (g_strv_contains(no, value))
+		return FALSE;
+	return fallback;
+}
+
+/* Whether one media range of Accept has all the given parameters. */
+static gboolean
+accept_has(SoupServerMessage *msg, const gchar *const *params)
+{
+	const gchar *accept = soup_message_headers_get_list(
+	        soup_server_message_get_request_headers(msg), "Accept");
+	g_auto(GStrv) ranges = NULL;
+	guint i, j;
+
+	if (accept == NULL)
+		return FALSE;
+	ranges = g_strsplit(accept, ",", -1);
+	for (i = 0; ranges[i] != NULL; i++) {
+		g_auto(GStrv) parts = g_strsplit(ranges[i], ";", -1);
+		gboolean all = TRUE;
+		for (j = 0; params[j] != NULL && all; j++) {
+			guint k;
+			gboolean found = FALSE;
+			for (k = 1; parts[k] != NULL; k++) {
+				g_autofree gchar *p = g_strstrip(g_strdup(parts[k]));
+				if (g_strcmp0(p, params[j]) == 0)
+					found = TRUE;
+			}
+			all = found;
+		}
+		if (all)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+gboolean
+kubesim_wants_table(SoupServerMessage *msg)
+{
+	static const gchar *const params[] = {"as=Table", "g=meta.k8s.io", NULL};
+
+	return accept_has(msg, params);
+}
+
+gboolean
+kubesim_wants_aggregated(SoupServerMessage *msg)
+{
+	static const gchar *const params[] = {"as=APIGroupDiscoveryList", "g=apidiscovery.k8s.io",
+	                                      "v=v2", NULL};
+
+	return accept_has(msg, params);
+}
+
+GBytes *
+kubesim_request_body(SoupServerMessage *msg)
+{
+	SoupMessageBody *body = soup_server_message_get_request_body(msg);
+
+	return soup_message_body_flatten(body);
+}
+
+GBytes *
+kubesim_body_to_json(GBytes *body, gboolean yaml_ok, KubesimStatus **status_out)
+{
+	gsize len = 0;
+	const gchar *data = body != NULL ? g_bytes_get_data(body, &len) : NULL;
+	g_autoptr(JsonNode) node = NULL;
+	g_autoptr(GError) error = NULL;
+	gsize i = 0;
+
+	while (i < len && g_ascii_isspace(data[i]))
+		i++;
+	if (i == len) {
+		*status_out = kubesim_status_new(400, "BadRequest", "the request body is empty");
+		return NULL;
+	}
+	if (data[i] == '{' || !yaml_ok)
+		node = kubesim_json_parse(data, len, &error);
+	else
+		node = msd_yaml_parse_document(data, len, "request body", &error);
+	if (node == NULL) {
+		*status_out = kubesim_status_new(400, "BadRequest", "%s", error->message);
+		return NULL;
+	}
+	if (!JSON_NODE_HOLDS_OBJECT(node)) {
+		*status_out =
+		        kubesim_status_new(422, "Invalid", "the request body is not a JSON object");
+		return NULL;
+	}
+	return kubesim_json_node_to_bytes(node);
+}

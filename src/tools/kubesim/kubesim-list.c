@@ -1,0 +1,383 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "kubesim-server.h"
+
+#include <string.h>
+
+#include "kubesim-json.h"
+#include "kubesim-selector.h"
+#include "kubesim-table.h"
+
+/* How long a list with a resourceVersion ahead of the store waits before 504. */
+#define TOO_LARGE_RV_WAIT_US (3 * G_USEC_PER_SEC)
+
+typedef struct {
+	guint64 rv;
+	gint64 issued; /* unix seconds of the first page */
+	gchar *start;  /* first key of the next page */
+} ContinueToken;
+
+static void
+continue_token_clear(ContinueToken *token)
+{
+	g_free(token->start);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(ContinueToken, continue_token_clear)
+
+static gchar *
+continue_token_encode(const ContinueToken *token)
+{
+	GString *json = g_string_new(NULL);
+	g_autofree gchar *b64 = NULL;
+	gchar *p;
+
+	g_string_append_printf(json,
+	                       "{\"v\":\"meta.k8s.io/v1\",\"rv\":%" G_GUINT64_FORMAT
+	                       ",\"issued\":%" G_GINT64_FORMAT ",\"start\":",
+	                       token->rv, token->issued);
+	kubesim_json_append_string(json, token->start);
+	g_string_append_c(json, '}');
+	b64 = g_base64_encode((const guchar *)json->str, json->len);
+	g_string_free(json, TRUE);
+	/* base64url without padding, as the apiserver writes it */
+	for (p = b64; *p != '\0'; p++) {
+		if (*p == '+')
+			*p = '-';
+		else if (*p == '/')
+			*p = '_';
+		else if (*p == '=')
+			*p = '\0';
+	}
+	return g_steal_pointer(&b64);
+}
+
+static gboolean
+continue_token_decode(const gchar *text, ContinueToken *token)
+{
+	g_autoptr(GString) b64 = g_string_new(text);
+	g_autofree guchar *raw = NULL;
+	g_autoptr(JsonNode) root = NULL;
+	JsonObject *obj;
+	gsize len, i;
+
+	memset(token, 0, sizeof(*token));
+	for (i = 0; i < b64->len; i++) {
+		if (b64->str[i] == '-')
+			b64->str[i] = '+';
+		else if (b64->str[i] == '_')
+			b64->str[i] = '/';
+	}
+	while (b64->len % 4 != 0)
+		g_string_append_c(b64, '=');
+	raw = g_base64_decode(b64->str, &len);
+	if (raw == NULL || len == 0)
+		return FALSE;
+	root = kubesim_json_parse((const gchar *)raw, len, NULL);
+	if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root))
+		return FALSE;
+	obj = json_node_get_object(root);
+	if (!json_object_has_member(obj, "rv") || !json_object_has_member(obj, "start"))
+		return FALSE;
+	token->rv = json_object_get_int_member_with_default(obj, "rv", 0);
+	token->issued = json_object_get_int_member_with_default(obj, "issued", 0);
+	token->start = g_strdup(json_object_get_string_member_with_default(obj, "start", ""));
+	return TRUE;
+}
+
+static KubesimStatus *
+list_invalid(const gchar *field, const gchar *message)
+{
+	KubesimStatus *status = kubesim_status_new(422, "Invalid",
+	                                           "ListOptions.meta.k8s.io \"\" "
+	                                           "is invalid: %s: %s",
+	                                           field, message);
+
+	kubesim_status_details(status, "meta.k8s.io", "ListOptions", "");
+	status->cause_field = g_strdup(field);
+	return status;
+}
+
+typedef struct {
+	KubesimServer *self;
+	SoupServerMessage *msg;
+	KubesimRequest req;
+	GHashTable *query;
+	guint64 wanted_rv;
+	gint64 deadline;
+	gchar *ns;
+} PendingList;
+
+static void
+serve_list(KubesimServer *self, SoupServerMessage *msg, KubesimRequest *req, GHashTable *query);
+
+static gboolean
+pending_list_poll(gpointer data)
+{
+	PendingList *p = data;
+
+	if (p->req.resource->removed) {
+		kubesim_respond_not_found_page(p->msg);
+	} else if (kubesim_store_get_rv(p->self->store) >= p->wanted_rv) {
+		serve_list(p->self, p->msg, &p->req, p->query);
+	} else if (g_get_monotonic_time() < p->deadline) {
+		return G_SOURCE_CONTINUE;
+	} else {
+		KubesimStatus *status =
+		        kubesim_status_new(504, "Timeout",
+		                           "Timeout: Too large resource version: %" G_GUINT64_FORMAT
+		                           ", current: %" G_GUINT64_FORMAT,
+		                           p->wanted_rv, kubesim_store_get_rv(p->self->store));
+		kubesim_respond_status(p->msg, status);
+	}
+	soup_server_message_unpause(p->msg);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+pending_list_free(gpointer data)
+{
+	PendingList *p = data;
+
+	g_object_unref(p->msg);
+	kubesim_resource_unref(p->req.resource);
+	if (p->query != NULL)
+		g_hash_table_unref(p->query);
+	g_free(p->ns);
+	g_free(p);
+}
+
+void
+kubesim_list_handle(KubesimServer *self,
+                    SoupServerMessage *msg,
+                    KubesimRequest *req,
+                    GHashTable *query)
+{
+	const gchar *rv = kubesim_query_get(query, "resourceVersion");
+	const gchar *rvm = kubesim_query_get(query, "resourceVersionMatch");
+	const gchar *cont = kubesim_query_get(query, "continue");
+	guint64 current = kubesim_store_get_rv(self->store);
+	guint64 wanted;
+
+	if (rv != NULL && rv[0] == '\0')
+		rv = NULL;
+	if (rvm != NULL && rvm[0] == '\0')
+		rvm = NULL;
+	if (cont != NULL && cont[0] == '\0')
+		cont = NULL;
+	if (kubesim_query_get(query, "sendInitialEvents") != NULL) {
+		kubesim_respond_status(msg, list_invalid("sendInitialEvents",
+		                                         "Forbidden: sendInitialEvents is "
+		                                         "forbidden for list"));
+		return;
+	}
+	if (rvm != NULL && g_strcmp0(rvm, "Exact") != 0 && g_strcmp0(rvm, "NotOlderThan") != 0) {
+		kubesim_respond_status(msg, list_invalid("resourceVersionMatch",
+		                                         "Unsupported value: must be Exact or "
+		                                         "NotOlderThan"));
+		return;
+	}
+	if (rvm != NULL && rv == NULL) {
+		kubesim_respond_status(msg, list_invalid("resourceVersionMatch",
+		                                         "Forbidden: resourceVersionMatch is "
+		                                         "forbidden unless resourceVersion is "
+		                                         "provided"));
+		return;
+	}
+	if (rvm != NULL && cont != NULL) {
+		kubesim_respond_status(msg, list_invalid("resourceVersionMatch",
+		                                         "Forbidden: resourceVersionMatch is "
+		                                         "forbidden when continue is provided"));
+		return;
+	}
+	if (g_strcmp0(rvm, "Exact") == 0 && g_strcmp0(rv, "0") == 0) {
+		kubesim_respond_status(msg,
+		                       list_invalid("resourceVersionMatch",
+		                                    "Forbidden: resourceVersionMatch \"exact\" "
+		                                    "is forbidden for resourceVersion \"0\""));
+		return;
+	}
+	if (cont != NULL && rv != NULL && g_strcmp0(rv, "0") != 0) {
+		kubesim_respond_status(msg, kubesim_status_new(400, "BadRequest",
+		                                               "specifying resource version is "
+		                                               "not allowed when using continue"));
+		return;
+	}
+	if (rv == NULL || g_strcmp0(rv, "0") == 0 || cont != NULL) {
+		serve_list(self, msg, req, query);
+		return;
+	}
+	wanted = g_ascii_strtoull(rv, NULL, 10);
+	{
+		gboolean exact = g_strcmp0(rvm, "Exact") == 0 ||
+		                 (rvm == NULL && kubesim_query_get(query, "limit") != NULL);
+		/* no snapshots are kept: an exact read is served from the present if nothing
+		 * it needs was compacted away */
+		if (exact && wanted < kubesim_store_get_history_floor(self->store)) {
+			kubesim_respond_status(msg,
+			                       kubesim_status_new(410, "Expired",
+			                                          "The resourceVersion for the "
+			                                          "provided list is too old."));
+			return;
+		}
+	}
+	if (wanted > current) {
+		PendingList *p = g_new0(PendingList, 1);
+		p->self = self;
+		p->msg = g_object_ref(msg);
+		p->req = *req;
+		p->ns = g_strdup(req->namespace_);
+		p->req.namespace_ = p->ns;
+		p->req.name = NULL;
+		p->req.subresource = NULL;
+		p->req.group = NULL;
+		p->req.version = NULL;
+		kubesim_resource_ref(p->req.resource);
+		p->query = query != NULL ? g_hash_table_ref(query) : NULL;
+		p->wanted_rv = wanted;
+		p->deadline = g_get_monotonic_time() + TOO_LARGE_RV_WAIT_US;
+		soup_server_message_pause(msg);
+		g_timeout_add_full(G_PRIORITY_DEFAULT, 20, pending_list_poll, p, pending_list_free);
+		return;
+	}
+	serve_list(self, msg, req, query);
+}
+
+static void
+serve_list(KubesimServer *self, SoupServerMessage *msg, KubesimRequest *req, GHashTable *query)
+{
+	KubesimResource *res = req->resource;
+	const gchar *rv = kubesim_query_get(query, "resourceVersion");
+	const gchar *cont = kubesim_query_get(query, "continue");
+	const gchar *limit_text = kubesim_query_get(query, "limit");
+	const gchar *include_object = kubesim_query_get(query, "includeObject");
+	g_autoptr(KubesimSelector) sel = NULL;
+	g_auto(ContinueToken) token = {0};
+	KubesimStatus *status = NULL;
+	g_autofree gchar *prefix = NULL;
+	g_autofree gchar *next_token = NULL;
+	g_autoptr(GPtrArray) items = g_ptr_array_new();
+	gsize prefix_len = 0;
+	gint64 limit = 0;
+	gint64 remaining = 0;
+	guint64 list_rv;
+	gint64 issued;
+	GTreeNode *node;
+	gboolean table = kubesim_wants_table(msg);
+	SoupMessageBody *body;
+	guint i;
+
+	sel = kubesim_selector_new(kubesim_query_get(query, "labelSelector"),
+	                           kubesim_query_get(query, "fieldSelector"), &status);
+	if (sel == NULL) {
+		kubesim_respond_status(msg, status);
+		return;
+	}
+	if (cont != NULL && cont[0] != '\0') {
+		if (!continue_token_decode(cont, &token)) {
+			kubesim_respond_status(msg,
+			                       kubesim_status_new(400, "BadRequest",
+			                                          "continue key is not valid: "
+			                                          "not a token of this server"));
+			return;
+		}
+		if (g_get_real_time() / G_USEC_PER_SEC - token.issued >
+		            self->config.page_token_ttl ||
+		    token.rv < kubesim_store_get_history_floor(self->store)) {
+			kubesim_respond_status(
+			        msg,
+			        kubesim_status_new(
+			                410, "Expired",
+			                "The provided continue parameter is too old to display "
+			                "a consistent list result. You can start a new list "
+			                "without the continue parameter."));
+			return;
+		}
+		list_rv = token.rv;
+		issued = token.issued;
+	} else {
+		list_rv = kubesim_store_get_rv(self->store);
+		issued = g_get_real_time() / G_USEC_PER_SEC;
+	}
+	/* RV=0 means "any": the apiserver ignores limit then */
+	if (limit_text != NULL && g_strcmp0(rv, "0") != 0)
+		limit = g_ascii_strtoll(limit_text, NULL, 10);
+	if (req->namespace_ != NULL && res->namespaced) {
+		prefix = g_strdup_printf("%s/", req->namespace_);
+		prefix_len = strlen(prefix);
+	}
+	if (token.start != NULL && (prefix == NULL || strcmp(token.start, prefix) > 0))
+		node = g_tree_lower_bound(res->objects, token.start);
+	else if (prefix != NULL)
+		node = g_tree_lower_bound(res->objects, prefix);
+	else
+		node = g_tree_node_first(res->objects);
+	for (; node != NULL; node = g_tree_node_next(node)) {
+		KubesimObject *obj = g_tree_node_value(node);
+		if (prefix != NULL && strncmp(obj->key, prefix, prefix_len) != 0)
+			break;
+		if (!kubesim_selector_matches(sel, obj))
+			continue;
+		if (limit > 0 && items->len >= (guint)limit) {
+			if (next_token == NULL) {
+				ContinueToken next = {list_rv, issued, NULL};
+				KubesimObject *last = g_ptr_array_index(items, items->len - 1);
+				next.start = g_strconcat(last->key, "\001", NULL);
+				next_token = continue_token_encode(&next);
+				g_free(next.start);
+				if (!kubesim_selector_is_empty(sel))
+					break;
+			}
+			remaining++;
+			continue;
+		}
+		g_ptr_array_add(items, obj);
+	}
+
+	soup_server_message_set_status(msg, 200, NULL);
+	soup_message_headers_set_content_type(soup_server_message_get_response_headers(msg),
+	                                      "application/json", NULL);
+	body = soup_server_message_get_response_body(msg);
+	if (table) {
+		GString *out = g_string_new(NULL);
+		kubesim_table_begin(out, res, list_rv, next_token, TRUE);
+		for (i = 0; i < items->len; i++)
+			kubesim_table_append_row(out, res, g_ptr_array_index(items, i),
+			                         include_object, i == 0);
+		kubesim_table_end(out);
+		soup_message_body_append(body, SOUP_MEMORY_TAKE, out->str, out->len);
+		g_string_free(out, FALSE);
+		return;
+	}
+	{
+		GString *head = g_string_new(NULL);
+		g_string_append_printf(head, "{\"kind\":");
+		kubesim_json_append_string(head, res->list_kind);
+		g_string_append(head, ",\"apiVersion\":");
+		kubesim_json_append_string(head, res->api_version);
+		g_string_append_printf(
+		        head, ",\"metadata\":{\"resourceVersion\":\"%" G_GUINT64_FORMAT "\"",
+		        list_rv);
+		if (next_token != NULL) {
+			g_string_append(head, ",\"continue\":");
+			kubesim_json_append_string(head, next_token);
+			if (kubesim_selector_is_empty(sel))
+				g_string_append_printf(head,
+				                       ",\"remainingItemCount\":%" G_GINT64_FORMAT,
+				                       remaining);
+		}
+		g_string_append(head, "},\"items\":[");
+		soup_message_body_append(body, SOUP_MEMORY_TAKE, head->str, head->len);
+		g_string_free(head, FALSE);
+	}
+	/* items go out as the stored bytes, without copies */
+	for (i = 0; i < items->len; i++) {
+		KubesimObject *obj = g_ptr_array_index(items, i);
+		if (i > 0)
+			soup_message_body_append(body, SOUP_MEMORY_STATIC, ",", 1);
+		soup_message_body_append_bytes(body, obj->json);
+	}
+	soup_message_body_append(body, SOUP_MEMORY_STATIC, "]}", 2);
+}

@@ -1,0 +1,115 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "kubesim-resources.h"
+
+typedef struct {
+	const gchar *group;
+	const gchar *version;
+	const gchar *resource;
+	const gchar *singular;
+	const gchar *kind;
+	gboolean namespaced;
+	const gchar *short_names; /* comma-separated */
+	const gchar *categories;
+	const gchar *subresources;
+} Builtin;
+
+static const Builtin builtins[] = {
+        {"", "v1", "namespaces", "namespace", "Namespace", FALSE, "ns", NULL, "status"},
+        {"", "v1", "pods", "pod", "Pod", TRUE, "po", "all", "status,log,exec,attach,portforward"},
+        {"", "v1", "services", "service", "Service", TRUE, "svc", "all", "status"},
+        {"", "v1", "configmaps", "configmap", "ConfigMap", TRUE, "cm", NULL, NULL},
+        {"", "v1", "secrets", "secret", "Secret", TRUE, NULL, NULL, NULL},
+        {"", "v1", "nodes", "node", "Node", FALSE, "no", NULL, "status"},
+        {"", "v1", "endpoints", "endpoints", "Endpoints", TRUE, "ep", NULL, NULL},
+        {"", "v1", "persistentvolumes", "persistentvolume", "PersistentVolume", FALSE, "pv", NULL,
+         "status"},
+        {"", "v1", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", TRUE,
+         "pvc", NULL, "status"},
+        {"", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", TRUE, "sa", NULL, NULL},
+        {"", "v1", "events", "event", "Event", TRUE, "ev", NULL, NULL},
+        {"apps", "v1", "deployments", "deployment", "Deployment", TRUE, "deploy", "all",
+         "status,scale"},
+        {"apps", "v1", "replicasets", "replicaset", "ReplicaSet", TRUE, "rs", "all",
+         "status,scale"},
+        {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", TRUE, "sts", "all",
+         "status,scale"},
+        {"apps", "v1", "daemonsets", "daemonset", "DaemonSet", TRUE, "ds", "all", "status"},
+        {"batch", "v1", "jobs", "job", "Job", TRUE, NULL, "all", "status"},
+        {"batch", "v1", "cronjobs", "cronjob", "CronJob", TRUE, "cj", "all", "status"},
+        {"networking.k8s.io", "v1", "ingresses", "ingress", "Ingress", TRUE, "ing", NULL, "status"},
+        {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
+         "CustomResourceDefinition", FALSE, "crd,crds", "api-extensions", "status"},
+};
+
+/* The MeshSync CRD, present by default as in a cluster where Meshery's operator is installed. */
+static const gchar meshsync_crd[] =
+        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+        "\"metadata\":{\"name\":\"meshsyncs.meshery.io\"},"
+        "\"spec\":{\"group\":\"meshery.io\",\"names\":{\"kind\":\"MeshSync\",\"listKind\":"
+        "\"MeshSyncList\",\"plural\":\"meshsyncs\",\"singular\":\"meshsync\"},"
+        "\"scope\":\"Namespaced\",\"versions\":[{\"name\":\"v1alpha1\",\"served\":true,"
+        "\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\","
+        "\"x-kubernetes-preserve-unknown-fields\":true}},\"subresources\":{\"status\":{}}}]},"
+        "\"status\":{\"acceptedNames\":{\"kind\":\"MeshSync\",\"plural\":\"meshsyncs\"},"
+        "\"conditions\":[{\"type\":\"Established\",\"status\":\"True\",\"reason\":"
+        "\"InitialNamesAccepted\",\"message\":\"the initial names have been accepted\"}]}}";
+
+static gchar **
+split_or_null(const gchar *s)
+{
+	return s != NULL ? g_strsplit(s, ",", -1) : NULL;
+}
+
+void
+kubesim_resources_install(KubesimStore *store)
+{
+	static const gchar *const namespaces[] = {"default", "kube-system", "kube-public",
+	                                          "kube-node-lease"};
+	KubesimResource *ns_res;
+	KubesimResource *crd_res;
+	guint i;
+
+	for (i = 0; i < G_N_ELEMENTS(builtins); i++) {
+		const Builtin *b = &builtins[i];
+		KubesimResource res = {0};
+		g_auto(GStrv) short_names = split_or_null(b->short_names);
+		g_auto(GStrv) categories = split_or_null(b->categories);
+		g_auto(GStrv) subresources = split_or_null(b->subresources);
+		res.group = (gchar *)b->group;
+		res.version = (gchar *)b->version;
+		res.resource = (gchar *)b->resource;
+		res.singular = (gchar *)b->singular;
+		res.kind = (gchar *)b->kind;
+		res.namespaced = b->namespaced;
+		res.short_names = short_names;
+		res.categories = categories;
+		res.subresources = subresources;
+		kubesim_store_add_resource(store, &res);
+	}
+
+	ns_res = kubesim_store_lookup(store, "", "v1", "namespaces");
+	for (i = 0; i < G_N_ELEMENTS(namespaces); i++) {
+		g_autofree gchar *json =
+		        g_strdup_printf("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
+		                        "\"metadata\":{\"name\":\"%s\","
+		                        "\"labels\":{\"kubernetes.io/metadata.name\":\"%s\"}},"
+		                        "\"spec\":{\"finalizers\":[\"kubernetes\"]},\"status\":{"
+		                        "\"phase\":\"Active\"}}",
+		                        namespaces[i], namespaces[i]);
+		g_autoptr(GBytes) bytes = g_bytes_new(json, strlen(json));
+		g_autoptr(KubesimStatus) status = NULL;
+		g_autoptr(KubesimObject) obj = kubesim_store_upsert(store, ns_res, bytes, &status);
+	}
+	crd_res = kubesim_store_lookup(store, "apiextensions.k8s.io", "v1",
+	                               "customresourcedefinitions");
+	{
+		g_autoptr(GBytes) bytes =
+		        g_bytes_new_static(meshsync_crd, sizeof(meshsync_crd) - 1);
+		g_autoptr(KubesimStatus) status = NULL;
+		g_autoptr(KubesimObject) obj = kubesim_store_upsert(store, crd_res, bytes, &status);
+	}
+}

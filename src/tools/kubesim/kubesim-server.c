@@ -1,0 +1,249 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "kubesim-server.h"
+
+#include <string.h>
+
+/* Requests held back by /kubesim/delay, dispatched when their timer fires. */
+typedef struct {
+	KubesimServer *self;
+	SoupServerMessage *msg;
+	gchar *path;
+	GHashTable *query;
+} Delayed;
+
+static void
+dispatch_api(KubesimServer *self, SoupServerMessage *msg, const gchar *path, GHashTable *query);
+
+static gboolean
+authorized(KubesimServer *self, SoupServerMessage *msg, const gchar *path)
+{
+	const gchar *auth;
+	g_autofree gchar *expected = NULL;
+
+	if (self->config.token == NULL)
+		return TRUE;
+	auth = soup_message_headers_get_one(soup_server_message_get_request_headers(msg),
+	                                    "Authorization");
+	/* anonymous requests may read the version, as system:public-info-viewer allows */
+	if (auth == NULL && (g_strcmp0(path, "/version") == 0 || g_strcmp0(path, "/healthz") == 0))
+		return TRUE;
+	expected = g_strdup_printf("Bearer %s", self->config.token);
+	return g_strcmp0(auth, expected) == 0;
+}
+
+/* Splits /api/v1/... and /apis/<g>/<v>/... into @req; FALSE for paths that name no resource. */
+static gboolean
+parse_resource_path(KubesimServer *self, gchar **segs, KubesimRequest *req, gboolean *is_gv_root)
+{
+	guint n = g_strv_length(segs);
+	guint i;
+	const gchar *resource;
+
+	memset(req, 0, sizeof(*req));
+	*is_gv_root = FALSE;
+	if (n >= 2 && g_strcmp0(segs[0], "api") == 0) {
+		req->group = "";
+		req->version = segs[1];
+		i = 2;
+	} else if (n >= 3 && g_strcmp0(segs[0], "apis") == 0) {
+		req->group = segs[1];
+		req->version = segs[2];
+		i = 3;
+	} else {
+		return FALSE;
+	}
+	if (i == n) {
+		*is_gv_root = TRUE;
+		return FALSE;
+	}
+	if (g_strcmp0(segs[i], "watch") == 0) {
+		req->legacy_watch = TRUE;
+		i++;
+	}
+	if (n - i >= 3 && g_strcmp0(segs[i], "namespaces") == 0) {
+		req->namespace_ = segs[i + 1];
+		i += 2;
+	}
+	resource = segs[i++];
+	req->resource = kubesim_store_lookup(self->store, req->group, req->version, resource);
+	if (req->resource == NULL)
+		return FALSE;
+	if (req->namespace_ != NULL && !req->resource->namespaced) {
+		/* /api/v1/namespaces/<name>/<sub> is a subresource of a namespace */
+		if (g_strcmp0(resource, "namespaces") != 0)
+			return FALSE;
+	}
+	if (i < n)
+		req->name = segs[i++];
+	if (i < n)
+		req->subresource = segs[i++];
+	if (i < n)
+		return FALSE;
+	if (req->namespace_ != NULL && !req->resource->namespaced) {
+		/* the namespace segment was the resource itself: namespaces/<name>/<sub> */
+		req->subresource = req->name;
+		req->name = req->namespace_;
+		req->namespace_ = NULL;
+	}
+	if (req->subresource != NULL &&
+	    (req->resource->subresources == NULL ||
+	     !g_strv_contains((const gchar *const *)req->resource->subresources, req->subresource)))
+		return FALSE;
+	if (req->name != NULL && req->resource->namespaced && req->namespace_ == NULL)
+		return FALSE;
+	return TRUE;
+}
+
+static void
+dispatch_api(KubesimServer *self, SoupServerMessage *msg, const gchar *path, GHashTable *query)
+{
+	const gchar *method = soup_server_message_get_method(msg);
+	g_auto(GStrv) segs = NULL;
+	KubesimRequest req;
+	gboolean is_gv_root;
+	gboolean watch;
+
+	if (kubesim_discovery_handle(self, msg, path))
+		return;
+	segs = g_strsplit(path[0] == '/' ? path + 1 : path, "/", -1);
+	if (!parse_resource_path(self, segs, &req, &is_gv_root)) {
+		kubesim_respond_not_found_page(msg);
+		return;
+	}
+	watch = req.legacy_watch || kubesim_query_bool(query, "watch", FALSE);
+	if (req.name == NULL && g_strcmp0(method, "GET") == 0) {
+		if (watch)
+			kubesim_watch_start(self, msg, &req, query);
+		else
+			kubesim_list_handle(self, msg, &req, query);
+		return;
+	}
+	if (watch) {
+		kubesim_respond_status(
+		        msg, kubesim_status_new(405, "MethodNotAllowed",
+		                                "the server does not allow this method on the "
+		                                "requested resource"));
+		return;
+	}
+	kubesim_crud_handle(self, msg, &req, query);
+}
+
+static gboolean
+delayed_fire(gpointer data)
+{
+	Delayed *d = data;
+
+	dispatch_api(d->self, d->msg, d->path, d->query);
+	soup_server_message_unpause(d->msg);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+delayed_free(gpointer data)
+{
+	Delayed *d = data;
+
+	g_object_unref(d->msg);
+	g_free(d->path);
+	if (d->query != NULL)
+		g_hash_table_unref(d->query);
+	g_free(d);
+}
+
+static void
+handle_request(SoupServer *server,
+               SoupServerMessage *msg,
+               const char *path,
+               GHashTable *query,
+               gpointer user_data)
+{
+	KubesimServer *self = user_data;
+
+	g_debug("%s %s%s%s", soup_server_message_get_method(msg), path,
+	        soup_server_message_get_uri(msg) != NULL &&
+	                        g_uri_get_query(soup_server_message_get_uri(msg)) != NULL
+	                ? "?"
+	                : "",
+	        soup_server_message_get_uri(msg) != NULL &&
+	                        g_uri_get_query(soup_server_message_get_uri(msg)) != NULL
+	                ? g_uri_get_query(soup_server_message_get_uri(msg))
+	                : "");
+	soup_message_headers_replace(soup_server_message_get_response_headers(msg), "Cache-Control",
+	                             "no-cache, private");
+
+	/* the admin endpoint bypasses auth and fault injection */
+	if (g_str_has_prefix(path, "/kubesim/")) {
+		kubesim_admin_handle(self, msg, path, query);
+		return;
+	}
+	if (!authorized(self, msg, path)) {
+		kubesim_respond_status(msg,
+		                       kubesim_status_new(401, "Unauthorized", "Unauthorized"));
+		return;
+	}
+	if (self->fail_count > 0) {
+		self->fail_count--;
+		if (self->fail_code == 429) {
+			soup_message_headers_replace(soup_server_message_get_response_headers(msg),
+			                             "Retry-After", "1");
+			kubesim_respond_text(msg, 429,
+			                     "Too many requests, please try again later.\n");
+		} else {
+			kubesim_respond_status(
+			        msg, kubesim_status_new(self->fail_code, "InternalError",
+			                                "Internal error occurred: injected by "
+			                                "kubesim"));
+		}
+		return;
+	}
+	if (self->delay_ms > 0) {
+		Delayed *d = g_new0(Delayed, 1);
+		d->self = self;
+		d->msg = g_object_ref(msg);
+		d->path = g_strdup(path);
+		d->query = query != NULL ? g_hash_table_ref(query) : NULL;
+		soup_server_message_pause(msg);
+		g_timeout_add_full(G_PRIORITY_DEFAULT, self->delay_ms, delayed_fire, d,
+		                   delayed_free);
+		return;
+	}
+	dispatch_api(self, msg, path, query);
+}
+
+KubesimServer *
+kubesim_server_new(const KubesimConfig *config, KubesimStore *store)
+{
+	KubesimServer *self = g_new0(KubesimServer, 1);
+
+	self->config = *config;
+	self->config.token = g_strdup(config->token);
+	self->store = store;
+	self->watches = g_ptr_array_new();
+	kubesim_store_set_listener(store, kubesim_watch_dispatch, self);
+	return self;
+}
+
+void
+kubesim_server_attach(KubesimServer *self, SoupServer *server)
+{
+	self->server = g_object_ref(server);
+	soup_server_add_handler(server, NULL, handle_request, self, NULL);
+}
+
+void
+kubesim_server_free(KubesimServer *self)
+{
+	kubesim_store_set_listener(self->store, NULL, NULL);
+	kubesim_watch_free_all(self);
+	g_ptr_array_unref(self->watches);
+	if (self->server != NULL) {
+		soup_server_remove_handler(self->server, NULL);
+		g_object_unref(self->server);
+	}
+	g_free(self->config.token);
+	g_free(self);
+}

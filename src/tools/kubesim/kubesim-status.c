@@ -1,0 +1,130 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "kubesim-status.h"
+
+#include "kubesim-json.h"
+
+KubesimStatus *
+kubesim_status_new(guint code, const gchar *reason, const gchar *format, ...)
+{
+	KubesimStatus *status = g_new0(KubesimStatus, 1);
+	va_list args;
+
+	status->code = code;
+	status->reason = g_strdup(reason);
+	va_start(args, format);
+	status->message = g_strdup_vprintf(format, args);
+	va_end(args);
+	return status;
+}
+
+KubesimStatus *
+kubesim_status_details(KubesimStatus *status,
+                       const gchar *group,
+                       const gchar *kind,
+                       const gchar *name)
+{
+	g_free(status->group);
+	g_free(status->kind);
+	g_free(status->name);
+	status->group = g_strdup(group);
+	status->kind = g_strdup(kind);
+	status->name = g_strdup(name);
+	return status;
+}
+
+void
+kubesim_status_free(KubesimStatus *status)
+{
+	if (status == NULL)
+		return;
+	g_free(status->reason);
+	g_free(status->message);
+	g_free(status->name);
+	g_free(status->group);
+	g_free(status->kind);
+	g_free(status->cause_field);
+	g_free(status);
+}
+
+gchar *
+kubesim_status_to_json(const KubesimStatus *status)
+{
+	GString *out = g_string_new("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
+	                            "\"status\":\"Failure\",\"message\":");
+	gboolean details = status->name != NULL || status->kind != NULL || status->group != NULL ||
+	                   status->cause_field != NULL;
+
+	kubesim_json_append_string(out, status->message != NULL ? status->message : "");
+	if (status->reason != NULL && status->reason[0] != '\0') {
+		g_string_append(out, ",\"reason\":");
+		kubesim_json_append_string(out, status->reason);
+	}
+	if (details) {
+		const gchar *sep = "";
+		g_string_append(out, ",\"details\":{");
+		if (status->name != NULL && status->name[0] != '\0') {
+			g_string_append(out, "\"name\":");
+			kubesim_json_append_string(out, status->name);
+			sep = ",";
+		}
+		if (status->group != NULL && status->group[0] != '\0') {
+			g_string_append_printf(out, "%s\"group\":", sep);
+			kubesim_json_append_string(out, status->group);
+			sep = ",";
+		}
+		if (status->kind != NULL) {
+			g_string_append_printf(out, "%s\"kind\":", sep);
+			kubesim_json_append_string(out, status->kind);
+			sep = ",";
+		}
+		if (status->cause_field != NULL) {
+			g_string_append_printf(out,
+			                       "%s\"causes\":[{\"reason\":\"FieldValueInvalid\","
+			                       "\"message\":",
+			                       sep);
+			kubesim_json_append_string(out, status->message);
+			g_string_append(out, ",\"field\":");
+			kubesim_json_append_string(out, status->cause_field);
+			g_string_append(out, "}]");
+		}
+		g_string_append_c(out, '}');
+	}
+	g_string_append_printf(out, ",\"code\":%u}", status->code);
+	return g_string_free(out, FALSE);
+}
+
+KubesimStatus *
+kubesim_status_not_found(const gchar *group, const gchar *resource, const gchar *name)
+{
+	KubesimStatus *status;
+
+	if (group != NULL && group[0] != '\0')
+		status = kubesim_status_new(404, "NotFound", "%s.%s \"%s\" not found", resource,
+		                            group, name);
+	else
+		status = kubesim_status_new(404, "NotFound", "%s \"%s\" not found", resource, name);
+	return kubesim_status_details(status, group, resource, name);
+}
+
+KubesimStatus *
+kubesim_status_invalid(
+        const gchar *group, const gchar *kind, const gchar *name, const gchar *format, ...)
+{
+	KubesimStatus *status = g_new0(KubesimStatus, 1);
+	g_autofree gchar *detail = NULL;
+	va_list args;
+
+	va_start(args, format);
+	detail = g_strdup_vprintf(format, args);
+	va_end(args);
+	status->code = 422;
+	status->reason = g_strdup("Invalid");
+	status->message =
+	        g_strdup_printf("%s \"%s\" is invalid: %s", kind != NULL ? kind : "object",
+	                        name != NULL ? name : "", detail);
+	return kubesim_status_details(status, group, kind, name);
+}

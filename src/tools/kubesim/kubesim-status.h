@@ -1,0 +1,48 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/*
+ * A refused API request, as a Kubernetes Status body: not a GError, because it is the answer
+ * the client gets (code, reason, details), not a failure of kubesim.
+ */
+typedef struct {
+	guint code;
+	gchar *reason;
+	gchar *message;
+	gchar *name;  /* details.name */
+	gchar *group; /* details.group */
+	gchar *kind;  /* details.kind: the resource (plural) */
+	gchar *cause_field;
+} KubesimStatus;
+
+KubesimStatus *kubesim_status_new(guint code, const gchar *reason, const gchar *format, ...)
+        G_GNUC_PRINTF(3, 4);
+/* Sets the details of @status; returns it for chaining. */
+KubesimStatus *kubesim_status_details(KubesimStatus *status,
+                                      const gchar *group,
+                                      const gchar *kind,
+                                      const gchar *name);
+void kubesim_status_free(KubesimStatus *status);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(KubesimStatus, kubesim_status_free)
+
+/* The compact JSON of the Status. */
+gchar *kubesim_status_to_json(const KubesimStatus *status);
+
+/* Common statuses. */
+KubesimStatus *
+kubesim_status_not_found(const gchar *group, const gchar *resource, const gchar *name);
+KubesimStatus *kubesim_status_invalid(const gchar *group,
+                                      const gchar *kind,
+                                      const gchar *name,
+                                      const gchar *format,
+                                      ...) G_GNUC_PRINTF(4, 5);
+
+G_END_DECLS

@@ -1,0 +1,881 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "kubesim-store.h"
+
+#include <string.h>
+
+#include "kubesim-crd.h"
+#include "kubesim-json.h"
+
+struct _KubesimStore {
+	GPtrArray *resources; /* KubesimResource, registration order */
+	GHashTable *by_gvr;   /* "g/v/resource" → KubesimResource (borrowed) */
+	GHashTable *by_kind;  /* "apiVersion/Kind" → KubesimResource (borrowed) */
+	GQueue history;       /* KubesimEvent, oldest first */
+	guint history_max;
+	guint64 history_floor;
+	guint64 rv;
+	KubesimEventFunc listener;
+	gpointer listener_data;
+};
+
+/* What the store reads from an object's JSON on every write. */
+typedef struct {
+	gchar *api_version;
+	gchar *kind;
+	gchar *name;
+	gchar *generate_name;
+	gchar *namespace_;
+	gchar *uid;
+	gchar *rv;
+	gchar *creation;
+	gint64 generation;
+	gchar *spec_raw;
+	GString *labels;
+} ObjectInfo;
+
+static void
+object_info_clear(ObjectInfo *info)
+{
+	g_free(info->api_version);
+	g_free(info->kind);
+	g_free(info->name);
+	g_free(info->generate_name);
+	g_free(info->namespace_);
+	g_free(info->uid);
+	g_free(info->rv);
+	g_free(info->creation);
+	g_free(info->spec_raw);
+	if (info->labels != NULL)
+		g_string_free(info->labels, TRUE);
+	memset(info, 0, sizeof(*info));
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(ObjectInfo, object_info_clear)
+
+static gboolean
+object_info_parse(GBytes *json, ObjectInfo *info)
+{
+	g_auto(KubesimJsonDoc) doc = {0};
+	gsize len;
+	const gchar *js = g_bytes_get_data(json, &len);
+	gint meta, tok;
+
+	memset(info, 0, sizeof(*info));
+	if (!kubesim_json_doc_init(&doc, js, len) || !kubesim_json_is_object(&doc, 0))
+		return FALSE;
+	info->api_version = kubesim_json_string(&doc, kubesim_json_member(&doc, 0, "apiVersion"));
+	info->kind = kubesim_json_string(&doc, kubesim_json_member(&doc, 0, "kind"));
+	tok = kubesim_json_member(&doc, 0, "spec");
+	if (tok >= 0) {
+		const gchar *raw;
+		gsize raw_len;
+		kubesim_json_raw(&doc, tok, &raw, &raw_len);
+		info->spec_raw = g_strndup(raw, raw_len);
+	}
+	meta = kubesim_json_member(&doc, 0, "metadata");
+	if (!kubesim_json_is_object(&doc, meta))
+		return TRUE;
+	info->name = kubesim_json_string(&doc, kubesim_json_member(&doc, meta, "name"));
+	info->generate_name =
+	        kubesim_json_string(&doc, kubesim_json_member(&doc, meta, "generateName"));
+	info->namespace_ = kubesim_json_string(&doc, kubesim_json_member(&doc, meta, "namespace"));
+	info->uid = kubesim_json_string(&doc, kubesim_json_member(&doc, meta, "uid"));
+	info->rv = kubesim_json_string(&doc, kubesim_json_member(&doc, meta, "resourceVersion"));
+	info->creation =
+	        kubesim_json_string(&doc, kubesim_json_member(&doc, meta, "creationTimestamp"));
+	{
+		g_autofree gchar *gen =
+		        kubesim_json_string(&doc, kubesim_json_member(&doc, meta, "generation"));
+		info->generation = gen != NULL ? g_ascii_strtoll(gen, NULL, 10) : 0;
+	}
+	tok = kubesim_json_member(&doc, meta, "labels");
+	if (kubesim_json_is_object(&doc, tok) && kubesim_json_size(&doc, tok) > 0) {
+		gint i, n = kubesim_json_size(&doc, tok);
+		gint k = tok + 1;
+		info->labels = g_string_new(NULL);
+		for (i = 0; i < n; i++) {
+			g_autofree gchar *key = kubesim_json_string(&doc, k);
+			g_autofree gchar *value = kubesim_json_string(&doc, k + 1);
+			g_string_append_len(info->labels, key, strlen(key) + 1);
+			g_string_append_len(info->labels, value != NULL ? value : "",
+			                    (value != NULL ? strlen(value) : 0) + 1);
+			k = kubesim_json_skip(&doc, k + 1);
+		}
+		g_string_append_c(info->labels, '\0');
+	}
+	/* empty strings mean absent, as in Go */
+	if (info->namespace_ != NULL && info->namespace_[0] == '\0')
+		g_clear_pointer(&info->namespace_, g_free);
+	if (info->name != NULL && info->name[0] == '\0')
+		g_clear_pointer(&info->name, g_free);
+	if (info->uid != NULL && info->uid[0] == '\0')
+		g_clear_pointer(&info->uid, g_free);
+	if (info->creation != NULL && info->creation[0] == '\0')
+		g_clear_pointer(&info->creation, g_free);
+	return TRUE;
+}
+
+/* A metadata member to set (value is raw JSON) or, with a NULL value, to remove. */
+typedef struct {
+	const gchar *key;
+	gchar *value;
+	gboolean done;
+} MetaEdit;
+
+/*
+ * Copies a compact object, setting or removing metadata members in place and appending the
+ * new ones at the end of metadata, so the original member order is kept.
+ */
+static GBytes *
+rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits)
+{
+	g_auto(KubesimJsonDoc) doc = {0};
+	gsize len;
+	const gchar *js = g_bytes_get_data(json, &len);
+	GString *out = g_string_sized_new(len + 160);
+	gint i, n, tok, meta;
+	gboolean first = TRUE;
+	guint e;
+
+	if (!kubesim_json_doc_init(&doc, js, len) || !kubesim_json_is_object(&doc, 0)) {
+		g_string_free(out, TRUE);
+		return NULL;
+	}
+	meta = kubesim_json_member(&doc, 0, "metadata");
+	g_string_append_c(out, '{');
+	n = kubesim_json_size(&doc, 0);
+	tok = 1;
+	for (i = 0; i <= n; i++) {
+		const gchar *raw;
+		gsize raw_len;
+		gint next;
+		gboolean is_meta;
+
+		/* one extra turn writes metadata when the object had none */
+		if (i == n && meta >= 0)
+			break;
+		is_meta = (i == n) || tok + 1 == meta;
+		if (!is_meta) {
+			next = kubesim_json_skip(&doc, tok + 1);
+			kubesim_json_raw(&doc, tok, &raw, &raw_len);
+			if (!first)
+				g_string_append_c(out, ',');
+			first = FALSE;
+			g_string_append_len(out, raw, raw_len);
+			g_string_append_c(out, ':');
+			kubesim_json_raw(&doc, tok + 1, &raw, &raw_len);
+			g_string_append_len(out, raw, raw_len);
+			tok = next;
+			continue;
+		}
+		if (!first)
+			g_string_append_c(out, ',');
+		first = FALSE;
+		g_string_append(out, "\"metadata\":{");
+		{
+			gboolean mfirst = TRUE;
+			if (meta >= 0 && kubesim_json_is_object(&doc, meta)) {
+				gint j, m = kubesim_json_size(&doc, meta);
+				gint k = meta + 1;
+				for (j = 0; j < m; j++) {
+					g_autofree gchar *key = kubesim_json_string(&doc, k);
+					MetaEdit *edit = NULL;
+					for (e = 0; e < n_edits; e++) {
+						if (g_strcmp0(edits[e].key, key) == 0)
+							edit = &edits[e];
+					}
+					if (edit != NULL) {
+						edit->done = TRUE;
+						if (edit->value != NULL) {
+							if (!mfirst)
+								g_string_append_c(out, ',');
+							mfirst = FALSE;
+							kubesim_json_append_string(out, key);
+							g_string_append_c(out, ':');
+							g_string_append(out, edit->value);
+						}
+					} else {
+						if (!mfirst)
+							g_string_append_c(out, ',');
+						mfirst = FALSE;
+						kubesim_json_raw(&doc, k, &raw, &raw_len);
+						g_string_append_len(out, raw, raw_len);
+						g_string_append_c(out, ':');
+						kubesim_json_raw(&doc, k + 1, &raw, &raw_len);
+						g_string_append_len(out, raw, raw_len);
+					}
+					k = kubesim_json_skip(&doc, k + 1);
+				}
+			}
+			for (e = 0; e < n_edits; e++) {
+				if (edits[e].done || edits[e].value == NULL)
+					continue;
+				if (!mfirst)
+					g_string_append_c(out, ',');
+				mfirst = FALSE;
+				kubesim_json_append_string(out, edits[e].key);
+				g_string_append_c(out, ':');
+				g_string_append(out, edits[e].value);
+			}
+		}
+		g_string_append_c(out, '}');
+		if (i < n)
+			tok = kubesim_json_skip(&doc, tok + 1);
+	}
+	g_string_append_c(out, '}');
+	return g_string_free_to_bytes(out);
+}
+
+static gchar *
+json_quote(const gchar *s)
+{
+	GString *out = g_string_new(NULL);
+
+	kubesim_json_append_string(out, s);
+	return g_string_free(out, FALSE);
+}
+
+gchar *
+kubesim_now_rfc3339(void)
+{
+	g_autoptr(GDateTime) now = g_date_time_new_now_utc();
+
+	return g_date_time_format(now, "%Y-%m-%dT%H:%M:%SZ");
+}
+
+/* objects */
+
+static void
+object_clear(gpointer data)
+{
+	KubesimObject *obj = data;
+
+	g_free(obj->key);
+	g_free(obj->namespace_);
+	g_free(obj->name);
+	g_free(obj->uid);
+	g_free(obj->labels);
+	g_bytes_unref(obj->json);
+}
+
+KubesimObject *
+kubesim_object_ref(KubesimObject *obj)
+{
+	return g_rc_box_acquire(obj);
+}
+
+void
+kubesim_object_unref(KubesimObject *obj)
+{
+	g_rc_box_release_full(obj, object_clear);
+}
+
+const gchar *
+kubesim_object_label(const KubesimObject *obj, const gchar *key)
+{
+	const gchar *p = obj->labels;
+
+	if (p == NULL)
+		return NULL;
+	while (*p != '\0') {
+		const gchar *value = p + strlen(p) + 1;
+		if (strcmp(p, key) == 0)
+			return value;
+		p = value + strlen(value) + 1;
+	}
+	return NULL;
+}
+
+/* resources */
+
+static void
+resource_clear(gpointer data)
+{
+	KubesimResource *res = data;
+
+	g_free(res->group);
+	g_free(res->version);
+	g_free(res->api_version);
+	g_free(res->resource);
+	g_free(res->singular);
+	g_free(res->kind);
+	g_free(res->list_kind);
+	g_strfreev(res->short_names);
+	g_strfreev(res->categories);
+	g_strfreev(res->subresources);
+	g_free(res->crd_name);
+	g_tree_unref(res->objects);
+}
+
+KubesimResource *
+kubesim_resource_ref(KubesimResource *res)
+{
+	return g_rc_box_acquire(res);
+}
+
+void
+kubesim_resource_unref(KubesimResource *res)
+{
+	g_rc_box_release_full(res, resource_clear);
+}
+
+gchar *
+kubesim_resource_key(KubesimResource *res, const gchar *ns, const gchar *name)
+{
+	if (res->namespaced)
+		return g_strdup_printf("%s/%s", ns != NULL ? ns : "", name);
+	return g_strdup(name);
+}
+
+KubesimObject *
+kubesim_resource_get(KubesimResource *res, const gchar *ns, const gchar *name)
+{
+	g_autofree gchar *key = kubesim_resource_key(res, ns, name);
+
+	return g_tree_lookup(res->objects, key);
+}
+
+static gint
+key_compare(gconstpointer a, gconstpointer b, gpointer user_data)
+{
+	return strcmp(a, b);
+}
+
+/* store */
+
+const gchar *
+kubesim_event_type_to_string(KubesimEventType type)
+{
+	switch (type) {
+	case KUBESIM_EVENT_ADDED:
+		return "ADDED";
+	case KUBESIM_EVENT_MODIFIED:
+		return "MODIFIED";
+	case KUBESIM_EVENT_DELETED:
+	default:
+		return "DELETED";
+	}
+}
+
+static void
+event_free(KubesimEvent *ev)
+{
+	kubesim_resource_unref(ev->resource);
+	kubesim_object_unref(ev->object);
+	g_free(ev);
+}
+
+KubesimStore *
+kubesim_store_new(guint history_max)
+{
+	KubesimStore *store = g_new0(KubesimStore, 1);
+
+	store->resources = g_ptr_array_new_with_free_func((GDestroyNotify)kubesim_resource_unref);
+	store->by_gvr = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	store->by_kind = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_queue_init(&store->history);
+	store->history_max = MAX(history_max, 1);
+	return store;
+}
+
+void
+kubesim_store_free(KubesimStore *store)
+{
+	g_queue_clear_full(&store->history, (GDestroyNotify)event_free);
+	g_hash_table_unref(store->by_gvr);
+	g_hash_table_unref(store->by_kind);
+	g_ptr_array_unref(store->resources);
+	g_free(store);
+}
+
+void
+kubesim_store_set_listener(KubesimStore *store, KubesimEventFunc func, gpointer user_data)
+{
+	store->listener = func;
+	store->listener_data = user_data;
+}
+
+guint64
+kubesim_store_get_rv(KubesimStore *store)
+{
+	return store->rv;
+}
+
+guint64
+kubesim_store_get_history_floor(KubesimStore *store)
+{
+	return store->history_floor;
+}
+
+void
+kubesim_store_compact(KubesimStore *store)
+{
+	g_queue_clear_full(&store->history, (GDestroyNotify)event_free);
+	store->history_floor = store->rv;
+}
+
+guint
+kubesim_store_count_objects(KubesimStore *store)
+{
+	guint i, n = 0;
+
+	for (i = 0; i < store->resources->len; i++) {
+		KubesimResource *res = g_ptr_array_index(store->resources, i);
+		n += g_tree_nnodes(res->objects);
+	}
+	return n;
+}
+
+void
+kubesim_store_replay(KubesimStore *store, guint64 rv, KubesimEventFunc func, gpointer data)
+{
+	GList *l;
+
+	/* walk back to the first event newer than @rv, then forward */
+	for (l = store->history.tail; l != NULL && ((KubesimEvent *)l->data)->object->rv > rv;
+	     l = l->prev)
+		;
+	l = l != NULL ? l->next : store->history.head;
+	for (; l != NULL; l = l->next)
+		func(l->data, data);
+}
+
+static gchar *
+gvr_key(const gchar *group, const gchar *version, const gchar *resource)
+{
+	return g_strdup_printf("%s/%s/%s", group, version, resource);
+}
+
+KubesimResource *
+kubesim_store_add_resource(KubesimStore *store, KubesimResource *res)
+{
+	KubesimResource *copy = g_rc_box_new0(KubesimResource);
+
+	*copy = *res;
+	copy->group = g_strdup(res->group != NULL ? res->group : "");
+	copy->version = g_strdup(res->version);
+	copy->api_version = copy->group[0] != '\0'
+	                            ? g_strdup_printf("%s/%s", copy->group, copy->version)
+	                            : g_strdup(copy->version);
+	copy->resource = g_strdup(res->resource);
+	copy->singular = g_strdup(res->singular);
+	copy->kind = g_strdup(res->kind);
+	copy->list_kind = res->list_kind != NULL ? g_strdup(res->list_kind)
+	                                         : g_strdup_printf("%sList", res->kind);
+	copy->short_names = g_strdupv(res->short_names);
+	copy->categories = g_strdupv(res->categories);
+	copy->subresources = g_strdupv(res->subresources);
+	copy->crd_name = g_strdup(res->crd_name);
+	copy->removed = FALSE;
+	copy->objects =
+	        g_tree_new_full(key_compare, NULL, NULL, (GDestroyNotify)kubesim_object_unref);
+	g_ptr_array_add(store->resources, copy);
+	g_hash_table_replace(store->by_gvr, gvr_key(copy->group, copy->version, copy->resource),
+	                     copy);
+	g_hash_table_replace(store->by_kind,
+	                     g_strdup_printf("%s/%s", copy->api_version, copy->kind), copy);
+	return copy;
+}
+
+GPtrArray *
+kubesim_store_get_resources(KubesimStore *store)
+{
+	return store->resources;
+}
+
+KubesimResource *
+kubesim_store_lookup(KubesimStore *store,
+                     const gchar *group,
+                     const gchar *version,
+                     const gchar *resource)
+{
+	g_autofree gchar *key = gvr_key(group, version, resource);
+
+	return g_hash_table_lookup(store->by_gvr, key);
+}
+
+KubesimResource *
+kubesim_store_lookup_kind(KubesimStore *store, const gchar *api_version, const gchar *kind)
+{
+	g_autofree gchar *key = g_strdup_printf("%s/%s", api_version, kind);
+
+	return g_hash_table_lookup(store->by_kind, key);
+}
+
+static void
+emit(KubesimStore *store, KubesimEventType type, KubesimResource *res, KubesimObject *obj);
+
+static gboolean
+collect_object(gpointer key, gpointer value, gpointer data)
+{
+	g_ptr_array_add(data, kubesim_object_ref(value));
+	return FALSE;
+}
+
+void
+kubesim_store_remove_resource(KubesimStore *store, KubesimResource *res)
+{
+	g_autoptr(GPtrArray) objs =
+	        g_ptr_array_new_with_free_func((GDestroyNotify)kubesim_object_unref);
+	g_autofree gchar *gvr = gvr_key(res->group, res->version, res->resource);
+	g_autofree gchar *kind = g_strdup_printf("%s/%s", res->api_version, res->kind);
+	guint i;
+
+	g_tree_foreach(res->objects, collect_object, objs);
+	for (i = 0; i < objs->len; i++) {
+		KubesimObject *obj = g_ptr_array_index(objs, i);
+		g_autoptr(KubesimObject) gone =
+		        kubesim_store_delete(store, res, obj->namespace_, obj->name, NULL);
+	}
+	if (g_hash_table_lookup(store->by_gvr, gvr) == res)
+		g_hash_table_remove(store->by_gvr, gvr);
+	if (g_hash_table_lookup(store->by_kind, kind) == res)
+		g_hash_table_remove(store->by_kind, kind);
+	res->removed = TRUE;
+	g_ptr_array_remove(store->resources, res);
+}
+
+static void
+emit(KubesimStore *store, KubesimEventType type, KubesimResource *res, KubesimObject *obj)
+{
+	KubesimEvent *ev = g_new0(KubesimEvent, 1);
+
+	ev->type = type;
+	ev->resource = kubesim_resource_ref(res);
+	ev->object = kubesim_object_ref(obj);
+	g_queue_push_tail(&store->history, ev);
+	while (store->history.length > store->history_max) {
+		KubesimEvent *old = g_queue_pop_head(&store->history);
+		store->history_floor = old->object->rv;
+		event_free(old);
+	}
+	if (store->listener != NULL)
+		store->listener(ev, store->listener_data);
+}
+
+KubesimResource *
+kubesim_store_resource_for(KubesimStore *store, GBytes *json, KubesimStatus **status_out)
+{
+	g_auto(ObjectInfo) info = {0};
+	KubesimResource *res;
+
+	if (!object_info_parse(json, &info)) {
+		*status_out =
+		        kubesim_status_new(400, "BadRequest", "the object is not a JSON object");
+		return NULL;
+	}
+	if (info.api_version == NULL || info.kind == NULL) {
+		*status_out = kubesim_status_new(400, "BadRequest",
+		                                 "the object has no apiVersion or kind");
+		return NULL;
+	}
+	res = kubesim_store_lookup_kind(store, info.api_version, info.kind);
+	if (res == NULL) {
+		*status_out = kubesim_status_new(404, "NotFound",
+		                                 "the server could not find the requested resource "
+		                                 "(kind %s in %s)",
+		                                 info.kind, info.api_version);
+		return NULL;
+	}
+	return res;
+}
+
+static KubesimObject *
+make_object(KubesimResource *res, GBytes *json, ObjectInfo *info, guint64 rv)
+{
+	KubesimObject *obj = g_rc_box_new0(KubesimObject);
+
+	obj->namespace_ = res->namespaced ? g_strdup(info->namespace_) : NULL;
+	obj->name = g_strdup(info->name);
+	obj->key = kubesim_resource_key(res, obj->namespace_, obj->name);
+	obj->uid = g_strdup(info->uid);
+	obj->rv = rv;
+	if (info->labels != NULL)
+		obj->labels = g_memdup2(info->labels->str, info->labels->len + 1);
+	obj->json = g_bytes_ref(json);
+	return obj;
+}
+
+typedef enum {
+	WRITE_CREATE,
+	WRITE_UPDATE,
+	WRITE_UPSERT,
+} WriteMode;
+
+static gchar *
+random_suffix(void)
+{
+	static const gchar alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+	gchar s[6];
+	guint i;
+
+	for (i = 0; i < 5; i++)
+		s[i] = alphabet[g_random_int_range(0, sizeof(alphabet) - 1)];
+	s[5] = '\0';
+	return g_strdup(s);
+}
+
+static KubesimObject *
+store_write(KubesimStore *store,
+            KubesimResource *res,
+            GBytes *json_in,
+            WriteMode mode,
+            gboolean check_rv,
+            KubesimStatus **status_out)
+{
+	g_autoptr(GBytes) json = NULL;
+	g_autoptr(GBytes) out = NULL;
+	g_auto(ObjectInfo) info = {0};
+	g_auto(ObjectInfo) old_info = {0};
+	KubesimObject *old = NULL;
+	KubesimObject *obj;
+	MetaEdit edits[7] = {{0}};
+	guint n_edits = 0, i;
+	gboolean created;
+	gint64 generation = 0;
+
+	json = kubesim_json_compact(g_bytes_get_data(json_in, NULL), g_bytes_get_size(json_in));
+	if (!object_info_parse(json, &info)) {
+		*status_out = kubesim_status_invalid(res->group, res->resource, "",
+		                                     "the body is not a JSON object");
+		return NULL;
+	}
+	if (info.name == NULL && info.generate_name != NULL && mode != WRITE_UPDATE) {
+		g_autofree gchar *suffix = random_suffix();
+		info.name = g_strconcat(info.generate_name, suffix, NULL);
+		edits[n_edits].key = "name";
+		edits[n_edits++].value = json_quote(info.name);
+	}
+	if (info.name == NULL) {
+		*status_out = kubesim_status_invalid(res->group, res->kind, "",
+		                                     "metadata.name: Required value: name or "
+		                                     "generateName is required");
+		(*status_out)->cause_field = g_strdup("metadata.name");
+		return NULL;
+	}
+	if (res->namespaced && info.namespace_ == NULL) {
+		info.namespace_ = g_strdup("default");
+		edits[n_edits].key = "namespace";
+		edits[n_edits++].value = json_quote(info.namespace_);
+	} else if (!res->namespaced && info.namespace_ != NULL) {
+		edits[n_edits].key = "namespace";
+		edits[n_edits++].value = NULL;
+	}
+	old = kubesim_resource_get(res, info.namespace_, info.name);
+	if (mode == WRITE_CREATE && old != NULL) {
+		*status_out = kubesim_status_new(409, "AlreadyExists",
+		                                 "%s%s%s \"%s\" already exists", res->resource,
+		                                 res->group[0] ? "." : "", res->group, info.name);
+		kubesim_status_details(*status_out, res->group, res->resource, info.name);
+		return NULL;
+	}
+	if (mode == WRITE_UPDATE && old == NULL) {
+		*status_out = kubesim_status_not_found(res->group, res->resource, info.name);
+		return NULL;
+	}
+	if (mode == WRITE_UPDATE && check_rv && info.rv != NULL && info.rv[0] != '\0' &&
+	    g_ascii_strtoull(info.rv, NULL, 10) != old->rv) {
+		*status_out = kubesim_status_new(
+		        409, "Conflict",
+		        "Operation cannot be fulfilled on %s%s%s \"%s\": the object has been "
+		        "modified; please apply your changes to the latest version and try again",
+		        res->resource, res->group[0] ? "." : "", res->group, info.name);
+		kubesim_status_details(*status_out, res->group, res->resource, info.name);
+		return NULL;
+	}
+	created = old == NULL;
+	if (old != NULL)
+		object_info_parse(old->json, &old_info);
+
+	/* identity and creation time survive updates; loaders may bring their own */
+	if (!created && old_info.uid != NULL) {
+		edits[n_edits].key = "uid";
+		edits[n_edits++].value = json_quote(old_info.uid);
+		g_free(info.uid);
+		info.uid = g_strdup(old_info.uid);
+	} else if (info.uid == NULL) {
+		info.uid = g_uuid_string_random();
+		edits[n_edits].key = "uid";
+		edits[n_edits++].value = json_quote(info.uid);
+	}
+	store->rv++;
+	edits[n_edits].key = "resourceVersion";
+	edits[n_edits++].value = g_strdup_printf("\"%" G_GUINT64_FORMAT "\"", store->rv);
+	if (!created && old_info.creation != NULL) {
+		edits[n_edits].key = "creationTimestamp";
+		edits[n_edits++].value = json_quote(old_info.creation);
+	} else if (info.creation == NULL) {
+		g_autofree gchar *now = kubesim_now_rfc3339();
+		edits[n_edits].key = "creationTimestamp";
+		edits[n_edits++].value = json_quote(now);
+	}
+	/* generation counts spec changes, for the kinds that have a spec */
+	if (info.spec_raw != NULL) {
+		if (created)
+			generation = info.generation > 0 ? info.generation : 1;
+		else if (g_strcmp0(old_info.spec_raw, info.spec_raw) != 0)
+			generation = MAX(old_info.generation, 1) + 1;
+		else
+			generation = MAX(old_info.generation, 1);
+		edits[n_edits].key = "generation";
+		edits[n_edits++].value = g_strdup_printf("%" G_GINT64_FORMAT, generation);
+	}
+	out = rewrite_metadata(json, edits, n_edits);
+	for (i = 0; i < n_edits; i++)
+		g_free(edits[i].value);
+	if (out == NULL) {
+		*status_out = kubesim_status_invalid(res->group, res->kind, info.name,
+		                                     "the body is not a JSON object");
+		return NULL;
+	}
+	obj = make_object(res, out, &info, store->rv);
+	g_tree_replace(res->objects, obj->key, obj);
+	if (created && res->crd_name == NULL &&
+	    g_strcmp0(res->resource, "customresourcedefinitions") == 0)
+		kubesim_crd_register(store, obj);
+	emit(store, created ? KUBESIM_EVENT_ADDED : KUBESIM_EVENT_MODIFIED, res, obj);
+	return kubesim_object_ref(obj);
+}
+
+KubesimObject *
+kubesim_store_create(KubesimStore *store,
+                     KubesimResource *res,
+                     GBytes *json,
+                     KubesimStatus **status_out)
+{
+	return store_write(store, res, json, WRITE_CREATE, FALSE, status_out);
+}
+
+KubesimObject *
+kubesim_store_update(KubesimStore *store,
+                     KubesimResource *res,
+                     GBytes *json,
+                     gboolean check_rv,
+                     KubesimStatus **status_out)
+{
+	return store_write(store, res, json, WRITE_UPDATE, check_rv, status_out);
+}
+
+KubesimObject *
+kubesim_store_upsert(KubesimStore *store,
+                     KubesimResource *res,
+                     GBytes *json,
+                     KubesimStatus **status_out)
+{
+	return store_write(store, res, json, WRITE_UPSERT, FALSE, status_out);
+}
+
+KubesimObject *
+kubesim_store_touch(KubesimStore *store, KubesimResource *res, KubesimObject *obj)
+{
+	MetaEdit edit = {"resourceVersion", NULL, FALSE};
+	g_autoptr(GBytes) out = NULL;
+	KubesimObject *copy;
+
+	store->rv++;
+	edit.value = g_strdup_printf("\"%" G_GUINT64_FORMAT "\"", store->rv);
+	out = rewrite_metadata(obj->json, &edit, 1);
+	g_free(edit.value);
+	copy = g_rc_box_new0(KubesimObject);
+	copy->key = g_strdup(obj->key);
+	copy->namespace_ = g_strdup(obj->namespace_);
+	copy->name = g_strdup(obj->name);
+	copy->uid = g_strdup(obj->uid);
+	copy->rv = store->rv;
+	if (obj->labels != NULL) {
+		const gchar *p = obj->labels;
+		while (*p != '\0')
+			p += strlen(p) + 1, p += strlen(p) + 1;
+		copy->labels = g_memdup2(obj->labels, p - obj->labels + 1);
+	}
+	copy->json = g_bytes_ref(out);
+	g_tree_replace(res->objects, copy->key, copy);
+	emit(store, KUBESIM_EVENT_MODIFIED, res, copy);
+	return kubesim_object_ref(copy);
+}
+
+static gpointer
+copy_resource_ref(gconstpointer src, gpointer data)
+{
+	return kubesim_resource_ref((KubesimResource *)src);
+}
+
+static void
+delete_namespace_contents(KubesimStore *store, const gchar *ns)
+{
+	g_autoptr(GPtrArray) resources =
+	        g_ptr_array_copy(store->resources, copy_resource_ref, NULL);
+	g_autofree gchar *prefix = g_strdup_printf("%s/", ns);
+	gsize prefix_len = strlen(prefix);
+	guint i, j;
+
+	g_ptr_array_set_free_func(resources, (GDestroyNotify)kubesim_resource_unref);
+	for (i = 0; i < resources->len; i++) {
+		KubesimResource *res = g_ptr_array_index(resources, i);
+		g_autoptr(GPtrArray) objs = NULL;
+		GTreeNode *node;
+		if (!res->namespaced)
+			continue;
+		objs = g_ptr_array_new_with_free_func((GDestroyNotify)kubesim_object_unref);
+		for (node = g_tree_lower_bound(res->objects, prefix); node != NULL;
+		     node = g_tree_node_next(node)) {
+			KubesimObject *obj = g_tree_node_value(node);
+			if (strncmp(obj->key, prefix, prefix_len) != 0)
+				break;
+			g_ptr_array_add(objs, kubesim_object_ref(obj));
+		}
+		for (j = 0; j < objs->len; j++) {
+			KubesimObject *obj = g_ptr_array_index(objs, j);
+			g_autoptr(KubesimObject) gone =
+			        kubesim_store_delete(store, res, obj->namespace_, obj->name, NULL);
+		}
+	}
+}
+
+KubesimObject *
+kubesim_store_delete(KubesimStore *store,
+                     KubesimResource *res,
+                     const gchar *ns,
+                     const gchar *name,
+                     KubesimStatus **status_out)
+{
+	g_autoptr(KubesimResource) res_ref = kubesim_resource_ref(res);
+	KubesimObject *old = kubesim_resource_get(res, ns, name);
+	KubesimObject *last;
+	MetaEdit edit = {"resourceVersion", NULL, FALSE};
+	g_autoptr(GBytes) out = NULL;
+
+	if (old == NULL) {
+		if (status_out != NULL)
+			*status_out = kubesim_status_not_found(res->group, res->resource, name);
+		return NULL;
+	}
+	store->rv++;
+	edit.value = g_strdup_printf("\"%" G_GUINT64_FORMAT "\"", store->rv);
+	out = rewrite_metadata(old->json, &edit, 1);
+	g_free(edit.value);
+	last = g_rc_box_new0(KubesimObject);
+	last->key = g_strdup(old->key);
+	last->namespace_ = g_strdup(old->namespace_);
+	last->name = g_strdup(old->name);
+	last->uid = g_strdup(old->uid);
+	last->rv = store->rv;
+	if (old->labels != NULL) {
+		const gchar *p = old->labels;
+		while (*p != '\0')
+			p += strlen(p) + 1, p += strlen(p) + 1;
+		last->labels = g_memdup2(old->labels, p - old->labels + 1);
+	}
+	last->json = g_bytes_ref(out);
+	g_tree_remove(res->objects, last->key);
+	emit(store, KUBESIM_EVENT_DELETED, res, last);
+	if (res->crd_name == NULL && g_strcmp0(res->resource, "customresourcedefinitions") == 0)
+		kubesim_crd_unregister(store, last);
+	if (res->crd_name == NULL && g_strcmp0(res->resource, "namespaces") == 0 &&
+	    res->group[0] == '\0')
+		delete_namespace_contents(store, last->name);
+	return last;
+}

@@ -1,0 +1,134 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#pragma once
+
+#include <gio/gio.h>
+
+#include "kubesim-status.h"
+
+G_BEGIN_DECLS
+
+/* One stored object: immutable once made, shared by the store and the event history. */
+typedef struct {
+	gchar *key; /* "ns/name", or "name" when cluster-scoped: the list order */
+	gchar *namespace_;
+	gchar *name;
+	gchar *uid;
+	guint64 rv;
+	gchar *labels; /* "k\0v\0k\0v\0\0", NULL when none */
+	GBytes *json;  /* compact JSON of the whole object */
+} KubesimObject;
+
+KubesimObject *kubesim_object_ref(KubesimObject *obj);
+void kubesim_object_unref(KubesimObject *obj);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(KubesimObject, kubesim_object_unref)
+/* The value of label @key, or NULL. */
+const gchar *kubesim_object_label(const KubesimObject *obj, const gchar *key);
+
+/* A served resource (one group/version/plural) and its objects. */
+typedef struct {
+	gchar *group; /* "" for the core group */
+	gchar *version;
+	gchar *api_version; /* "v1" or "group/version" */
+	gchar *resource;
+	gchar *singular;
+	gchar *kind;
+	gchar *list_kind;
+	gboolean namespaced;
+	gchar **short_names;
+	gchar **categories;
+	gchar **subresources; /* "status", "log", "exec", ... */
+	gchar *crd_name;      /* the CRD that defines it, NULL for built-in types */
+	gboolean removed;     /* its CRD was deleted: watches end */
+	GTree *objects;       /* key → KubesimObject */
+} KubesimResource;
+
+KubesimResource *kubesim_resource_ref(KubesimResource *res);
+void kubesim_resource_unref(KubesimResource *res);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(KubesimResource, kubesim_resource_unref)
+KubesimObject *kubesim_resource_get(KubesimResource *res, const gchar *ns, const gchar *name);
+gchar *kubesim_resource_key(KubesimResource *res, const gchar *ns, const gchar *name);
+
+typedef enum {
+	KUBESIM_EVENT_ADDED,
+	KUBESIM_EVENT_MODIFIED,
+	KUBESIM_EVENT_DELETED,
+} KubesimEventType;
+
+const gchar *kubesim_event_type_to_string(KubesimEventType type);
+
+typedef struct {
+	KubesimEventType type;
+	KubesimResource *resource;
+	KubesimObject *object; /* for DELETED: the last state, with the deletion's rv */
+} KubesimEvent;
+
+typedef void (*KubesimEventFunc)(const KubesimEvent *event, gpointer user_data);
+
+typedef struct _KubesimStore KubesimStore;
+
+KubesimStore *kubesim_store_new(guint history_max);
+void kubesim_store_free(KubesimStore *store);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(KubesimStore, kubesim_store_free)
+
+void kubesim_store_set_listener(KubesimStore *store, KubesimEventFunc func, gpointer user_data);
+guint64 kubesim_store_get_rv(KubesimStore *store);
+/* Events with rv ≤ this were dropped from the history: watches from older rvs get 410. */
+guint64 kubesim_store_get_history_floor(KubesimStore *store);
+/* Makes every rv so far unavailable to watches, as after a compaction. */
+void kubesim_store_compact(KubesimStore *store);
+guint kubesim_store_count_objects(KubesimStore *store);
+/* Calls @func for every event newer than @rv still in the history, oldest first. */
+void kubesim_store_replay(KubesimStore *store, guint64 rv, KubesimEventFunc func, gpointer data);
+
+/* Registers a resource (built-in or from a CRD); returns the store's reference. */
+KubesimResource *kubesim_store_add_resource(KubesimStore *store, KubesimResource *res);
+/* Takes a resource out of service: its objects go (with DELETED events) and lookups fail. */
+void kubesim_store_remove_resource(KubesimStore *store, KubesimResource *res);
+GPtrArray *kubesim_store_get_resources(KubesimStore *store);
+KubesimResource *kubesim_store_lookup(KubesimStore *store,
+                                      const gchar *group,
+                                      const gchar *version,
+                                      const gchar *resource);
+KubesimResource *
+kubesim_store_lookup_kind(KubesimStore *store, const gchar *api_version, const gchar *kind);
+
+/*
+ * Writes. @json is one complete object (any JSON formatting). The store assigns uid,
+ * creationTimestamp, generation and a new resourceVersion. A non-NULL @status_out says why a
+ * write was refused (404, 409, 422, ...) and the return value is then NULL.
+ */
+KubesimObject *kubesim_store_create(KubesimStore *store,
+                                    KubesimResource *res,
+                                    GBytes *json,
+                                    KubesimStatus **status_out);
+/* @check_rv: a resourceVersion in @json that differs from the stored one gives 409 Conflict. */
+KubesimObject *kubesim_store_update(KubesimStore *store,
+                                    KubesimResource *res,
+                                    GBytes *json,
+                                    gboolean check_rv,
+                                    KubesimStatus **status_out);
+/* Creates, or replaces without any check: for manifests and the workload generator. */
+KubesimObject *kubesim_store_upsert(KubesimStore *store,
+                                    KubesimResource *res,
+                                    GBytes *json,
+                                    KubesimStatus **status_out);
+KubesimObject *kubesim_store_delete(KubesimStore *store,
+                                    KubesimResource *res,
+                                    const gchar *ns,
+                                    const gchar *name,
+                                    KubesimStatus **status_out);
+/* Re-stores @obj unchanged but for a new resourceVersion (a MODIFIED event). */
+KubesimObject *kubesim_store_touch(KubesimStore *store, KubesimResource *res, KubesimObject *obj);
+
+/* Finds the resource from the apiVersion and kind of @json. */
+KubesimResource *
+kubesim_store_resource_for(KubesimStore *store, GBytes *json, KubesimStatus **status_out);
+
+/* RFC 3339 UTC timestamp of now, as Kubernetes writes it. */
+gchar *kubesim_now_rfc3339(void);
+
+G_END_DECLS

@@ -1,0 +1,357 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "kubesim-server.h"
+
+#include <string.h>
+
+#include "kubesim-json.h"
+#include "kubesim-selector.h"
+#include "kubesim-table.h"
+
+/* One open watch stream: a chunked 200 response that grows as events arrive. */
+typedef struct {
+	KubesimServer *server;
+	SoupServerMessage *msg;
+	KubesimResource *resource;
+	gchar *namespace_;
+	KubesimSelector *selector;
+	gboolean table;
+	gchar *include_object;
+	gboolean table_columns_sent;
+	gboolean bookmarks;
+	guint64 last_rv;
+	guint timeout_id;
+	guint bookmark_id;
+	gulong finished_id;
+	gboolean io_running; /* the handler returned: appended chunks need an unpause */
+	gboolean done;
+} KubesimWatch;
+
+static void
+watch_detach(KubesimWatch *w)
+{
+	g_clear_handle_id(&w->timeout_id, g_source_remove);
+	g_clear_handle_id(&w->bookmark_id, g_source_remove);
+	if (w->finished_id != 0) {
+		g_signal_handler_disconnect(w->msg, w->finished_id);
+		w->finished_id = 0;
+	}
+	g_ptr_array_remove_fast(w->server->watches, w);
+}
+
+static void
+watch_free(KubesimWatch *w)
+{
+	g_object_unref(w->msg);
+	kubesim_resource_unref(w->resource);
+	g_free(w->namespace_);
+	kubesim_selector_free(w->selector);
+	g_free(w->include_object);
+	g_free(w);
+}
+
+static void
+watch_write(KubesimWatch *w, gchar *line_take)
+{
+	SoupMessageBody *body = soup_server_message_get_response_body(w->msg);
+
+	soup_message_body_append(body, SOUP_MEMORY_TAKE, line_take, strlen(line_take));
+	if (w->io_running)
+		soup_server_message_unpause(w->msg);
+}
+
+/* Ends the stream cleanly (the terminating chunk) and forgets the watch. */
+static void
+watch_end(KubesimWatch *w)
+{
+	if (w->done)
+		return;
+	w->done = TRUE;
+	watch_detach(w);
+	soup_message_body_complete(soup_server_message_get_response_body(w->msg));
+	if (w->io_running)
+		soup_server_message_unpause(w->msg);
+	watch_free(w);
+}
+
+static void
+on_finished(SoupServerMessage *msg, gpointer user_data)
+{
+	KubesimWatch *w = user_data;
+
+	/* the client went away, or the response ended: nothing more may be written */
+	g_debug("watch on %s closed", w->resource->resource);
+	w->done = TRUE;
+	watch_detach(w);
+	watch_free(w);
+}
+
+static void
+send_object_event(KubesimWatch *w, const gchar *type, KubesimObject *obj)
+{
+	GString *line = g_string_new("{\"type\":\"");
+	gsize len;
+	const gchar *js = g_bytes_get_data(obj->json, &len);
+
+	g_string_append(line, type);
+	g_string_append(line, "\",\"object\":");
+	if (w->table) {
+		kubesim_table_begin(line, w->resource, obj->rv, NULL, !w->table_columns_sent);
+		kubesim_table_append_row(line, w->resource, obj, w->include_object, TRUE);
+		kubesim_table_end(line);
+		w->table_columns_sent = TRUE;
+	} else {
+		g_string_append_len(line, js, len);
+	}
+	g_string_append(line, "}\n");
+	if (obj->rv > w->last_rv)
+		w->last_rv = obj->rv;
+	watch_write(w, g_string_free(line, FALSE));
+}
+
+static void
+send_bookmark(KubesimWatch *w, guint64 rv, gboolean initial_events_end)
+{
+	GString *line = g_string_new("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":");
+
+	kubesim_json_append_string(line, w->resource->kind);
+	g_string_append(line, ",\"apiVersion\":");
+	kubesim_json_append_string(line, w->resource->api_version);
+	g_string_append_printf(line, ",\"metadata\":{\"resourceVersion\":\"%" G_GUINT64_FORMAT "\"",
+	                       rv);
+	if (initial_events_end) {
+		g_autofree gchar *blueprint_json = g_strdup_printf(
+		        "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{},\"items\":null}",
+		        w->resource->list_kind, w->resource->api_version);
+		g_autofree gchar *blueprint =
+		        g_base64_encode((const guchar *)blueprint_json, strlen(blueprint_json));
+		g_string_append(line, ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\","
+		                      "\"kubernetes.io/initial-events-list-blueprint\":");
+		kubesim_json_append_string(line, blueprint);
+		g_string_append_c(line, '}');
+	} else {
+		g_string_append(line, ",\"creationTimestamp\":null");
+	}
+	g_string_append(line, "}}}\n");
+	w->last_rv = MAX(w->last_rv, rv);
+	watch_write(w, g_string_free(line, FALSE));
+}
+
+static void
+send_error(KubesimWatch *w, KubesimStatus *status)
+{
+	g_autofree gchar *json = kubesim_status_to_json(status);
+
+	watch_write(w, g_strdup_printf("{\"type\":\"ERROR\",\"object\":%s}\n", json));
+	kubesim_status_free(status);
+}
+
+static gboolean
+watch_matches(KubesimWatch *w, KubesimResource *res, KubesimObject *obj)
+{
+	if (res != w->resource)
+		return FALSE;
+	if (w->namespace_ != NULL && g_strcmp0(obj->namespace_, w->namespace_) != 0)
+		return FALSE;
+	return kubesim_selector_matches(w->selector, obj);
+}
+
+static void
+replay_event(const KubesimEvent *ev, gpointer data)
+{
+	KubesimWatch *w = data;
+
+	if (watch_matches(w, ev->resource, ev->object))
+		send_object_event(w, kubesim_event_type_to_string(ev->type), ev->object);
+}
+
+static gboolean
+send_current_state(gpointer key, gpointer value, gpointer data)
+{
+	KubesimWatch *w = data;
+	KubesimObject *obj = value;
+
+	if (w->namespace_ != NULL && g_strcmp0(obj->namespace_, w->namespace_) != 0)
+		return FALSE;
+	if (kubesim_selector_matches(w->selector, obj))
+		send_object_event(w, "ADDED", obj);
+	return FALSE;
+}
+
+void
+kubesim_watch_dispatch(const KubesimEvent *ev, gpointer user_data)
+{
+	KubesimServer *self = user_data;
+	g_autoptr(GPtrArray) watches = g_ptr_array_copy(self->watches, NULL, NULL);
+	guint i;
+
+	for (i = 0; i < watches->len; i++) {
+		KubesimWatch *w = g_ptr_array_index(watches, i);
+		if (w->resource->removed) {
+			watch_end(w);
+			continue;
+		}
+		if (watch_matches(w, ev->resource, ev->object))
+			send_object_event(w, kubesim_event_type_to_string(ev->type), ev->object);
+	}
+}
+
+static gboolean
+on_timeout(gpointer data)
+{
+	KubesimWatch *w = data;
+
+	w->timeout_id = 0;
+	watch_end(w);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean
+on_bookmark_tick(gpointer data)
+{
+	KubesimWatch *w = data;
+	guint64 rv = kubesim_store_get_rv(w->server->store);
+
+	/* never a bookmark at the rv the client already has */
+	if (rv > w->last_rv)
+		send_bookmark(w, rv, FALSE);
+	return G_SOURCE_CONTINUE;
+}
+
+static KubesimStatus *
+watch_invalid(const gchar *field, const gchar *message)
+{
+	KubesimStatus *status = kubesim_status_new(422, "Invalid",
+	                                           "ListOptions.meta.k8s.io \"\" "
+	                                           "is invalid: %s: %s",
+	                                           field, message);
+
+	kubesim_status_details(status, "meta.k8s.io", "ListOptions", "");
+	status->cause_field = g_strdup(field);
+	return status;
+}
+
+void
+kubesim_watch_start(KubesimServer *self,
+                    SoupServerMessage *msg,
+                    KubesimRequest *req,
+                    GHashTable *query)
+{
+	const gchar *rv_text = kubesim_query_get(query, "resourceVersion");
+	const gchar *rvm = kubesim_query_get(query, "resourceVersionMatch");
+	const gchar *timeout_text = kubesim_query_get(query, "timeoutSeconds");
+	gboolean initial_events = kubesim_query_bool(query, "sendInitialEvents", FALSE);
+	g_autoptr(KubesimSelector) selector = NULL;
+	KubesimStatus *status = NULL;
+	SoupMessageHeaders *headers = soup_server_message_get_response_headers(msg);
+	KubesimWatch *w;
+	guint64 floor = kubesim_store_get_history_floor(self->store);
+	guint timeout;
+
+	if (rvm != NULL && rvm[0] == '\0')
+		rvm = NULL;
+	if (initial_events && g_strcmp0(rvm, "NotOlderThan") != 0) {
+		kubesim_respond_status(msg, watch_invalid("resourceVersionMatch",
+		                                          "Forbidden: sendInitialEvents requires "
+		                                          "setting resourceVersionMatch to "
+		                                          "NotOlderThan"));
+		return;
+	}
+	if (!initial_events && rvm != NULL) {
+		kubesim_respond_status(msg, watch_invalid("resourceVersionMatch",
+		                                          "Forbidden: resourceVersionMatch is "
+		                                          "forbidden for watch unless "
+		                                          "sendInitialEvents is provided"));
+		return;
+	}
+	selector = kubesim_selector_new(kubesim_query_get(query, "labelSelector"),
+	                                kubesim_query_get(query, "fieldSelector"), &status);
+	if (selector == NULL) {
+		kubesim_respond_status(msg, status);
+		return;
+	}
+
+	w = g_new0(KubesimWatch, 1);
+	w->server = self;
+	w->msg = g_object_ref(msg);
+	w->resource = kubesim_resource_ref(req->resource);
+	w->namespace_ = req->resource->namespaced ? g_strdup(req->namespace_) : NULL;
+	w->selector = g_steal_pointer(&selector);
+	w->table = kubesim_wants_table(msg);
+	w->include_object = g_strdup(kubesim_query_get(query, "includeObject"));
+	w->bookmarks = kubesim_query_bool(query, "allowWatchBookmarks", FALSE);
+
+	soup_server_message_set_status(msg, 200, NULL);
+	soup_message_headers_set_content_type(headers, "application/json", NULL);
+	soup_message_headers_set_encoding(headers, SOUP_ENCODING_CHUNKED);
+	g_ptr_array_add(self->watches, w);
+	w->finished_id = g_signal_connect(msg, "finished", G_CALLBACK(on_finished), w);
+
+	if (self->expire_next_watch) {
+		self->expire_next_watch = FALSE;
+		send_error(w, kubesim_status_new(410, "Expired",
+		                                 "too old resource version: %s (%" G_GUINT64_FORMAT
+		                                 ")",
+		                                 rv_text != NULL ? rv_text : "",
+		                                 kubesim_store_get_rv(self->store)));
+		watch_end(w);
+		return;
+	}
+	if (initial_events || rv_text == NULL || rv_text[0] == '\0' ||
+	    g_strcmp0(rv_text, "0") == 0) {
+		g_tree_foreach(w->resource->objects, send_current_state, w);
+		if (initial_events && w->bookmarks)
+			send_bookmark(w, kubesim_store_get_rv(self->store), TRUE);
+		else if (initial_events)
+			w->last_rv = kubesim_store_get_rv(self->store);
+	} else {
+		guint64 rv = g_ascii_strtoull(rv_text, NULL, 10);
+		if (rv < floor) {
+			send_error(w,
+			           kubesim_status_new(410, "Expired",
+			                              "too old resource version: %" G_GUINT64_FORMAT
+			                              " (%" G_GUINT64_FORMAT ")",
+			                              rv, floor + 1));
+			watch_end(w);
+			return;
+		}
+		w->last_rv = rv;
+		kubesim_store_replay(self->store, rv, replay_event, w);
+	}
+
+	if (timeout_text != NULL && g_ascii_strtoull(timeout_text, NULL, 10) > 0)
+		timeout = g_ascii_strtoull(timeout_text, NULL, 10);
+	else
+		timeout = g_random_int_range(1800, 3600);
+	w->timeout_id = g_timeout_add_seconds(timeout, on_timeout, w);
+	if (w->bookmarks)
+		w->bookmark_id = g_timeout_add_seconds(MAX(self->config.bookmark_interval, 1),
+		                                       on_bookmark_tick, w);
+	w->io_running = TRUE;
+}
+
+void
+kubesim_watch_close_all(KubesimServer *self)
+{
+	while (self->watches->len > 0)
+		watch_end(g_ptr_array_index(self->watches, self->watches->len - 1));
+}
+
+void
+kubesim_watch_send_malformed(KubesimServer *self)
+{
+	guint i;
+
+	for (i = 0; i < self->watches->len; i++)
+		watch_write(g_ptr_array_index(self->watches, i),
+		            g_strdup("{\"type\":\"MODIFIED\",\"object\":{\"kind\":\n"));
+}
+
+void
+kubesim_watch_free_all(KubesimServer *self)
+{
+	kubesim_watch_close_all(self);
+}
