@@ -26,6 +26,7 @@ typedef struct {
 	guint timeout_id;
 	guint bookmark_id;
 	gulong finished_id;
+	GSource *hangup_source;
 	gboolean io_running; /* the handler returned: appended chunks need an unpause */
 	gboolean done;
 } KubesimWatch;
@@ -35,6 +36,10 @@ watch_detach(KubesimWatch *w)
 {
 	g_clear_handle_id(&w->timeout_id, g_source_remove);
 	g_clear_handle_id(&w->bookmark_id, g_source_remove);
+	if (w->hangup_source != NULL) {
+		g_source_destroy(w->hangup_source);
+		g_clear_pointer(&w->hangup_source, g_source_unref);
+	}
 	if (w->finished_id != 0) {
 		g_signal_handler_disconnect(w->msg, w->finished_id);
 		w->finished_id = 0;
@@ -221,6 +226,22 @@ on_bookmark_tick(gpointer data)
 	return G_SOURCE_CONTINUE;
 }
 
+/*
+ * libsoup notices a vanished client only when a write fails, and a quiet watch writes nothing;
+ * the client never sends anything on a watch connection, so readability means it hung up
+ * (EOF, or a TLS close_notify before it).
+ */
+static gboolean
+on_hangup(GSocket *socket, GIOCondition condition, gpointer data)
+{
+	KubesimWatch *w = data;
+
+	g_debug("watch on %s: the client hung up", w->resource->resource);
+	g_clear_pointer(&w->hangup_source, g_source_unref);
+	watch_end(w);
+	return G_SOURCE_REMOVE;
+}
+
 static KubesimStatus *
 watch_invalid(const gchar *field, const gchar *message)
 {
@@ -330,6 +351,15 @@ kubesim_watch_start(KubesimServer *self,
 	if (w->bookmarks)
 		w->bookmark_id = g_timeout_add_seconds(MAX(self->config.bookmark_interval, 1),
 		                                       on_bookmark_tick, w);
+	{
+		GSocket *socket = soup_server_message_get_socket(msg);
+		if (socket != NULL) {
+			w->hangup_source =
+			        g_socket_create_source(socket, G_IO_IN | G_IO_HUP | G_IO_ERR, NULL);
+			g_source_set_callback(w->hangup_source, G_SOURCE_FUNC(on_hangup), w, NULL);
+			g_source_attach(w->hangup_source, NULL);
+		}
+	}
 	w->io_running = TRUE;
 }
 
