@@ -175,6 +175,9 @@ msd_test_server_free(MsdTestServer *self)
 {
 	soup_server_disconnect(self->server);
 	g_object_unref(self->server);
+	/* let the closed connections' sources run, so they free what they hold */
+	while (g_main_context_iteration(NULL, FALSE))
+		;
 	g_hash_table_unref(self->routes);
 	g_hash_table_unref(self->misses);
 	g_clear_pointer(&self->last, soup_message_headers_unref);
