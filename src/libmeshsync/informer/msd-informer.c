@@ -1,0 +1,1000 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "meshsync-error.h"
+#include "msd-informer-private.h"
+#include "msd-json-tokens.h"
+#include "msd-line-splitter.h"
+
+/* client-go's defaults: pages of 500, backoff 0.8 s doubling to 30 s, watches that the server
+ * ends after 5 to 10 minutes so that load spreads out; a type we may not list is asked again
+ * rarely rather than hammered. */
+#define MSD_INFORMER_PAGE_SIZE         500
+#define MSD_INFORMER_BACKOFF_INITIAL   800
+#define MSD_INFORMER_BACKOFF_MAX       30000
+#define MSD_INFORMER_DENIED_RETRY      60000
+#define MSD_INFORMER_WATCH_TIMEOUT_MIN 300
+#define MSD_INFORMER_WATCH_TIMEOUT_MAX 600
+#define MSD_INFORMER_MAX_LINE          (64 * 1024 * 1024)
+#define MSD_INFORMER_READ_SIZE         (64 * 1024)
+/* A watch that ends this soon without a single event is a failure (client-go's
+ * VeryShortWatchError), not a normal end: reopening it at once would spin. */
+#define MSD_INFORMER_SHORT_WATCH_USEC G_USEC_PER_SEC
+
+#define MSD_INFORMER_INITIAL_EVENTS_END "k8s.io/initial-events-end"
+
+enum {
+	SIGNAL_EVENT,
+	SIGNAL_SYNCED,
+	N_SIGNALS,
+};
+
+static guint signals[N_SIGNALS];
+
+typedef enum {
+	MSD_INFORMER_NEXT_LIST,
+	MSD_INFORMER_NEXT_WATCH,
+} MsdInformerNext;
+
+struct _MsdInformer {
+	GObject parent_instance;
+
+	MsdKubeClient *client;         /* (owned) */
+	MeshSyncApiResource *resource; /* (owned) */
+	MsdStore *store;               /* (owned) */
+	gchar *name;                   /* (owned): "pods.v1." */
+	gchar *path;                   /* (owned): the collection, all namespaces */
+
+	/* one run, from start to stop */
+	gboolean running;
+	gboolean synced;
+	gboolean paused;
+	GCancellable *cancellable; /* (owned) (nullable): cancelled by stop */
+	gchar *resource_version;   /* (owned) (nullable): where the next watch resumes */
+	guint lists_started;
+	guint timer_id;
+	guint backoff_ms; /* the current backoff step; 0 after a success */
+	gboolean denied_logged;
+	gboolean watch_list_supported;
+
+	/* a paginated list in progress */
+	GPtrArray *list_entries; /* (owned) (nullable) (element-type MsdStoreEntry) */
+	gchar *list_rv;          /* (owned) (nullable) */
+	gchar *pending_continue; /* (owned) (nullable): the next page, held while paused */
+
+	/* the open watch */
+	guint watch_id;                  /* tells a stale read's callback from the current one */
+	GCancellable *watch_cancellable; /* (owned) (nullable) */
+	GInputStream *stream;            /* (owned) (nullable) */
+	MsdLineSplitter *splitter;       /* (owned) */
+	gchar *read_buffer;              /* (owned) */
+	gboolean reading;
+	gboolean eof_pending;
+	gboolean initial_events; /* a streaming list before its end bookmark */
+	MsdStore *initial_store; /* (owned) (nullable): its objects so far */
+	guint64 watch_events;
+	gint64 watch_started;
+	MsdJsonTokens tokens;
+
+	/* knobs */
+	guint page_size;
+	guint backoff_initial_ms;
+	guint backoff_max_ms;
+	guint denied_retry_ms;
+	gsize max_line;
+
+	MsdInformerCounters counters;
+};
+
+G_DEFINE_FINAL_TYPE(MsdInformer, msd_informer, G_TYPE_OBJECT)
+
+/* What an asynchronous call needs to know on return: whether it still belongs to the current
+ * run (and watch), since stop and relists abandon calls in flight. */
+typedef struct {
+	MsdInformer *self;         /* (owned) */
+	GCancellable *cancellable; /* (owned) */
+	guint watch_id;
+	MsdInformerNext next;  /* for a retry timer: what to do when it fires */
+	gboolean continuation; /* for a list page: whether it continues an earlier page */
+} MsdInformerOp;
+
+static MsdInformerOp *
+msd_informer_op_new(MsdInformer *self)
+{
+	MsdInformerOp *op = g_new0(MsdInformerOp, 1);
+
+	op->self = g_object_ref(self);
+	op->cancellable = g_object_ref(self->cancellable);
+	op->watch_id = self->watch_id;
+	return op;
+}
+
+static void
+msd_informer_op_free(MsdInformerOp *op)
+{
+	g_object_unref(op->self);
+	g_object_unref(op->cancellable);
+	g_free(op);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsdInformerOp, msd_informer_op_free)
+
+static gboolean
+msd_informer_op_is_current(MsdInformerOp *op)
+{
+	MsdInformer *self = op->self;
+
+	return self->running && op->cancellable == self->cancellable &&
+	       !g_cancellable_is_cancelled(op->cancellable);
+}
+
+static void msd_informer_list(MsdInformer *self);
+static void msd_informer_fetch_page(MsdInformer *self, const gchar *continue_token);
+static void msd_informer_watch(MsdInformer *self, gboolean initial);
+static void msd_informer_pump(MsdInformer *self);
+
+static void
+msd_informer_emit(MsdInformer *self, guint type, GBytes *object)
+{
+	self->counters.events++;
+	g_signal_emit(self, signals[SIGNAL_EVENT], 0, type, object);
+}
+
+static void
+msd_informer_close_watch(MsdInformer *self)
+{
+	/* cancelling a read in flight makes libsoup drop the connection rather than reuse it */
+	if (self->watch_cancellable != NULL)
+		g_cancellable_cancel(self->watch_cancellable);
+	g_clear_object(&self->watch_cancellable);
+	g_clear_object(&self->stream);
+	g_clear_object(&self->initial_store);
+	msd_line_splitter_reset(self->splitter);
+	self->watch_id++;
+	self->reading = FALSE;
+	self->eof_pending = FALSE;
+	self->initial_events = FALSE;
+}
+
+static void
+msd_informer_clear_list(MsdInformer *self)
+{
+	g_clear_pointer(&self->list_entries, g_ptr_array_unref);
+	g_clear_pointer(&self->list_rv, g_free);
+	g_clear_pointer(&self->pending_continue, g_free);
+}
+
+static void
+msd_informer_set_resource_version(MsdInformer *self, const gchar *resource_version)
+{
+	if (resource_version == NULL || resource_version[0] == '\0')
+		return;
+	g_free(self->resource_version);
+	self->resource_version = g_strdup(resource_version);
+}
+
+static gboolean
+msd_informer_timer_cb(gpointer user_data)
+{
+	MsdInformerOp *op = user_data;
+	MsdInformer *self = op->self;
+	self->timer_id = 0;
+	if (!msd_informer_op_is_current(op))
+		return G_SOURCE_REMOVE;
+	if (op->next == MSD_INFORMER_NEXT_WATCH) {
+		self->counters.watch_restarts++;
+		msd_informer_watch(self, FALSE);
+	} else {
+		msd_informer_list(self);
+	}
+	return G_SOURCE_REMOVE;
+}
+
+static void
+msd_informer_schedule(MsdInformer *self, MsdInformerNext next, guint delay_ms)
+{
+	MsdInformerOp *op = msd_informer_op_new(self);
+
+	op->next = next;
+	if (self->timer_id != 0)
+		g_source_remove(self->timer_id);
+	self->timer_id = g_timeout_add_full(G_PRIORITY_DEFAULT, delay_ms, msd_informer_timer_cb, op,
+	                                    (GDestroyNotify)msd_informer_op_free);
+}
+
+/* Exponential backoff with jitter: the step doubles from the initial delay up to the cap, and
+ * the delay is drawn uniformly from [step/2, step], so informers failing together spread out
+ * while the cap stays an upper bound. */
+static guint
+msd_informer_next_backoff(MsdInformer *self)
+{
+	guint low;
+
+	if (self->backoff_ms == 0)
+		self->backoff_ms = self->backoff_initial_ms;
+	else
+		self->backoff_ms = MIN(self->backoff_ms * 2, self->backoff_max_ms);
+	self->backoff_ms = MAX(self->backoff_ms, 1);
+	low = self->backoff_ms / 2;
+	return low + (guint)g_random_int_range(0, (gint32)(self->backoff_ms - low) + 1);
+}
+
+static void
+msd_informer_backoff(MsdInformer *self, MsdInformerNext next)
+{
+	guint delay = msd_informer_next_backoff(self);
+
+	g_debug("%s: retrying the %s in %u ms", self->name,
+	        next == MSD_INFORMER_NEXT_LIST ? "list" : "watch", delay);
+	msd_informer_schedule(self, next, delay);
+}
+
+/* A request failed: 403/404 mean this type cannot be listed by us (or does not exist any
+ * more), which a retry every few seconds would not fix; everything else backs off. */
+static void
+msd_informer_fail(MsdInformer *self, const GError *error, MsdInformerNext next)
+{
+	self->counters.errors++;
+	if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_FORBIDDEN) ||
+	    g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_FOUND)) {
+		if (!self->denied_logged)
+			g_warning("%s: %s; retrying every %u s while other resources carry on",
+			          self->name, error->message, self->denied_retry_ms / 1000);
+		else
+			g_debug("%s: still refused: %s", self->name, error->message);
+		self->denied_logged = TRUE;
+		msd_informer_schedule(self, MSD_INFORMER_NEXT_LIST, self->denied_retry_ms);
+		return;
+	}
+	g_message("%s: %s", self->name, error->message);
+	msd_informer_backoff(self, next);
+}
+
+/* Makes the store match a complete list and tells the difference: objects gone while we were
+ * not watching come out as DELETED with their last known state. */
+static void
+msd_informer_apply_list(MsdInformer *self, GPtrArray *entries, const gchar *resource_version)
+{
+	g_autoptr(GPtrArray) added = NULL;
+	g_autoptr(GPtrArray) modified = NULL;
+	g_autoptr(GPtrArray) deleted = NULL;
+
+	msd_store_replace_all(self->store, entries, &added, &modified, &deleted);
+	msd_informer_set_resource_version(self, resource_version);
+	self->backoff_ms = 0;
+	self->denied_logged = FALSE;
+	g_debug("%s: list of %u at resourceVersion %s: %u added, %u modified, %u deleted",
+	        self->name, entries->len, resource_version != NULL ? resource_version : "",
+	        added->len, modified->len, deleted->len);
+
+	for (guint i = 0; i < deleted->len && self->running; i++) {
+		MsdStoreEntry *entry = g_ptr_array_index(deleted, i);
+
+		msd_informer_emit(self, MSD_INFORMER_EVENT_DELETED, entry->object);
+	}
+	for (guint i = 0; i < modified->len && self->running; i++) {
+		MsdStoreEntry *entry = g_ptr_array_index(modified, i);
+
+		msd_informer_emit(self, MSD_INFORMER_EVENT_MODIFIED, entry->object);
+	}
+	for (guint i = 0; i < added->len && self->running; i++) {
+		MsdStoreEntry *entry = g_ptr_array_index(added, i);
+
+		msd_informer_emit(self, MSD_INFORMER_EVENT_ADDED, entry->object);
+	}
+	if (self->running && !self->synced) {
+		self->synced = TRUE;
+		g_signal_emit(self, signals[SIGNAL_SYNCED], 0);
+	}
+}
+
+/* Collects the items of one list page: each item's bytes are copied out of the page by their
+ * token span, so the page is freed as soon as it has been read. */
+static gboolean
+msd_informer_parse_page(MsdInformer *self, GBytes *body, gchar **continue_token, GError **error)
+{
+	const gchar *data;
+	gsize size = 0;
+	gint items;
+	guint index;
+	gint count;
+	const gchar *kind = meshsync_api_resource_get_kind(self->resource);
+	const gchar *api_version = meshsync_api_resource_get_group_version(self->resource);
+
+	data = g_bytes_get_data(body, &size);
+	if (!msd_json_tokens_parse(&self->tokens, data, size, error))
+		return FALSE;
+	if (self->tokens.tokens[0].type != JSMN_OBJECT) {
+		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+		                    "list answer is not a JSON object");
+		return FALSE;
+	}
+	if (self->list_rv == NULL)
+		self->list_rv = msd_json_tokens_dup_string(
+		        &self->tokens, msd_json_tokens_path(&self->tokens, 0, "metadata",
+		                                            "resourceVersion", NULL));
+	*continue_token = msd_json_tokens_dup_string(
+	        &self->tokens,
+	        msd_json_tokens_path(&self->tokens, 0, "metadata", "continue", NULL));
+
+	items = msd_json_tokens_member(&self->tokens, 0, "items");
+	if (items < 0 || msd_json_tokens_is_null(&self->tokens, items))
+		return TRUE;
+	if (self->tokens.tokens[items].type != JSMN_ARRAY) {
+		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+		                    "list answer has no items array");
+		return FALSE;
+	}
+	count = self->tokens.tokens[items].size;
+	index = (guint)items + 1;
+	for (gint i = 0; i < count; i++) {
+		g_autoptr(GError) error_local = NULL;
+		MsdStoreEntry *entry = msd_store_entry_new_from_tokens(&self->tokens, index, kind,
+		                                                       api_version, &error_local);
+
+		/* one unusable item must not keep the rest of the type from syncing */
+		if (entry == NULL)
+			g_warning("%s: skipping list item %d: %s", self->name, i,
+			          error_local->message);
+		else
+			g_ptr_array_add(self->list_entries, entry);
+		index = msd_json_tokens_skip(&self->tokens, index);
+	}
+	return TRUE;
+}
+
+static void
+msd_informer_page_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(MsdInformerOp) op = user_data;
+	MsdInformer *self = op->self;
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *continue_token = NULL;
+
+	body = msd_kube_client_get_finish(MSD_KUBE_CLIENT(source), result, &error);
+	if (!msd_informer_op_is_current(op))
+		return;
+	if (body == NULL) {
+		/* an expired continue token: start over, as client-go's pager does */
+		if (op->continuation &&
+		    g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_GONE)) {
+			g_message("%s: list continuation expired, listing again", self->name);
+			msd_informer_clear_list(self);
+			msd_informer_list(self);
+			return;
+		}
+		msd_informer_clear_list(self);
+		msd_informer_fail(self, error, MSD_INFORMER_NEXT_LIST);
+		return;
+	}
+	if (!msd_informer_parse_page(self, body, &continue_token, &error)) {
+		g_warning("%s: unreadable list page: %s", self->name, error->message);
+		msd_informer_clear_list(self);
+		msd_informer_fail(self, error, MSD_INFORMER_NEXT_LIST);
+		return;
+	}
+	g_clear_pointer(&body, g_bytes_unref);
+	if (continue_token != NULL && continue_token[0] != '\0') {
+		if (self->paused)
+			self->pending_continue = g_steal_pointer(&continue_token);
+		else
+			msd_informer_fetch_page(self, continue_token);
+		return;
+	}
+	{
+		g_autoptr(GPtrArray) entries = g_steal_pointer(&self->list_entries);
+		g_autofree gchar *list_rv = g_steal_pointer(&self->list_rv);
+
+		msd_informer_clear_list(self);
+		msd_informer_apply_list(self, entries, list_rv);
+	}
+	if (self->running)
+		msd_informer_watch(self, FALSE);
+}
+
+static void
+msd_informer_fetch_page(MsdInformer *self, const gchar *continue_token)
+{
+	g_autoptr(GString) query = g_string_new(self->path);
+	MsdInformerOp *op = msd_informer_op_new(self);
+
+	/* no resourceVersion: a consistent read of the current state, which every server
+	 * serves with pagination (and continue tokens forbid one anyway) */
+	g_string_append_printf(query, "?limit=%u", self->page_size);
+	if (continue_token != NULL) {
+		g_string_append(query, "&continue=");
+		g_string_append_uri_escaped(query, continue_token, NULL, FALSE);
+	}
+	op->continuation = continue_token != NULL;
+	msd_kube_client_get_async(self->client, query->str, self->cancellable, msd_informer_page_cb,
+	                          op);
+}
+
+static void
+msd_informer_list(MsdInformer *self)
+{
+	if (self->lists_started++ > 0)
+		self->counters.relists++;
+	msd_informer_close_watch(self);
+	msd_informer_clear_list(self);
+	if (self->watch_list_supported) {
+		msd_informer_watch(self, TRUE);
+		return;
+	}
+	self->list_entries = g_ptr_array_new_with_free_func((GDestroyNotify)msd_store_entry_unref);
+	msd_informer_fetch_page(self, NULL);
+}
+
+static void
+msd_informer_fall_back_to_list(MsdInformer *self)
+{
+	msd_informer_close_watch(self);
+	self->watch_list_supported = FALSE;
+	self->list_entries = g_ptr_array_new_with_free_func((GDestroyNotify)msd_store_entry_unref);
+	msd_informer_fetch_page(self, NULL);
+}
+
+/* The stream can no longer be trusted (an ERROR event, a malformed or truncated line): only
+ * a relist can tell what was missed. */
+static void
+msd_informer_abandon_watch(MsdInformer *self)
+{
+	self->counters.errors++;
+	msd_informer_close_watch(self);
+	msd_informer_backoff(self, MSD_INFORMER_NEXT_LIST);
+}
+
+static void
+msd_informer_finish_initial_events(MsdInformer *self, const gchar *resource_version)
+{
+	g_autoptr(MsdStore) initial = g_steal_pointer(&self->initial_store);
+	g_autoptr(GPtrArray) entries = msd_store_snapshot(initial);
+
+	self->initial_events = FALSE;
+	msd_informer_apply_list(self, entries, resource_version);
+}
+
+static void
+msd_informer_handle_object_event(MsdInformer *self, const gchar *type, gint object)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MsdStoreEntry) entry = NULL;
+	gboolean deleted = strcmp(type, "DELETED") == 0;
+
+	entry = msd_store_entry_new_from_tokens(
+	        &self->tokens, (guint)object, meshsync_api_resource_get_kind(self->resource),
+	        meshsync_api_resource_get_group_version(self->resource), &error);
+	if (entry == NULL) {
+		g_warning("%s: malformed %s watch event (%s); relisting", self->name, type,
+		          error->message);
+		msd_informer_abandon_watch(self);
+		return;
+	}
+	self->watch_events++;
+	msd_informer_set_resource_version(self, entry->resource_version);
+
+	if (self->initial_events) {
+		/* held back until the end bookmark, then reconciled like a list */
+		if (deleted)
+			g_bytes_unref(msd_store_delete(self->initial_store, entry->uid));
+		else
+			msd_store_upsert(self->initial_store, entry);
+		return;
+	}
+	if (deleted) {
+		g_autoptr(GBytes) last = msd_store_delete(self->store, entry->uid);
+
+		msd_informer_emit(self, MSD_INFORMER_EVENT_DELETED, entry->object);
+		return;
+	}
+	switch (msd_store_upsert(self->store, entry)) {
+	case MSD_STORE_ADDED:
+		msd_informer_emit(self, MSD_INFORMER_EVENT_ADDED, entry->object);
+		break;
+	case MSD_STORE_MODIFIED:
+		msd_informer_emit(self, MSD_INFORMER_EVENT_MODIFIED, entry->object);
+		break;
+	case MSD_STORE_UNCHANGED:
+	default:
+		g_debug("%s: skipping update of %s/%s: resourceVersion %s unchanged", self->name,
+		        entry->namespace_, entry->name, entry->resource_version);
+		break;
+	}
+}
+
+static void
+msd_informer_handle_error_event(MsdInformer *self, gint object)
+{
+	g_autofree gchar *code = msd_json_tokens_dup_string(
+	        &self->tokens, msd_json_tokens_member(&self->tokens, (guint)object, "code"));
+	g_autofree gchar *message = msd_json_tokens_dup_string(
+	        &self->tokens, msd_json_tokens_member(&self->tokens, (guint)object, "message"));
+
+	if (g_strcmp0(code, "410") == 0) {
+		/* the resourceVersion fell out of the server's history: relist from scratch */
+		g_message("%s: watch expired (%s); relisting", self->name,
+		          message != NULL ? message : "410 Gone");
+		g_clear_pointer(&self->resource_version, g_free);
+	} else {
+		g_warning("%s: watch ERROR event %s: %s; relisting", self->name,
+		          code != NULL ? code : "without code",
+		          message != NULL ? message : "no message");
+	}
+	msd_informer_abandon_watch(self);
+}
+
+/* Handles one line of the watch stream. */
+static void
+msd_informer_handle_line(MsdInformer *self, const gchar *line, gsize length)
+{
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *type = NULL;
+	gint type_index;
+	gint object;
+
+	if (!msd_json_tokens_parse(&self->tokens, line, length, &error) ||
+	    self->tokens.tokens[0].type != JSMN_OBJECT) {
+		g_warning("%s: malformed watch line of %" G_GSIZE_FORMAT " bytes (%s); relisting",
+		          self->name, length, error != NULL ? error->message : "not an object");
+		msd_informer_abandon_watch(self);
+		return;
+	}
+	type_index = msd_json_tokens_member(&self->tokens, 0, "type");
+	object = msd_json_tokens_member(&self->tokens, 0, "object");
+	if (msd_json_tokens_is_string(&self->tokens, type_index))
+		type = msd_json_tokens_dup_string(&self->tokens, type_index);
+	if (type == NULL || object < 0 || self->tokens.tokens[object].type != JSMN_OBJECT) {
+		g_warning("%s: watch event without type or object; relisting", self->name);
+		msd_informer_abandon_watch(self);
+		return;
+	}
+
+	if (strcmp(type, "ADDED") == 0 || strcmp(type, "MODIFIED") == 0 ||
+	    strcmp(type, "DELETED") == 0) {
+		msd_informer_handle_object_event(self, type, object);
+	} else if (strcmp(type, "BOOKMARK") == 0) {
+		gint metadata = msd_json_tokens_member(&self->tokens, (guint)object, "metadata");
+		g_autofree gchar *rv = msd_json_tokens_dup_string(
+		        &self->tokens,
+		        msd_json_tokens_member(&self->tokens, (guint)metadata, "resourceVersion"));
+		gint end = msd_json_tokens_path(&self->tokens, (guint)metadata, "annotations",
+		                                MSD_INFORMER_INITIAL_EVENTS_END, NULL);
+
+		self->watch_events++;
+		if (self->initial_events &&
+		    msd_json_tokens_string_equals(&self->tokens, end, "true"))
+			msd_informer_finish_initial_events(self, rv);
+		else
+			msd_informer_set_resource_version(self, rv);
+	} else if (strcmp(type, "ERROR") == 0) {
+		msd_informer_handle_error_event(self, object);
+	} else {
+		g_warning("%s: unknown watch event type \"%s\"; relisting", self->name, type);
+		msd_informer_abandon_watch(self);
+	}
+}
+
+static void
+msd_informer_watch_ended(MsdInformer *self)
+{
+	gint64 lasted = g_get_monotonic_time() - self->watch_started;
+
+	if (msd_line_splitter_get_pending(self->splitter) > 0) {
+		g_warning("%s: watch stream ended inside an event; relisting", self->name);
+		msd_informer_abandon_watch(self);
+		return;
+	}
+	if (self->initial_events) {
+		g_message(
+		        "%s: streaming list ended without its end bookmark; using paginated lists",
+		        self->name);
+		msd_informer_fall_back_to_list(self);
+		return;
+	}
+	msd_informer_close_watch(self);
+	if (self->watch_events == 0 && lasted < MSD_INFORMER_SHORT_WATCH_USEC) {
+		self->counters.errors++;
+		g_debug("%s: watch closed at once without events", self->name);
+		msd_informer_backoff(self, MSD_INFORMER_NEXT_WATCH);
+		return;
+	}
+	/* the server's timeout or a closed connection: resume where we are, as the reflector does
+	 */
+	g_debug("%s: watch ended, resuming at resourceVersion %s", self->name,
+	        self->resource_version != NULL ? self->resource_version : "");
+	self->backoff_ms = 0;
+	self->counters.watch_restarts++;
+	msd_informer_watch(self, FALSE);
+}
+
+static void
+msd_informer_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(MsdInformerOp) op = user_data;
+	MsdInformer *self = op->self;
+	g_autoptr(GError) error = NULL;
+	gssize n;
+
+	n = g_input_stream_read_finish(G_INPUT_STREAM(source), result, &error);
+	if (!msd_informer_op_is_current(op) || op->watch_id != self->watch_id)
+		return;
+	self->reading = FALSE;
+	if (n < 0) {
+		self->counters.errors++;
+		g_message("%s: watch stream broke: %s; resuming", self->name, error->message);
+		msd_informer_close_watch(self);
+		msd_informer_backoff(self, MSD_INFORMER_NEXT_WATCH);
+		return;
+	}
+	if (n == 0)
+		self->eof_pending = TRUE;
+	else
+		msd_line_splitter_push(self->splitter, self->read_buffer, (gsize)n);
+	msd_informer_pump(self);
+}
+
+/* Handles the buffered lines, then reads more, unless paused: back-pressure reaches the
+ * server through the TCP window. */
+static void
+msd_informer_pump(MsdInformer *self)
+{
+	guint watch_id = self->watch_id;
+	const gchar *line;
+	gsize length;
+
+	while (self->running && !self->paused && self->watch_id == watch_id &&
+	       self->stream != NULL) {
+		g_autoptr(GError) error = NULL;
+
+		if (!msd_line_splitter_next(self->splitter, &line, &length, &error)) {
+			if (error != NULL) {
+				g_warning("%s: %s; relisting", self->name, error->message);
+				msd_informer_abandon_watch(self);
+				return;
+			}
+			break;
+		}
+		msd_informer_handle_line(self, line, length);
+	}
+	if (!self->running || self->paused || self->watch_id != watch_id || self->stream == NULL ||
+	    self->reading)
+		return;
+	if (self->eof_pending) {
+		msd_informer_watch_ended(self);
+		return;
+	}
+	self->reading = TRUE;
+	g_input_stream_read_async(self->stream, self->read_buffer, MSD_INFORMER_READ_SIZE,
+	                          G_PRIORITY_DEFAULT, self->watch_cancellable, msd_informer_read_cb,
+	                          msd_informer_op_new(self));
+}
+
+static void
+msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(MsdInformerOp) op = user_data;
+	MsdInformer *self = op->self;
+	g_autoptr(GInputStream) stream = NULL;
+	g_autoptr(GError) error = NULL;
+
+	stream = msd_kube_client_stream_finish(MSD_KUBE_CLIENT(source), result, &error);
+	if (!msd_informer_op_is_current(op) || op->watch_id != self->watch_id)
+		return;
+	if (stream == NULL) {
+		if (self->initial_events) {
+			/* any answer but 2xx: the server has no streaming lists (or not for us);
+			 * the paginated list reports real trouble itself */
+			if (error->domain == MESHSYNC_ERROR &&
+			    error->code != MESHSYNC_ERROR_CONNECTION &&
+			    error->code != MESHSYNC_ERROR_TLS) {
+				g_debug("%s: streaming list refused (%s); using paginated lists",
+				        self->name, error->message);
+				self->counters.errors++;
+				msd_informer_fall_back_to_list(self);
+				return;
+			}
+			msd_informer_close_watch(self);
+			msd_informer_fail(self, error, MSD_INFORMER_NEXT_LIST);
+			return;
+		}
+		msd_informer_close_watch(self);
+		if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_GONE)) {
+			g_message("%s: %s; relisting", self->name, error->message);
+			g_clear_pointer(&self->resource_version, g_free);
+			self->counters.errors++;
+			msd_informer_backoff(self, MSD_INFORMER_NEXT_LIST);
+			return;
+		}
+		/* the server is unreachable: try the same resourceVersion again; a refusal
+		 * with any other status may mean our resourceVersion is unusable: relist */
+		msd_informer_fail(self, error,
+		                  error->domain == MESHSYNC_ERROR &&
+		                                  (error->code == MESHSYNC_ERROR_CONNECTION ||
+		                                   error->code == MESHSYNC_ERROR_TLS)
+		                          ? MSD_INFORMER_NEXT_WATCH
+		                          : MSD_INFORMER_NEXT_LIST);
+		return;
+	}
+	self->stream = g_steal_pointer(&stream);
+	self->watch_started = g_get_monotonic_time();
+	msd_informer_pump(self);
+}
+
+static void
+msd_informer_watch(MsdInformer *self, gboolean initial)
+{
+	g_autoptr(GString) query = g_string_new(self->path);
+	gint timeout =
+	        g_random_int_range(MSD_INFORMER_WATCH_TIMEOUT_MIN, MSD_INFORMER_WATCH_TIMEOUT_MAX);
+
+	msd_informer_close_watch(self);
+	self->watch_cancellable = g_cancellable_new();
+	self->watch_events = 0;
+	if (initial) {
+		self->initial_events = TRUE;
+		self->initial_store = msd_store_new();
+		g_string_append_printf(query,
+		                       "?watch=1&sendInitialEvents=true"
+		                       "&resourceVersionMatch=NotOlderThan&resourceVersion="
+		                       "&allowWatchBookmarks=true&timeoutSeconds=%d",
+		                       timeout);
+	} else {
+		g_string_append(query, "?watch=true&allowWatchBookmarks=true&resourceVersion=");
+		if (self->resource_version != NULL)
+			g_string_append_uri_escaped(query, self->resource_version, NULL, FALSE);
+		g_string_append_printf(query, "&timeoutSeconds=%d", timeout);
+	}
+	g_debug("%s: %s", self->name, query->str);
+	msd_kube_client_stream_async(self->client, query->str, self->watch_cancellable,
+	                             msd_informer_watch_open_cb, msd_informer_op_new(self));
+}
+
+static void
+msd_informer_dispose(GObject *object)
+{
+	MsdInformer *self = MSD_INFORMER(object);
+
+	msd_informer_stop(self);
+	G_OBJECT_CLASS(msd_informer_parent_class)->dispose(object);
+}
+
+static void
+msd_informer_finalize(GObject *object)
+{
+	MsdInformer *self = MSD_INFORMER(object);
+
+	g_clear_object(&self->client);
+	g_clear_object(&self->resource);
+	g_clear_object(&self->store);
+	g_clear_object(&self->cancellable);
+	g_free(self->name);
+	g_free(self->path);
+	g_free(self->resource_version);
+	msd_line_splitter_free(self->splitter);
+	g_free(self->read_buffer);
+	msd_json_tokens_clear(&self->tokens);
+	G_OBJECT_CLASS(msd_informer_parent_class)->finalize(object);
+}
+
+static void
+msd_informer_class_init(MsdInformerClass *klass)
+{
+	GObjectClass *object_class = G_OBJECT_CLASS(klass);
+
+	object_class->dispose = msd_informer_dispose;
+	object_class->finalize = msd_informer_finalize;
+
+	/* event (guint type, GBytes *object): 0 ADDED, 1 MODIFIED, 2 DELETED */
+	signals[SIGNAL_EVENT] =
+	        g_signal_new("event", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+	                     NULL, G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_BYTES);
+	signals[SIGNAL_SYNCED] = g_signal_new("synced", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
+	                                      0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+}
+
+static void
+msd_informer_init(MsdInformer *self)
+{
+	self->store = msd_store_new();
+	self->page_size = MSD_INFORMER_PAGE_SIZE;
+	self->backoff_initial_ms = MSD_INFORMER_BACKOFF_INITIAL;
+	self->backoff_max_ms = MSD_INFORMER_BACKOFF_MAX;
+	self->denied_retry_ms = MSD_INFORMER_DENIED_RETRY;
+	self->max_line = MSD_INFORMER_MAX_LINE;
+	self->watch_list_supported = TRUE;
+	self->splitter = msd_line_splitter_new(self->max_line);
+	self->read_buffer = g_malloc(MSD_INFORMER_READ_SIZE);
+}
+
+/**
+ * msd_informer_new:
+ * @client: the API server's client
+ * @resource: the resource type to list and watch, across all namespaces
+ *
+ * Returns: (transfer full): a new, stopped informer with an empty store
+ */
+MsdInformer *
+msd_informer_new(MsdKubeClient *client, MeshSyncApiResource *resource)
+{
+	MsdInformer *self;
+
+	g_return_val_if_fail(MSD_IS_KUBE_CLIENT(client), NULL);
+	g_return_val_if_fail(MESHSYNC_IS_API_RESOURCE(resource), NULL);
+
+	self = g_object_new(MSD_TYPE_INFORMER, NULL);
+	self->client = g_object_ref(client);
+	self->resource = g_object_ref(resource);
+	self->name = g_strdup_printf("%s.%s.%s", meshsync_api_resource_get_plural(resource),
+	                             meshsync_api_resource_get_version(resource),
+	                             meshsync_api_resource_get_group(resource));
+	self->path = meshsync_api_resource_build_path(resource, NULL);
+	return self;
+}
+
+/**
+ * msd_informer_start:
+ * @self: a #MsdInformer
+ *
+ * Starts the list + watch loop in the thread-default main context. A store kept from an
+ * earlier run is reconciled by the first list.
+ */
+void
+msd_informer_start(MsdInformer *self)
+{
+	g_return_if_fail(MSD_IS_INFORMER(self));
+
+	if (self->running)
+		return;
+	self->running = TRUE;
+	g_clear_object(&self->cancellable);
+	self->cancellable = g_cancellable_new();
+	self->backoff_ms = 0;
+	msd_informer_list(self);
+}
+
+/**
+ * msd_informer_stop:
+ * @self: a #MsdInformer
+ *
+ * Cancels every request in flight and every retry. No signal is emitted after it returns,
+ * even when called from a signal handler in the middle of a relist.
+ */
+void
+msd_informer_stop(MsdInformer *self)
+{
+	g_return_if_fail(MSD_IS_INFORMER(self));
+
+	if (!self->running)
+		return;
+	self->running = FALSE;
+	self->paused = FALSE;
+	if (self->cancellable != NULL)
+		g_cancellable_cancel(self->cancellable);
+	if (self->timer_id != 0) {
+		g_source_remove(self->timer_id);
+		self->timer_id = 0;
+	}
+	msd_informer_close_watch(self);
+	msd_informer_clear_list(self);
+}
+
+void
+msd_informer_pause(MsdInformer *self)
+{
+	g_return_if_fail(MSD_IS_INFORMER(self));
+	self->paused = TRUE;
+}
+
+void
+msd_informer_resume(MsdInformer *self)
+{
+	g_autofree gchar *continue_token = NULL;
+
+	g_return_if_fail(MSD_IS_INFORMER(self));
+
+	if (!self->paused)
+		return;
+	self->paused = FALSE;
+	if (!self->running)
+		return;
+	continue_token = g_steal_pointer(&self->pending_continue);
+	if (continue_token != NULL) {
+		msd_informer_fetch_page(self, continue_token);
+		return;
+	}
+	if (self->stream != NULL)
+		msd_informer_pump(self);
+}
+
+gboolean
+msd_informer_get_paused(MsdInformer *self)
+{
+	g_return_val_if_fail(MSD_IS_INFORMER(self), FALSE);
+	return self->paused;
+}
+
+gboolean
+msd_informer_get_synced(MsdInformer *self)
+{
+	g_return_val_if_fail(MSD_IS_INFORMER(self), FALSE);
+	return self->synced;
+}
+
+/**
+ * msd_informer_get_store:
+ * @self: a #MsdInformer
+ *
+ * Returns: (transfer none): the informer's store
+ */
+MsdStore *
+msd_informer_get_store(MsdInformer *self)
+{
+	g_return_val_if_fail(MSD_IS_INFORMER(self), NULL);
+	return self->store;
+}
+
+/**
+ * msd_informer_get_resource:
+ * @self: a #MsdInformer
+ *
+ * Returns: (transfer none): the resource type
+ */
+MeshSyncApiResource *
+msd_informer_get_resource(MsdInformer *self)
+{
+	g_return_val_if_fail(MSD_IS_INFORMER(self), NULL);
+	return self->resource;
+}
+
+const gchar *
+msd_informer_get_name(MsdInformer *self)
+{
+	g_return_val_if_fail(MSD_IS_INFORMER(self), NULL);
+	return self->name;
+}
+
+void
+msd_informer_get_counters(MsdInformer *self, MsdInformerCounters *counters)
+{
+	g_return_if_fail(MSD_IS_INFORMER(self));
+	g_return_if_fail(counters != NULL);
+	*counters = self->counters;
+}
+
+void
+msd_informer_set_delays(MsdInformer *self, guint initial_ms, guint max_ms, guint denied_retry_ms)
+{
+	g_return_if_fail(MSD_IS_INFORMER(self));
+	self->backoff_initial_ms = MAX(initial_ms, 1);
+	self->backoff_max_ms = MAX(max_ms, self->backoff_initial_ms);
+	self->denied_retry_ms = denied_retry_ms;
+}
+
+void
+msd_informer_set_page_size(MsdInformer *self, guint page_size)
+{
+	g_return_if_fail(MSD_IS_INFORMER(self));
+	self->page_size = MAX(page_size, 1);
+}
+
+void
+msd_informer_set_watch_list(MsdInformer *self, gboolean enabled)
+{
+	g_return_if_fail(MSD_IS_INFORMER(self));
+	self->watch_list_supported = enabled;
+}
+
+void
+msd_informer_set_max_line(MsdInformer *self, gsize max_line)
+{
+	g_return_if_fail(MSD_IS_INFORMER(self));
+	self->max_line = max_line;
+	msd_line_splitter_free(self->splitter);
+	self->splitter = msd_line_splitter_new(max_line);
+}

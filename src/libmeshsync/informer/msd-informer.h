@@ -1,0 +1,63 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#pragma once
+
+#include <gio/gio.h>
+
+#include "meshsync-api-resource.h"
+#include "msd-kube-client.h"
+#include "msd-store.h"
+
+G_BEGIN_DECLS
+
+/*
+ * One resource type's list + watch loop, after client-go's reflector: the initial state (a
+ * streaming list where the server offers it, else a paginated list), then watches resumed from
+ * the last resourceVersion, relists with reconciliation after an expiry or a broken stream,
+ * and backoff on errors. Every change reaches the store first, then the "event" signal:
+ *
+ *   event (guint type, GBytes *object): type 0 ADDED, 1 MODIFIED, 2 DELETED (the order of
+ *     MeshSyncEventType); @object is the compact JSON without managedFields. Updates whose
+ *     resourceVersion equals the stored one are not emitted.
+ *   synced (): once, when the initial state has been delivered.
+ *
+ * Signals are emitted in the thread-default main context the informer was started in.
+ */
+#define MSD_TYPE_INFORMER (msd_informer_get_type())
+G_DECLARE_FINAL_TYPE(MsdInformer, msd_informer, MSD, INFORMER, GObject)
+
+#define MSD_INFORMER_EVENT_ADDED    0u
+#define MSD_INFORMER_EVENT_MODIFIED 1u
+#define MSD_INFORMER_EVENT_DELETED  2u
+
+typedef struct {
+	guint64 relists;        /* lists (plain or streaming) started after the first one */
+	guint64 watch_restarts; /* watches reopened after one ended */
+	guint64 events;         /* "event" emissions */
+	guint64 errors;         /* failed requests, broken streams, ERROR events */
+} MsdInformerCounters;
+
+MsdInformer *msd_informer_new(MsdKubeClient *client, MeshSyncApiResource *resource);
+
+/* Starts listing; with the store kept from an earlier run, the first list reconciles it. */
+void msd_informer_start(MsdInformer *self);
+/* Cancels everything in flight; no signal is emitted after it returns. Call it before
+ * dropping the last reference: pending operations keep the informer alive. */
+void msd_informer_stop(MsdInformer *self);
+
+/* Stops reading the watch stream (and fetching list pages) until resumed: back-pressure. */
+void msd_informer_pause(MsdInformer *self);
+void msd_informer_resume(MsdInformer *self);
+gboolean msd_informer_get_paused(MsdInformer *self);
+
+gboolean msd_informer_get_synced(MsdInformer *self);
+MsdStore *msd_informer_get_store(MsdInformer *self);
+MeshSyncApiResource *msd_informer_get_resource(MsdInformer *self);
+/* "pods.v1.", "deployments.v1.apps": how logs name the resource type. */
+const gchar *msd_informer_get_name(MsdInformer *self);
+void msd_informer_get_counters(MsdInformer *self, MsdInformerCounters *counters);
+
+G_END_DECLS

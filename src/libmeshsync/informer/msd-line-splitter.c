@@ -1,0 +1,104 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "meshsync-error.h"
+#include "msd-line-splitter.h"
+
+struct _MsdLineSplitter {
+	GByteArray *buffer; /* (owned) */
+	gsize consumed;     /* bytes at the front already handed out as lines */
+	gsize scanned;      /* bytes after @consumed known to hold no newline */
+	gsize max_line;
+};
+
+MsdLineSplitter *
+msd_line_splitter_new(gsize max_line)
+{
+	MsdLineSplitter *self = g_new0(MsdLineSplitter, 1);
+
+	self->buffer = g_byte_array_new();
+	self->max_line = max_line;
+	return self;
+}
+
+void
+msd_line_splitter_free(MsdLineSplitter *self)
+{
+	if (self == NULL)
+		return;
+	g_byte_array_unref(self->buffer);
+	g_free(self);
+}
+
+void
+msd_line_splitter_push(MsdLineSplitter *self, const gchar *data, gsize length)
+{
+	/* drop handed-out lines before growing, so the buffer holds at most one partial line
+	 * plus what was just read */
+	if (self->consumed > 0) {
+		g_byte_array_remove_range(self->buffer, 0, (guint)self->consumed);
+		self->consumed = 0;
+	}
+	g_byte_array_append(self->buffer, (const guint8 *)data, (guint)length);
+}
+
+gboolean
+msd_line_splitter_next(MsdLineSplitter *self, const gchar **line, gsize *length, GError **error)
+{
+	for (;;) {
+		const gchar *start = (const gchar *)self->buffer->data + self->consumed;
+		gsize available = self->buffer->len - self->consumed;
+		const gchar *newline;
+		gsize line_length;
+
+		newline = available > self->scanned
+		                  ? memchr(start + self->scanned, '\n', available - self->scanned)
+		                  : NULL;
+		if (newline == NULL) {
+			self->scanned = available;
+			if (available > self->max_line) {
+				g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+				            "watch event longer than %" G_GSIZE_FORMAT " bytes",
+				            self->max_line);
+				return FALSE;
+			}
+			return FALSE;
+		}
+		line_length = (gsize)(newline - start);
+		self->consumed += line_length + 1;
+		self->scanned = 0;
+		if (line_length > 0 && start[line_length - 1] == '\r')
+			line_length--;
+		if (line_length > self->max_line) {
+			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+			            "watch event longer than %" G_GSIZE_FORMAT " bytes",
+			            self->max_line);
+			return FALSE;
+		}
+		if (line_length == 0)
+			continue;
+		*line = start;
+		*length = line_length;
+		return TRUE;
+	}
+}
+
+gsize
+msd_line_splitter_get_pending(MsdLineSplitter *self)
+{
+	return self->buffer->len - self->consumed;
+}
+
+void
+msd_line_splitter_reset(MsdLineSplitter *self)
+{
+	g_byte_array_set_size(self->buffer, 0);
+	self->consumed = 0;
+	self->scanned = 0;
+}

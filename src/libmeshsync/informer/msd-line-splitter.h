@@ -1,0 +1,38 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/*
+ * Splits a byte stream into newline-terminated lines, whatever the read boundaries: a watch
+ * stream's chunks may carry several events or part of one. A line longer than the cap is an
+ * error rather than unbounded buffering.
+ */
+typedef struct _MsdLineSplitter MsdLineSplitter;
+
+MsdLineSplitter *msd_line_splitter_new(gsize max_line);
+void msd_line_splitter_free(MsdLineSplitter *self);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsdLineSplitter, msd_line_splitter_free)
+
+/* Appends bytes read from the stream. Invalidates lines returned before. */
+void msd_line_splitter_push(MsdLineSplitter *self, const gchar *data, gsize length);
+
+/* Returns TRUE and the next complete line (without "\n" or "\r\n"; blank lines are skipped),
+ * valid until the next push. FALSE with @error unset: no complete line yet. FALSE with @error
+ * set: the pending line exceeds the cap (MESHSYNC_ERROR_INVALID_DATA). */
+gboolean
+msd_line_splitter_next(MsdLineSplitter *self, const gchar **line, gsize *length, GError **error);
+
+/* Bytes of an unfinished line still buffered: at the end of a stream, a truncated event. */
+gsize msd_line_splitter_get_pending(MsdLineSplitter *self);
+
+/* Forgets everything buffered (a new stream starts). */
+void msd_line_splitter_reset(MsdLineSplitter *self);
+
+G_END_DECLS

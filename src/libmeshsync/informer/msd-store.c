@@ -1,0 +1,539 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "meshsync-error.h"
+#include "msd-store.h"
+
+struct _MsdStore {
+	GObject parent_instance;
+
+	GHashTable *by_uid; /* (owned): entry->uid (borrowed) -> MsdStoreEntry (owned) */
+	GHashTable *by_key; /* (owned): "<namespace>/<name>" (owned) -> uid (owned) */
+	guint64 bytes_held;
+};
+
+G_DEFINE_FINAL_TYPE(MsdStore, msd_store, G_TYPE_OBJECT)
+
+static void
+msd_store_entry_clear(MsdStoreEntry *entry)
+{
+	g_bytes_unref(entry->object);
+	g_free(entry->uid);
+	g_free(entry->namespace_);
+	g_free(entry->name);
+	g_free(entry->resource_version);
+}
+
+MsdStoreEntry *
+msd_store_entry_ref(MsdStoreEntry *entry)
+{
+	return g_atomic_rc_box_acquire(entry);
+}
+
+void
+msd_store_entry_unref(MsdStoreEntry *entry)
+{
+	g_atomic_rc_box_release_full(entry, (GDestroyNotify)msd_store_entry_clear);
+}
+
+static gboolean
+msd_store_is_plain(const gchar *text)
+{
+	for (const gchar *p = text; *p != '\0'; p++) {
+		if (*p == '"' || *p == '\\' || (guchar)*p < 0x20)
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/* Copies @start..@end leaving out @cut_start..@cut_end and the whitespace between tokens: the
+ * text stays the server's, only its layout is compacted. Returns the end of the output. */
+static gchar *
+msd_store_copy_compact(gchar *out,
+                       const gchar *start,
+                       const gchar *end,
+                       const gchar *cut_start,
+                       const gchar *cut_end)
+{
+	gboolean in_string = FALSE;
+	gboolean escaped = FALSE;
+
+	for (const gchar *p = start; p < end; p++) {
+		gchar c;
+
+		if (p == cut_start) {
+			p = cut_end - 1;
+			continue;
+		}
+		c = *p;
+		if (in_string) {
+			*out++ = c;
+			if (escaped)
+				escaped = FALSE;
+			else if (c == '\\')
+				escaped = TRUE;
+			else if (c == '"')
+				in_string = FALSE;
+			continue;
+		}
+		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+			continue;
+		if (c == '"')
+			in_string = TRUE;
+		*out++ = c;
+	}
+	return out;
+}
+
+static gboolean
+msd_store_is_space(gchar c)
+{
+	return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* Finds metadata.managedFields and the byte range that removes it with one of its commas. */
+static gboolean
+msd_store_find_managed_fields(const MsdJsonTokens *tokens,
+                              gint metadata,
+                              const gchar **cut_start,
+                              const gchar **cut_end)
+{
+	const gchar *data = tokens->data;
+	gint value = msd_json_tokens_member(tokens, (guint)metadata, "managedFields");
+	const gchar *first;
+	const gchar *last;
+	const gchar *span;
+	gsize length;
+
+	if (value < 0)
+		return FALSE;
+	/* the key token sits right before its value; its opening quote right before its start */
+	first = data + tokens->tokens[value - 1].start - 1;
+	span = msd_json_tokens_span(tokens, (guint)value, &length);
+	last = span + length;
+
+	/* take the comma after the member, or else the one before it */
+	{
+		const gchar *p = last;
+		const gchar *object_end = data + tokens->tokens[metadata].end;
+
+		while (p < object_end && msd_store_is_space(*p))
+			p++;
+		if (p < object_end && *p == ',') {
+			last = p + 1;
+		} else {
+			const gchar *q = first - 1;
+
+			while (q > data && msd_store_is_space(*q))
+				q--;
+			if (*q == ',')
+				first = q;
+		}
+	}
+	*cut_start = first;
+	*cut_end = last;
+	return TRUE;
+}
+
+/**
+ * msd_store_entry_new_from_tokens:
+ * @tokens: a tokenized document
+ * @index: the token of the object
+ * @kind: (nullable): the kind to add when the object has none
+ * @api_version: (nullable): the apiVersion to add when the object has none
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full): a new entry, or %NULL when the object has no metadata.name
+ */
+MsdStoreEntry *
+msd_store_entry_new_from_tokens(const MsdJsonTokens *tokens,
+                                guint index,
+                                const gchar *kind,
+                                const gchar *api_version,
+                                GError **error)
+{
+	g_autofree gchar *uid = NULL;
+	g_autofree gchar *name = NULL;
+	g_autofree gchar *namespace_ = NULL;
+	g_autofree gchar *resource_version = NULL;
+	g_autoptr(GString) prefix = NULL;
+	MsdStoreEntry *entry;
+	const gchar *start;
+	const gchar *end;
+	const gchar *cut_start = NULL;
+	const gchar *cut_end = NULL;
+	gchar *buffer;
+	gchar *out;
+	gint metadata;
+	gint name_index;
+
+	if (index >= tokens->n_tokens || tokens->tokens[index].type != JSMN_OBJECT) {
+		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+		                    "object is not a JSON object");
+		return NULL;
+	}
+	metadata = msd_json_tokens_member(tokens, index, "metadata");
+	if (metadata < 0 || tokens->tokens[metadata].type != JSMN_OBJECT) {
+		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+		                    "object has no metadata");
+		return NULL;
+	}
+	name_index = msd_json_tokens_member(tokens, (guint)metadata, "name");
+	if (msd_json_tokens_is_string(tokens, name_index))
+		name = msd_json_tokens_dup_string(tokens, name_index);
+	if (name == NULL || name[0] == '\0') {
+		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+		                    "object has no metadata.name");
+		return NULL;
+	}
+	namespace_ = msd_json_tokens_dup_string(
+	        tokens, msd_json_tokens_member(tokens, (guint)metadata, "namespace"));
+	if (namespace_ == NULL)
+		namespace_ = g_strdup("");
+	resource_version = msd_json_tokens_dup_string(
+	        tokens, msd_json_tokens_member(tokens, (guint)metadata, "resourceVersion"));
+	if (resource_version == NULL)
+		resource_version = g_strdup("");
+	uid = msd_json_tokens_dup_string(tokens,
+	                                 msd_json_tokens_member(tokens, (guint)metadata, "uid"));
+	if (uid == NULL || uid[0] == '\0') {
+		g_free(uid);
+		uid = g_strdup_printf("%s/%s", namespace_, name);
+	}
+
+	if (kind != NULL && msd_store_is_plain(kind) &&
+	    msd_json_tokens_member(tokens, index, "kind") < 0) {
+		prefix = g_string_new(NULL);
+		g_string_append_printf(prefix, "\"kind\":\"%s\",", kind);
+	}
+	if (api_version != NULL && msd_store_is_plain(api_version) &&
+	    msd_json_tokens_member(tokens, index, "apiVersion") < 0) {
+		if (prefix == NULL)
+			prefix = g_string_new(NULL);
+		g_string_append_printf(prefix, "\"apiVersion\":\"%s\",", api_version);
+	}
+
+	start = tokens->data + tokens->tokens[index].start;
+	end = tokens->data + tokens->tokens[index].end;
+	msd_store_find_managed_fields(tokens, metadata, &cut_start, &cut_end);
+
+	buffer = g_malloc((gsize)(end - start) + (prefix != NULL ? prefix->len : 0));
+	out = buffer;
+	if (prefix != NULL) {
+		/* "{" + prefix + the members; an empty object must not keep the prefix's comma */
+		*out++ = '{';
+		memcpy(out, prefix->str, prefix->len);
+		out += prefix->len;
+		if (tokens->tokens[index].size == 0)
+			out--;
+		start++;
+	}
+	out = msd_store_copy_compact(out, start, end, cut_start, cut_end);
+
+	entry = g_atomic_rc_box_new0(MsdStoreEntry);
+	entry->object =
+	        g_bytes_new_take(g_realloc(buffer, (gsize)(out - buffer)), (gsize)(out - buffer));
+	entry->uid = g_steal_pointer(&uid);
+	entry->namespace_ = g_steal_pointer(&namespace_);
+	entry->name = g_steal_pointer(&name);
+	entry->resource_version = g_steal_pointer(&resource_version);
+	return entry;
+}
+
+/**
+ * msd_store_entry_new_from_json:
+ * @data: the JSON of one object
+ * @length: its length
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full): a new entry, or %NULL when @data is not an object with a name
+ */
+MsdStoreEntry *
+msd_store_entry_new_from_json(const gchar *data, gsize length, GError **error)
+{
+	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+
+	if (!msd_json_tokens_parse(&tokens, data, length, error))
+		return NULL;
+	return msd_store_entry_new_from_tokens(&tokens, 0, NULL, NULL, error);
+}
+
+static gchar *
+msd_store_key(const gchar *namespace_, const gchar *name)
+{
+	return g_strconcat(namespace_ != NULL ? namespace_ : "", "/", name, NULL);
+}
+
+static void
+msd_store_finalize(GObject *object)
+{
+	MsdStore *self = MSD_STORE(object);
+
+	g_hash_table_unref(self->by_uid);
+	g_hash_table_unref(self->by_key);
+	G_OBJECT_CLASS(msd_store_parent_class)->finalize(object);
+}
+
+static void
+msd_store_class_init(MsdStoreClass *klass)
+{
+	G_OBJECT_CLASS(klass)->finalize = msd_store_finalize;
+}
+
+static GHashTable *
+msd_store_new_uid_table(void)
+{
+	return g_hash_table_new_full(g_str_hash, g_str_equal, NULL,
+	                             (GDestroyNotify)msd_store_entry_unref);
+}
+
+static void
+msd_store_init(MsdStore *self)
+{
+	self->by_uid = msd_store_new_uid_table();
+	self->by_key = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+}
+
+/**
+ * msd_store_new:
+ *
+ * Returns: (transfer full): an empty store
+ */
+MsdStore *
+msd_store_new(void)
+{
+	return g_object_new(MSD_TYPE_STORE, NULL);
+}
+
+static void
+msd_store_index_add(MsdStore *self, MsdStoreEntry *entry)
+{
+	g_hash_table_replace(self->by_key, msd_store_key(entry->namespace_, entry->name),
+	                     g_strdup(entry->uid));
+}
+
+static void
+msd_store_index_remove(MsdStore *self, MsdStoreEntry *entry)
+{
+	g_autofree gchar *key = msd_store_key(entry->namespace_, entry->name);
+	const gchar *uid = g_hash_table_lookup(self->by_key, key);
+
+	/* a recreated object may already own the name under its new uid */
+	if (g_strcmp0(uid, entry->uid) == 0)
+		g_hash_table_remove(self->by_key, key);
+}
+
+/**
+ * msd_store_upsert:
+ * @self: a #MsdStore
+ * @entry: the new state of an object; the store takes its own reference
+ *
+ * Returns: whether the object is new, modified, or unchanged because its resourceVersion equals
+ *   the stored one
+ */
+MsdStoreChange
+msd_store_upsert(MsdStore *self, MsdStoreEntry *entry)
+{
+	MsdStoreEntry *old;
+
+	g_return_val_if_fail(MSD_IS_STORE(self), MSD_STORE_UNCHANGED);
+	g_return_val_if_fail(entry != NULL, MSD_STORE_UNCHANGED);
+
+	old = g_hash_table_lookup(self->by_uid, entry->uid);
+	if (old != NULL && g_strcmp0(old->resource_version, entry->resource_version) == 0)
+		return MSD_STORE_UNCHANGED;
+	if (old != NULL) {
+		self->bytes_held -= g_bytes_get_size(old->object);
+		msd_store_index_remove(self, old);
+	}
+	self->bytes_held += g_bytes_get_size(entry->object);
+	msd_store_index_add(self, entry);
+	g_hash_table_replace(self->by_uid, entry->uid, msd_store_entry_ref(entry));
+	return old != NULL ? MSD_STORE_MODIFIED : MSD_STORE_ADDED;
+}
+
+/**
+ * msd_store_delete:
+ * @self: a #MsdStore
+ * @uid: the object's uid
+ *
+ * Returns: (transfer full) (nullable): the last stored bytes of the object
+ */
+GBytes *
+msd_store_delete(MsdStore *self, const gchar *uid)
+{
+	g_autoptr(MsdStoreEntry) old = NULL;
+	gpointer value = NULL;
+
+	g_return_val_if_fail(MSD_IS_STORE(self), NULL);
+	g_return_val_if_fail(uid != NULL, NULL);
+
+	if (!g_hash_table_steal_extended(self->by_uid, uid, NULL, &value))
+		return NULL;
+	old = value;
+	self->bytes_held -= g_bytes_get_size(old->object);
+	msd_store_index_remove(self, old);
+	return g_bytes_ref(old->object);
+}
+
+/**
+ * msd_store_replace_all:
+ * @self: a #MsdStore
+ * @entries: (element-type MsdStoreEntry): the complete new state, as a relist returned it
+ * @added: (out) (optional) (transfer container): objects not stored before
+ * @modified: (out) (optional) (transfer container): objects whose resourceVersion changed
+ * @deleted: (out) (optional) (transfer container): stored objects missing from @entries, with
+ *   their last known state
+ *
+ * Reconciles the store with a relist, as client-go's DeltaFIFO Replace does: unchanged objects
+ * keep their stored entry and appear in no list.
+ */
+void
+msd_store_replace_all(MsdStore *self,
+                      GPtrArray *entries,
+                      GPtrArray **added,
+                      GPtrArray **modified,
+                      GPtrArray **deleted)
+{
+	g_autoptr(GHashTable) old_table = NULL;
+	GPtrArray *added_list =
+	        g_ptr_array_new_with_free_func((GDestroyNotify)msd_store_entry_unref);
+	GPtrArray *modified_list =
+	        g_ptr_array_new_with_free_func((GDestroyNotify)msd_store_entry_unref);
+	GPtrArray *deleted_list =
+	        g_ptr_array_new_with_free_func((GDestroyNotify)msd_store_entry_unref);
+	GHashTableIter iter;
+	gpointer value;
+
+	g_return_if_fail(MSD_IS_STORE(self));
+	g_return_if_fail(entries != NULL);
+
+	old_table = g_steal_pointer(&self->by_uid);
+	self->by_uid = msd_store_new_uid_table();
+	g_hash_table_remove_all(self->by_key);
+	self->bytes_held = 0;
+
+	for (guint i = 0; i < entries->len; i++) {
+		MsdStoreEntry *entry = g_ptr_array_index(entries, i);
+		MsdStoreEntry *old = g_hash_table_lookup(old_table, entry->uid);
+		MsdStoreEntry *kept = entry;
+		MsdStoreEntry *duplicate = g_hash_table_lookup(self->by_uid, entry->uid);
+
+		if (duplicate != NULL) {
+			/* a list never repeats a uid; if one does, the later copy wins quietly */
+			self->bytes_held -= g_bytes_get_size(duplicate->object);
+		} else if (old == NULL) {
+			g_ptr_array_add(added_list, msd_store_entry_ref(entry));
+		} else if (g_strcmp0(old->resource_version, entry->resource_version) == 0) {
+			kept = old;
+		} else {
+			g_ptr_array_add(modified_list, msd_store_entry_ref(entry));
+		}
+		self->bytes_held += g_bytes_get_size(kept->object);
+		msd_store_index_add(self, kept);
+		g_hash_table_replace(self->by_uid, kept->uid, msd_store_entry_ref(kept));
+	}
+
+	g_hash_table_iter_init(&iter, old_table);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		MsdStoreEntry *old = value;
+
+		if (!g_hash_table_contains(self->by_uid, old->uid))
+			g_ptr_array_add(deleted_list, msd_store_entry_ref(old));
+	}
+
+	if (added != NULL)
+		*added = added_list;
+	else
+		g_ptr_array_unref(added_list);
+	if (modified != NULL)
+		*modified = modified_list;
+	else
+		g_ptr_array_unref(modified_list);
+	if (deleted != NULL)
+		*deleted = deleted_list;
+	else
+		g_ptr_array_unref(deleted_list);
+}
+
+/**
+ * msd_store_lookup:
+ * @self: a #MsdStore
+ * @uid: an object's uid
+ *
+ * Returns: (transfer none) (nullable): the stored entry
+ */
+MsdStoreEntry *
+msd_store_lookup(MsdStore *self, const gchar *uid)
+{
+	g_return_val_if_fail(MSD_IS_STORE(self), NULL);
+	return g_hash_table_lookup(self->by_uid, uid);
+}
+
+/**
+ * msd_store_lookup_by_name:
+ * @self: a #MsdStore
+ * @namespace_: (nullable): the namespace, "" or %NULL for cluster-scoped objects
+ * @name: the object's name
+ *
+ * Returns: (transfer none) (nullable): the stored entry
+ */
+MsdStoreEntry *
+msd_store_lookup_by_name(MsdStore *self, const gchar *namespace_, const gchar *name)
+{
+	g_autofree gchar *key = NULL;
+	const gchar *uid;
+
+	g_return_val_if_fail(MSD_IS_STORE(self), NULL);
+	key = msd_store_key(namespace_, name);
+	uid = g_hash_table_lookup(self->by_key, key);
+	return uid != NULL ? g_hash_table_lookup(self->by_uid, uid) : NULL;
+}
+
+guint
+msd_store_get_size(MsdStore *self)
+{
+	g_return_val_if_fail(MSD_IS_STORE(self), 0);
+	return g_hash_table_size(self->by_uid);
+}
+
+guint64
+msd_store_get_bytes_held(MsdStore *self)
+{
+	g_return_val_if_fail(MSD_IS_STORE(self), 0);
+	return self->bytes_held;
+}
+
+void
+msd_store_foreach(MsdStore *self, MsdStoreForeachFunc func, gpointer user_data)
+{
+	GHashTableIter iter;
+	gpointer value;
+
+	g_return_if_fail(MSD_IS_STORE(self));
+	g_hash_table_iter_init(&iter, self->by_uid);
+	while (g_hash_table_iter_next(&iter, NULL, &value))
+		func(value, user_data);
+}
+
+GPtrArray *
+msd_store_snapshot(MsdStore *self)
+{
+	GPtrArray *entries;
+	GHashTableIter iter;
+	gpointer value;
+
+	g_return_val_if_fail(MSD_IS_STORE(self), NULL);
+	entries = g_ptr_array_new_full(g_hash_table_size(self->by_uid),
+	                               (GDestroyNotify)msd_store_entry_unref);
+	g_hash_table_iter_init(&iter, self->by_uid);
+	while (g_hash_table_iter_next(&iter, NULL, &value))
+		g_ptr_array_add(entries, msd_store_entry_ref(value));
+	return entries;
+}

@@ -1,0 +1,82 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#pragma once
+
+#include <glib-object.h>
+
+#include "msd-json-tokens.h"
+
+G_BEGIN_DECLS
+
+/*
+ * One cached object: its compact JSON with metadata.managedFields cut out, and the few fields
+ * the informer and the filters need without parsing again. Immutable and reference counted,
+ * so a snapshot can outlive later changes to the store.
+ */
+typedef struct {
+	GBytes *object;          /* (owned): compact JSON, managedFields removed */
+	gchar *uid;              /* (owned): metadata.uid, or "<namespace>/<name>" without one */
+	gchar *namespace_;       /* (owned): "" for cluster-scoped objects */
+	gchar *name;             /* (owned) */
+	gchar *resource_version; /* (owned): opaque, compared for equality only */
+} MsdStoreEntry;
+
+/* Builds an entry from the object at token @index. When @kind and @api_version are given and
+ * the object lacks those members (items of a list do), they are put in front, so that list
+ * items and watch objects reach consumers in the same shape. */
+MsdStoreEntry *msd_store_entry_new_from_tokens(const MsdJsonTokens *tokens,
+                                               guint index,
+                                               const gchar *kind,
+                                               const gchar *api_version,
+                                               GError **error);
+MsdStoreEntry *msd_store_entry_new_from_json(const gchar *data, gsize length, GError **error);
+MsdStoreEntry *msd_store_entry_ref(MsdStoreEntry *entry);
+void msd_store_entry_unref(MsdStoreEntry *entry);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsdStoreEntry, msd_store_entry_unref)
+
+typedef enum {
+	MSD_STORE_UNCHANGED, /* same resourceVersion as the stored copy: not an update */
+	MSD_STORE_ADDED,
+	MSD_STORE_MODIFIED,
+} MsdStoreChange;
+
+#define MSD_TYPE_STORE (msd_store_get_type())
+G_DECLARE_FINAL_TYPE(MsdStore, msd_store, MSD, STORE, GObject)
+
+MsdStore *msd_store_new(void);
+
+/* Stores @entry (a reference is taken). On MSD_STORE_UNCHANGED the stored entry stays. */
+MsdStoreChange msd_store_upsert(MsdStore *self, MsdStoreEntry *entry);
+
+/* Removes the object with @uid; returns its last known bytes, or NULL if it was not stored. */
+GBytes *msd_store_delete(MsdStore *self, const gchar *uid);
+
+/* Makes the store hold exactly @entries (a relist) and reports the difference: (element-type
+ * MsdStoreEntry) arrays, each with its own references; @deleted holds the last known entries,
+ * @added and @modified the new ones in the order of @entries. Any out parameter may be NULL. */
+void msd_store_replace_all(MsdStore *self,
+                           GPtrArray *entries,
+                           GPtrArray **added,
+                           GPtrArray **modified,
+                           GPtrArray **deleted);
+
+/* (transfer none) (nullable) */
+MsdStoreEntry *msd_store_lookup(MsdStore *self, const gchar *uid);
+/* (transfer none) (nullable): @namespace_ is "" or NULL for cluster-scoped objects */
+MsdStoreEntry *msd_store_lookup_by_name(MsdStore *self, const gchar *namespace_, const gchar *name);
+
+guint msd_store_get_size(MsdStore *self);
+/* The sum of the stored objects' JSON sizes, for memory accounting. */
+guint64 msd_store_get_bytes_held(MsdStore *self);
+
+typedef void (*MsdStoreForeachFunc)(MsdStoreEntry *entry, gpointer user_data);
+/* Calls @func for every entry in no particular order; @func must not change the store. */
+void msd_store_foreach(MsdStore *self, MsdStoreForeachFunc func, gpointer user_data);
+/* (transfer full) (element-type MsdStoreEntry): every entry, safe to keep while the store
+ * changes. */
+GPtrArray *msd_store_snapshot(MsdStore *self);
+
+G_END_DECLS
