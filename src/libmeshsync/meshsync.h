@@ -10,8 +10,10 @@
 #include <libmeshsync/meshsync-version.h>
 #include <libmeshsync/meshsync-enum-types.h>
 #include <libmeshsync/meshsync-error.h>
+#include <libmeshsync/meshsync-event-type.h>
 #include <libmeshsync/meshsync-kube-config.h>
 #include <libmeshsync/meshsync-api-resource.h>
+#include <libmeshsync/meshsync-resource.h>
 #include <libmeshsync/meshsync-discovery.h>
 #include <libmeshsync/meshsync-watch-config.h>
 

@@ -1,0 +1,391 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "msd-json-writer.h"
+#include "msd-utf8.h"
+
+static const gchar hex_digits[] = "0123456789abcdef";
+
+/* Non-zero for the ASCII bytes Go's HTML-safe encoder does not copy as they are. */
+static gboolean
+ascii_needs_escape(guchar c)
+{
+	return c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&';
+}
+
+static void
+append_ascii_escape(GString *out, guchar c)
+{
+	gchar u[6] = {'\\', 'u', '0', '0', 0, 0};
+
+	switch (c) {
+	case '"':
+		g_string_append_len(out, "\\\"", 2);
+		return;
+	case '\\':
+		g_string_append_len(out, "\\\\", 2);
+		return;
+	case '\b':
+		g_string_append_len(out, "\\b", 2);
+		return;
+	case '\f':
+		g_string_append_len(out, "\\f", 2);
+		return;
+	case '\n':
+		g_string_append_len(out, "\\n", 2);
+		return;
+	case '\r':
+		g_string_append_len(out, "\\r", 2);
+		return;
+	case '\t':
+		g_string_append_len(out, "\\t", 2);
+		return;
+	default:
+		u[4] = hex_digits[c >> 4];
+		u[5] = hex_digits[c & 0xf];
+		g_string_append_len(out, u, 6);
+	}
+}
+
+/* Encode UTF-8 text the way Go's encoder does. @invalid_escaped: an invalid byte becomes the
+ * escape \ufffd (the encoder on a raw Go string); otherwise it becomes U+FFFD itself (what
+ * Go's decoder stores, so what a decode-then-encode round trip shows). */
+static void
+encode_text(GString *out, const guchar *s, gsize n, gboolean invalid_escaped)
+{
+	gsize i = 0;
+
+	while (i < n) {
+		gsize run = i;
+		gunichar cp;
+		gint sz;
+
+		while (run < n && s[run] < 0x80 && !ascii_needs_escape(s[run]))
+			run++;
+		if (run > i) {
+			g_string_append_len(out, (const gchar *)s + i, (gssize)(run - i));
+			i = run;
+			continue;
+		}
+		if (s[i] < 0x80) {
+			append_ascii_escape(out, s[i]);
+			i++;
+			continue;
+		}
+		sz = msd_utf8_decode(s + i, n - i, &cp);
+		if (sz == 0) {
+			if (invalid_escaped)
+				g_string_append_len(out, "\\ufffd", 6);
+			else
+				g_string_append_len(out, MSD_UTF8_REPLACEMENT, 3);
+			i++;
+		} else if (cp == 0x2028 || cp == 0x2029) {
+			g_string_append_len(out, cp == 0x2028 ? "\\u2028" : "\\u2029", 6);
+			i += (gsize)sz;
+		} else {
+			g_string_append_len(out, (const gchar *)s + i, sz);
+			i += (gsize)sz;
+		}
+	}
+}
+
+void
+msd_json_append_escaped(GString *out, const gchar *s, gssize len)
+{
+	encode_text(out, (const guchar *)s, len < 0 ? strlen(s) : (gsize)len, TRUE);
+}
+
+void
+msd_json_append_string(GString *out, const gchar *s, gssize len)
+{
+	g_string_append_c(out, '"');
+	msd_json_append_escaped(out, s, len);
+	g_string_append_c(out, '"');
+}
+
+/* The body of string token @idx, decoded as Go's decoder would and re-encoded. */
+static void
+write_string_body(GString *out, const MsdJsonDoc *doc, gint idx)
+{
+	const MsdJsonTok *t = &doc->tok[idx];
+	const guchar *p = (const guchar *)doc->js + t->start;
+	gsize n = (gsize)(t->end - t->start);
+	gsize i = 0;
+
+	if (t->plain) {
+		encode_text(out, p, n, FALSE);
+		return;
+	}
+	while (i < n) {
+		const guchar *bs = memchr(p + i, '\\', n - i);
+		gsize seg = bs != NULL ? (gsize)(bs - p) : n;
+		gunichar cp;
+
+		encode_text(out, p + i, seg - i, FALSE);
+		i = seg;
+		if (i >= n)
+			break;
+		i += (gsize)msd_json_decode_escape((const gchar *)p + i, n - i, &cp);
+		if (cp < 0x80) {
+			if (ascii_needs_escape((guchar)cp))
+				append_ascii_escape(out, (guchar)cp);
+			else
+				g_string_append_c(out, (gchar)cp);
+		} else if (cp == 0x2028 || cp == 0x2029) {
+			g_string_append_len(out, cp == 0x2028 ? "\\u2028" : "\\u2029", 6);
+		} else {
+			g_string_append_unichar(out, cp);
+		}
+	}
+}
+
+/* Shortest decimal digits that read back as @v (> 0, finite), choosing the nearest when two
+ * candidates of the same length both read back, as Go's strconv does. Returns the number of
+ * digits; @exp10 receives x with v = d.ddd * 10^x. */
+static gint
+shortest_digits(gdouble v, gchar digits[24], gint *exp10)
+{
+	for (gint prec = 1; prec <= 17; prec++) {
+		gchar buf[40];
+		gchar *e;
+		guint64 mant = 0;
+		guint64 pow = 1;
+		gint x;
+		gdouble back;
+		gchar fmt[8];
+
+		/* g_ascii_formatd: the daemon may run under a locale with a decimal comma */
+		g_snprintf(fmt, sizeof(fmt), "%%.%de", prec - 1);
+		g_ascii_formatd(buf, sizeof(buf), fmt, v);
+		e = strchr(buf, 'e');
+		x = atoi(e + 1);
+		for (gchar *q = buf; q < e; q++) {
+			if (g_ascii_isdigit(*q))
+				mant = mant * 10 + (guint64)(*q - '0');
+		}
+		for (gint k = 1; k < prec; k++)
+			pow *= 10;
+		back = g_ascii_strtod(buf, NULL);
+		if (back != v) {
+			/* the other neighbour at this precision may still be inside the interval
+			 * that rounds to v (the interval is lopsided at powers of two) */
+			if (back < v) {
+				mant++;
+				if (mant == pow * 10) {
+					mant = pow;
+					x++;
+				}
+			} else {
+				mant--;
+				if (mant < pow) {
+					mant = pow * 10 - 1;
+					x--;
+				}
+			}
+			g_snprintf(buf, sizeof(buf), "%" G_GUINT64_FORMAT "e%d", mant,
+			           x - prec + 1);
+			if (g_ascii_strtod(buf, NULL) != v)
+				continue;
+		}
+		g_snprintf(digits, 24, "%" G_GUINT64_FORMAT, mant);
+		*exp10 = x;
+		return prec;
+	}
+	/* not reached for finite doubles: 17 significant digits always read back */
+	g_snprintf(digits, 24, "0");
+	*exp10 = 0;
+	return 1;
+}
+
+void
+msd_json_append_double(GString *out, gdouble v)
+{
+	gchar digits[24];
+	gint nd;
+	gint x;
+	gdouble a = fabs(v);
+
+	if (!isfinite(v)) {
+		/* Go refuses to encode these; null keeps the output valid JSON */
+		g_string_append_len(out, "null", 4);
+		return;
+	}
+	if (signbit(v))
+		g_string_append_c(out, '-');
+	if (a == 0) {
+		g_string_append_c(out, '0');
+		return;
+	}
+	nd = shortest_digits(a, digits, &x);
+	if (a < 1e-6 || a >= 1e21) {
+		g_string_append_c(out, digits[0]);
+		if (nd > 1) {
+			g_string_append_c(out, '.');
+			g_string_append_len(out, digits + 1, nd - 1);
+		}
+		/* Go prints at least two exponent digits, then trims e-07 to e-7 */
+		g_string_append_printf(out, "e%c%d", x < 0 ? '-' : '+', ABS(x));
+		return;
+	}
+	if (x >= 0) {
+		if (nd <= x + 1) {
+			g_string_append_len(out, digits, nd);
+			for (gint k = nd; k <= x; k++)
+				g_string_append_c(out, '0');
+		} else {
+			g_string_append_len(out, digits, x + 1);
+			g_string_append_c(out, '.');
+			g_string_append_len(out, digits + x + 1, nd - x - 1);
+		}
+	} else {
+		g_string_append_len(out, "0.", 2);
+		for (gint k = 0; k < -x - 1; k++)
+			g_string_append_c(out, '0');
+		g_string_append_len(out, digits, nd);
+	}
+}
+
+void
+msd_json_append_number(GString *out, const gchar *text, gsize len)
+{
+	gchar buf[64];
+	g_autofree gchar *heap = NULL;
+	const gchar *z = buf;
+	gboolean integral = TRUE;
+	gsize digits = 0;
+
+	for (gsize i = 0; i < len; i++) {
+		if (text[i] == '.' || text[i] == 'e' || text[i] == 'E') {
+			integral = FALSE;
+			break;
+		}
+		if (text[i] != '-')
+			digits++;
+	}
+	/* Kubernetes' decoder keeps integers that fit an int64 as int64, and makes every other
+	 * number a float64 */
+	if (integral && digits <= 18) {
+		if (len == 2 && text[0] == '-' && text[1] == '0')
+			g_string_append_c(out, '0');
+		else
+			g_string_append_len(out, text, (gssize)len);
+		return;
+	}
+	if (len < sizeof(buf)) {
+		memcpy(buf, text, len);
+		buf[len] = '\0';
+	} else {
+		heap = g_strndup(text, len);
+		z = heap;
+	}
+	if (integral && digits == 19) {
+		gint64 v;
+
+		if (g_ascii_string_to_signed(z, 10, G_MININT64, G_MAXINT64, &v, NULL)) {
+			g_string_append_printf(out, "%" G_GINT64_FORMAT, v);
+			return;
+		}
+	}
+	msd_json_append_double(out, g_ascii_strtod(z, NULL));
+}
+
+static void
+write_value_depth(GString *out, const MsdJsonDoc *doc, gint idx)
+{
+	const MsdJsonTok *t = &doc->tok[idx];
+
+	switch ((MsdJsonType)t->type) {
+	case MSD_JSON_OBJECT: {
+		gint n = 0;
+		MsdJsonMember *m = msd_json_doc_sorted_members(doc, idx, &n);
+
+		g_string_append_c(out, '{');
+		for (gint k = 0; k < n; k++) {
+			if (k > 0)
+				g_string_append_c(out, ',');
+			msd_json_append_string(out, m[k].key, (gssize)m[k].key_len);
+			g_string_append_c(out, ':');
+			write_value_depth(out, doc, m[k].value_tok);
+		}
+		g_string_append_c(out, '}');
+		msd_json_members_free(m, n);
+		break;
+	}
+	case MSD_JSON_ARRAY: {
+		gint j = idx + 1;
+
+		g_string_append_c(out, '[');
+		for (gint k = 0; k < t->size; k++) {
+			if (k > 0)
+				g_string_append_c(out, ',');
+			write_value_depth(out, doc, j);
+			j = doc->tok[j].next;
+		}
+		g_string_append_c(out, ']');
+		break;
+	}
+	case MSD_JSON_STRING:
+		g_string_append_c(out, '"');
+		write_string_body(out, doc, idx);
+		g_string_append_c(out, '"');
+		break;
+	case MSD_JSON_NUMBER:
+		msd_json_append_number(out, doc->js + t->start, (gsize)(t->end - t->start));
+		break;
+	case MSD_JSON_TRUE:
+		g_string_append_len(out, "true", 4);
+		break;
+	case MSD_JSON_FALSE:
+		g_string_append_len(out, "false", 5);
+		break;
+	case MSD_JSON_NULL:
+	default:
+		g_string_append_len(out, "null", 4);
+		break;
+	}
+}
+
+void
+msd_json_write_value(GString *out, const MsdJsonDoc *doc, gint idx)
+{
+	g_return_if_fail(idx >= 0 && idx < doc->n_tok);
+	write_value_depth(out, doc, idx);
+}
+
+void
+msd_json_write_raw(GString *out, const MsdJsonDoc *doc, gint idx)
+{
+	g_return_if_fail(idx >= 0 && idx < doc->n_tok);
+	if (doc->tok[idx].type == MSD_JSON_STRING)
+		write_string_body(out, doc, idx);
+	else if (doc->tok[idx].type != MSD_JSON_NULL)
+		write_value_depth(out, doc, idx);
+}
+
+gchar *
+msd_json_canonicalize(const gchar *js, gssize len, GError **error)
+{
+	MsdJsonDoc doc;
+	GString *out;
+
+	msd_json_doc_init(&doc);
+	if (len < 0)
+		len = (gssize)strlen(js);
+	if (!msd_json_doc_parse(&doc, js, (gsize)len, error)) {
+		msd_json_doc_clear(&doc);
+		return NULL;
+	}
+	out = g_string_sized_new((gsize)len + 16);
+	write_value_depth(out, &doc, 0);
+	msd_json_doc_clear(&doc);
+	return g_string_free(out, FALSE);
+}

@@ -1,0 +1,119 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#pragma once
+
+#include <glib.h>
+
+#include "meshsync-event-type.h"
+#include "msd-json-scan.h"
+
+G_BEGIN_DECLS
+
+/*
+ * The wire fields of one KubernetesResource, as text: every string lives in one arena (one
+ * allocation per object), fields are spans of it, each followed by a NUL so that getters can
+ * hand out pointers. An empty span is both "absent" and "empty": on the wire the two only
+ * differ for the few fields that have their own flag below.
+ */
+
+typedef struct {
+	guint32 off;
+	guint32 len;
+} MsdSpan;
+
+typedef enum {
+	MSD_F_ID,
+	MSD_F_API_VERSION,
+	MSD_F_KIND,
+	MSD_F_MODEL,
+	MSD_F_META_ID,
+	MSD_F_NAME,
+	MSD_F_GENERATE_NAME,
+	MSD_F_NAMESPACE,
+	MSD_F_SELF_LINK,
+	MSD_F_UID,
+	MSD_F_RESOURCE_VERSION,
+	MSD_F_CREATION_TIMESTAMP,
+	MSD_F_DELETION_TIMESTAMP,
+	MSD_F_OWNER_REFERENCES,
+	MSD_F_FINALIZERS,
+	MSD_F_CLUSTER_NAME,
+	MSD_F_META_CLUSTER_ID,
+	MSD_F_SPEC_ID,
+	MSD_F_SPEC_ATTRIBUTE,
+	MSD_F_STATUS_ID,
+	MSD_F_STATUS_ATTRIBUTE,
+	MSD_F_CLUSTER_ID,
+	MSD_F_PATTERN_RESOURCE,
+	MSD_F_IMMUTABLE,
+	MSD_F_DATA,
+	MSD_F_BINARY_DATA,
+	MSD_F_STRING_DATA,
+	MSD_F_TYPE,
+	MSD_N_FIELDS
+} MsdField;
+
+typedef struct {
+	MsdSpan key;   /* JSON-decoded key */
+	MsdSpan value; /* Go-escaped form, without quotes (upstream's raw bytes) */
+} MsdKeyValue;
+
+typedef struct {
+	gchar *arena; /* (owned) */
+	gsize arena_len;
+	MsdSpan f[MSD_N_FIELDS];
+	gint64 generation;
+	gint64 grace_period; /* deletionGracePeriodSeconds, valid when has_grace_period */
+	guint has_grace_period : 1;
+	guint has_spec : 1;
+	guint has_status : 1;
+	guint has_pattern_resource : 1;
+	guint n_labels;
+	guint n_annotations;
+	MsdKeyValue *kv; /* (owned) (nullable): labels first, then annotations */
+} MsdModel;
+
+typedef struct _MsdServiceEndpoint MsdServiceEndpoint;
+
+void msd_model_clear(MsdModel *m);
+
+/* Text of a field, never NULL. */
+static inline const gchar *
+msd_model_get(const MsdModel *m, MsdField f)
+{
+	return m->arena != NULL ? m->arena + m->f[f].off : "";
+}
+
+static inline const gchar *
+msd_model_str(const MsdModel *m, MsdSpan s)
+{
+	return m->arena + s.off;
+}
+
+/*
+ * Fill @m from one Kubernetes object (contract 1.2). @endpoint receives the Service endpoint
+ * when the object is a Service and @event_type is not DELETED (NULL otherwise, and NULL when
+ * the object does not decode as a Service): the caller decides whether it needs a probe.
+ */
+gboolean msd_model_convert(MsdModel *m,
+                           const gchar *json,
+                           gsize length,
+                           MeshSyncEventType event_type,
+                           const gchar *cluster_id,
+                           MsdServiceEndpoint **endpoint,
+                           GError **error);
+
+/* Append the wire form (contract 1.1). @component_metadata is JSON text or NULL. */
+void msd_model_write_wire(const MsdModel *m, const gchar *component_metadata, GString *out);
+
+/* Case-insensitive key match as Go's encoding/json does it against an ASCII field name. */
+gboolean msd_model_key_folds_to(const gchar *key, gsize len, const gchar *field);
+
+/* The canonical text form of a textual UUID (8-4-4-4-12, braced, urn:uuid: or 32 hex digits);
+ * FALSE when @text is none of those. @out holds 37 bytes. */
+gboolean msd_model_parse_uuid(const gchar *text, gsize len, gchar out[37]);
+
+G_END_DECLS

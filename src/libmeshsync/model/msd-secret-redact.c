@@ -1,0 +1,64 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "msd-json-writer.h"
+#include "msd-secret-redact.h"
+
+gboolean
+msd_secret_redact_enabled(void)
+{
+	const gchar *v = g_getenv("MESHSYNC_REDACT_SECRETS");
+
+	/* upstream lower-cases the value and compares with "true", or takes "1" */
+	return v != NULL && (g_ascii_strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0);
+}
+
+gboolean
+msd_secret_redact_write(GString *out, const MsdJsonDoc *doc, gint idx)
+{
+	MsdJsonMember *m;
+	gint n = 0;
+
+	if (idx < 0 || doc->tok[idx].type != MSD_JSON_OBJECT)
+		return FALSE;
+	m = msd_json_doc_sorted_members(doc, idx, &n);
+	g_string_append_c(out, '{');
+	for (gint k = 0; k < n; k++) {
+		if (k > 0)
+			g_string_append_c(out, ',');
+		msd_json_append_string(out, m[k].key, (gssize)m[k].key_len);
+		g_string_append(out, ":\"" MSD_REDACTED_VALUE "\"");
+	}
+	g_string_append_c(out, '}');
+	msd_json_members_free(m, n);
+	return TRUE;
+}
+
+gchar *
+msd_secret_redact(const gchar *json, gssize len)
+{
+	MsdJsonDoc doc;
+	GString *out;
+
+	if (json == NULL)
+		return g_strdup("");
+	if (len < 0)
+		len = (gssize)strlen(json);
+	if (len == 0)
+		return g_strdup("");
+	msd_json_doc_init(&doc);
+	out = g_string_sized_new((gsize)len);
+	if (!msd_json_doc_parse(&doc, json, (gsize)len, NULL) ||
+	    !msd_secret_redact_write(out, &doc, 0)) {
+		g_string_truncate(out, 0);
+		g_string_append_len(out, json, len);
+	}
+	msd_json_doc_clear(&doc);
+	return g_string_free(out, FALSE);
+}
