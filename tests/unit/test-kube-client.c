@@ -200,6 +200,39 @@ test_kube_client_token_sent(void)
 }
 
 static void
+test_kube_client_client_certificate(void)
+{
+	g_autoptr(MsdTestServer) server = msd_test_server_new(TRUE);
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *cert = msd_test_data_path("tls", "client.pem", NULL);
+	g_autofree gchar *key = msd_test_data_path("tls", "client.key", NULL);
+	g_autofree gchar *user = NULL;
+	g_autofree gchar *expected_pem = NULL;
+	g_autofree gchar *sent_pem = NULL;
+	g_autoptr(GTlsCertificate) expected = NULL;
+	GTlsCertificate *sent;
+
+	msd_test_server_request_client_certificate(server);
+	msd_test_server_add(server, "/api", SOUP_STATUS_OK, api_body);
+	user = g_strdup_printf("client-certificate: %s\n    client-key: %s", cert, key);
+	config = msd_test_kubeconfig_new_with_user(msd_test_server_get_url(server), "ca.pem", NULL,
+	                                           user);
+	body = msd_test_get(config, "/api", NULL, &error);
+	g_assert_no_error(error);
+	msd_test_assert_body(body, api_body);
+
+	sent = msd_test_server_get_last_peer_certificate(server);
+	g_assert_nonnull(sent);
+	expected = g_tls_certificate_new_from_file(cert, &error);
+	g_assert_no_error(error);
+	g_object_get(sent, "certificate-pem", &sent_pem, NULL);
+	g_object_get(expected, "certificate-pem", &expected_pem, NULL);
+	g_assert_cmpstr(sent_pem, ==, expected_pem);
+}
+
+static void
 test_kube_client_unauthorized(void)
 {
 	g_autoptr(MsdTestServer) server = msd_test_server_new(TRUE);
@@ -426,6 +459,8 @@ main(int argc, char **argv)
 	g_test_add_func("/kube-client/tls/insecure", test_kube_client_insecure);
 	g_test_add_func("/kube-client/tls/system-trust", test_kube_client_system_trust);
 	g_test_add_func("/kube-client/auth/token-sent", test_kube_client_token_sent);
+	g_test_add_func("/kube-client/auth/client-certificate",
+	                test_kube_client_client_certificate);
 	g_test_add_func("/kube-client/auth/unauthorized", test_kube_client_unauthorized);
 	g_test_add_func("/kube-client/status/forbidden", test_kube_client_forbidden);
 	g_test_add_func("/kube-client/status/not-found", test_kube_client_not_found);

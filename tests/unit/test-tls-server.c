@@ -24,6 +24,7 @@ struct _MsdTestServer {
 	GHashTable *routes;       /* (owned): path -> MsdTestRoute */
 	GHashTable *misses;       /* (owned): path -> hit count, as GUINT_TO_POINTER */
 	SoupMessageHeaders *last; /* (owned) (nullable): headers of the last request */
+	GTlsCertificate *peer;    /* (owned) (nullable): client certificate of the last request */
 };
 
 static const gchar not_found_status[] =
@@ -93,6 +94,7 @@ msd_test_server_handler(SoupServer *server,
 
 	g_clear_pointer(&self->last, soup_message_headers_unref);
 	self->last = soup_message_headers_new(SOUP_MESSAGE_HEADERS_REQUEST);
+	g_set_object(&self->peer, soup_server_message_get_tls_peer_certificate(msg));
 	{
 		SoupMessageHeadersIter iter;
 		const char *name;
@@ -181,6 +183,7 @@ msd_test_server_free(MsdTestServer *self)
 	g_hash_table_unref(self->routes);
 	g_hash_table_unref(self->misses);
 	g_clear_pointer(&self->last, soup_message_headers_unref);
+	g_clear_object(&self->peer);
 	g_free(self->url);
 	g_free(self->token);
 	g_free(self);
@@ -245,6 +248,50 @@ msd_test_server_get_last_header(MsdTestServer *self, const gchar *name)
 	return soup_message_headers_get_one(self->last, name);
 }
 
+static gboolean
+msd_test_server_accept_certificate_cb(SoupServerMessage *msg,
+                                      GTlsCertificate *peer,
+                                      GTlsCertificateFlags errors,
+                                      gpointer user_data)
+{
+	g_autofree gchar *ca_file = msd_test_data_path("tls", "ca.pem", NULL);
+	g_autoptr(GTlsCertificate) ca = NULL;
+	g_autoptr(GError) error = NULL;
+
+	/* the client certificate must come from the test CA, whatever GnuTLS thought */
+	ca = g_tls_certificate_new_from_file(ca_file, &error);
+	g_assert_no_error(error);
+	return g_tls_certificate_verify(peer, NULL, ca) == 0;
+}
+
+static void
+msd_test_server_request_started_cb(SoupServer *server, SoupServerMessage *msg, gpointer user_data)
+{
+	g_signal_connect(msg, "accept-certificate",
+	                 G_CALLBACK(msd_test_server_accept_certificate_cb), NULL);
+}
+
+void
+msd_test_server_request_client_certificate(MsdTestServer *self)
+{
+	g_autofree gchar *ca = msd_test_data_path("tls", "ca.pem", NULL);
+	g_autoptr(GTlsDatabase) database = NULL;
+	g_autoptr(GError) error = NULL;
+
+	database = g_tls_file_database_new(ca, &error);
+	g_assert_no_error(error);
+	g_object_set(self->server, "tls-database", database, "tls-auth-mode",
+	             G_TLS_AUTHENTICATION_REQUESTED, NULL);
+	g_signal_connect(self->server, "request-started",
+	                 G_CALLBACK(msd_test_server_request_started_cb), NULL);
+}
+
+GTlsCertificate *
+msd_test_server_get_last_peer_certificate(MsdTestServer *self)
+{
+	return self->peer;
+}
+
 gchar *
 msd_test_data_path(const gchar *first, ...)
 {
@@ -268,6 +315,19 @@ msd_test_kubeconfig_new(const gchar *server,
                         const gchar *ca_name,
                         const gchar *token,
                         const gchar *cluster_extra)
+{
+	g_autofree gchar *user = NULL;
+
+	if (token != NULL)
+		user = g_strdup_printf("token: %s", token);
+	return msd_test_kubeconfig_new_with_user(server, ca_name, cluster_extra, user);
+}
+
+MeshSyncKubeConfig *
+msd_test_kubeconfig_new_with_user(const gchar *server,
+                                  const gchar *ca_name,
+                                  const gchar *cluster_extra,
+                                  const gchar *user)
 {
 	g_autoptr(GString) yaml = g_string_new(NULL);
 	g_autoptr(GError) error = NULL;
@@ -297,8 +357,8 @@ msd_test_kubeconfig_new(const gchar *server,
 	                      "  context: {cluster: test, user: tester}\n"
 	                      "users:\n"
 	                      "- name: tester\n");
-	if (token != NULL)
-		g_string_append_printf(yaml, "  user:\n    token: %s\n", token);
+	if (user != NULL)
+		g_string_append_printf(yaml, "  user:\n    %s\n", user);
 	else
 		g_string_append(yaml, "  user: {}\n");
 

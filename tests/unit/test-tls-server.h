@@ -44,6 +44,12 @@ guint msd_test_server_get_hits(MsdTestServer *self, const gchar *path);
 /* A request header of the last request that reached the server, or NULL. */
 const gchar *msd_test_server_get_last_header(MsdTestServer *self, const gchar *name);
 
+/* Asks clients for a certificate, verified against tests/data/tls/ca.pem. */
+void msd_test_server_request_client_certificate(MsdTestServer *self);
+
+/* The client certificate of the last request, or NULL. */
+GTlsCertificate *msd_test_server_get_last_peer_certificate(MsdTestServer *self);
+
 /* A file below the MESHSYNC_TEST_DATA directory. */
 gchar *msd_test_data_path(const gchar *first, ...) G_GNUC_NULL_TERMINATED;
 
@@ -54,6 +60,13 @@ MeshSyncKubeConfig *msd_test_kubeconfig_new(const gchar *server,
                                             const gchar *ca_name,
                                             const gchar *token,
                                             const gchar *cluster_extra);
+
+/* The same with @user as the user stanza's content, such as "client-certificate: <path>"
+ * lines joined with "\n    " (NULL: no credentials). */
+MeshSyncKubeConfig *msd_test_kubeconfig_new_with_user(const gchar *server,
+                                                      const gchar *ca_name,
+                                                      const gchar *cluster_extra,
+                                                      const gchar *user);
 
 /* Iterates the thread-default main context until *@flag is TRUE. */
 void msd_test_wait_for(gboolean *flag);
