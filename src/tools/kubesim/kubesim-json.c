@@ -12,6 +12,7 @@
 
 #define JSMN_STATIC
 #define JSMN_STRICT
+#define JSMN_PARENT_LINKS
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wshadow"
 #pragma GCC diagnostic ignored "-Wsign-compare"
@@ -25,7 +26,7 @@ gboolean
 kubesim_json_doc_init(KubesimJsonDoc *doc, const gchar *js, gsize len)
 {
 	jsmn_parser parser;
-	guint n = MAX(64, len / 8);
+	guint n = MAX(64, len / 4);
 	gint rc;
 
 	memset(doc, 0, sizeof(*doc));

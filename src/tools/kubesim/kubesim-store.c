@@ -33,7 +33,8 @@ typedef struct {
 	gchar *rv;
 	gchar *creation;
 	gint64 generation;
-	gchar *spec_raw;
+	gboolean has_spec;
+	guint64 spec_hash; /* to see whether an update changed the spec */
 	GString *labels;
 } ObjectInfo;
 
@@ -48,7 +49,6 @@ object_info_clear(ObjectInfo *info)
 	g_free(info->uid);
 	g_free(info->rv);
 	g_free(info->creation);
-	g_free(info->spec_raw);
 	if (info->labels != NULL)
 		g_string_free(info->labels, TRUE);
 	memset(info, 0, sizeof(*info));
@@ -71,9 +71,13 @@ object_info_parse(GBytes *json, ObjectInfo *info)
 	tok = kubesim_json_member(&doc, 0, "spec");
 	if (tok >= 0) {
 		const gchar *raw;
-		gsize raw_len;
+		gsize raw_len, k;
 		kubesim_json_raw(&doc, tok, &raw, &raw_len);
-		info->spec_raw = g_strndup(raw, raw_len);
+		info->has_spec = TRUE;
+		/* FNV-1a */
+		info->spec_hash = 0xcbf29ce484222325ULL;
+		for (k = 0; k < raw_len; k++)
+			info->spec_hash = (info->spec_hash ^ (guchar)raw[k]) * 0x100000001b3ULL;
 	}
 	meta = kubesim_json_member(&doc, 0, "metadata");
 	if (!kubesim_json_is_object(&doc, meta))
@@ -226,7 +230,12 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits)
 			tok = kubesim_json_skip(&doc, tok + 1);
 	}
 	g_string_append_c(out, '}');
-	return g_string_free_to_bytes(out);
+	/* trim the GString's spare capacity: stored objects live long */
+	{
+		gsize out_len = out->len;
+		gchar *data = g_realloc(g_string_free(out, FALSE), out_len + 1);
+		return g_bytes_new_take(data, out_len);
+	}
 }
 
 static gchar *
@@ -713,10 +722,10 @@ store_write(KubesimStore *store,
 		edits[n_edits++].value = json_quote(now);
 	}
 	/* generation counts spec changes, for the kinds that have a spec */
-	if (info.spec_raw != NULL) {
+	if (info.has_spec) {
 		if (created)
 			generation = info.generation > 0 ? info.generation : 1;
-		else if (g_strcmp0(old_info.spec_raw, info.spec_raw) != 0)
+		else if (old_info.spec_hash != info.spec_hash)
 			generation = MAX(old_info.generation, 1) + 1;
 		else
 			generation = MAX(old_info.generation, 1);
