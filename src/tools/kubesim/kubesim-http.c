@@ -10,10 +10,17 @@
 #include "kubesim-json.h"
 #include "msd-yaml.h"
 
+/* libsoup 3.2 knows no phrase for some codes Kubernetes uses */
+static void
+set_status(SoupServerMessage *msg, guint code)
+{
+	soup_server_message_set_status(msg, code, code == 429 ? "Too Many Requests" : NULL);
+}
+
 void
 kubesim_respond_json_take(SoupServerMessage *msg, guint code, gchar *json)
 {
-	soup_server_message_set_status(msg, code, NULL);
+	set_status(msg, code);
 	soup_server_message_set_response(msg, "application/json", SOUP_MEMORY_TAKE, json,
 	                                 strlen(json));
 }
@@ -36,7 +43,7 @@ kubesim_respond_status(SoupServerMessage *msg, KubesimStatus *status)
 void
 kubesim_respond_text(SoupServerMessage *msg, guint code, const gchar *text)
 {
-	soup_server_message_set_status(msg, code, NULL);
+	set_status(msg, code);
 	soup_server_message_set_response(msg, "text/plain; charset=utf-8", SOUP_MEMORY_COPY, text,
 	                                 strlen(text));
 }
