@@ -16,5 +16,8 @@
 #include <libmeshsync/meshsync-resource.h>
 #include <libmeshsync/meshsync-discovery.h>
 #include <libmeshsync/meshsync-watch-config.h>
+#include <libmeshsync/meshsync-writer.h>
+#include <libmeshsync/meshsync-file-writer.h>
+#include <libmeshsync/meshsync-composite-writer.h>
 
 #undef __MESHSYNC_H_INSIDE__

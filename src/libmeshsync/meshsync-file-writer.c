@@ -1,0 +1,406 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "meshsync-error.h"
+#include "meshsync-file-writer.h"
+#include "msd-snapshot-yaml.h"
+
+/**
+ * MeshSyncFileWriter:
+ *
+ * Writes the cluster snapshot that upstream MeshSync's file mode writes: one YAML document
+ * per object, each followed by `---`, holding the first state seen of every object (later
+ * events for the same uid are not written). The file is opened for appending, never
+ * truncated.
+ *
+ * With the extended file enabled, every event is also written, with its event type, to
+ * `<name>-extended<ext>` (`EventType` and `Object` keys).
+ *
+ * Output is buffered; a failed write (full disk, permission) is reported as
+ * %MESHSYNC_ERROR_WRITE naming the file, and every later call fails the same way, so a
+ * truncated snapshot is never mistaken for a complete one.
+ */
+
+/* Enough to amortise the write calls; small enough that a crash loses little. */
+#define MESHSYNC_FILE_WRITER_BUFFER (256 * 1024)
+
+typedef struct {
+	gchar *path;
+	GOutputStream *stream; /* (owned) (nullable): NULL once closed */
+	GString *pending;      /* (owned) */
+} MeshSyncSnapshotFile;
+
+struct _MeshSyncFileWriter {
+	GObject parent_instance;
+
+	MeshSyncSnapshotFile main;
+	MeshSyncSnapshotFile extended; /* path NULL when disabled */
+	GHashTable *seen_uids;         /* (owned) (element-type utf8): first state written */
+	guint n_documents;
+	GError *failure; /* (owned) (nullable): the first write error, repeated afterwards */
+};
+
+static void meshsync_file_writer_iface_init(MeshSyncWriterInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE(MeshSyncFileWriter,
+                              meshsync_file_writer,
+                              G_TYPE_OBJECT,
+                              G_IMPLEMENT_INTERFACE(MESHSYNC_TYPE_WRITER,
+                                                    meshsync_file_writer_iface_init))
+
+static gboolean
+meshsync_snapshot_file_open(MeshSyncSnapshotFile *file, const gchar *path, GError **error)
+{
+	g_autoptr(GFile) gfile = g_file_new_for_path(path);
+	g_autoptr(GError) local_error = NULL;
+	GFileOutputStream *stream;
+
+	stream = g_file_append_to(gfile, G_FILE_CREATE_NONE, NULL, &local_error);
+	if (stream == NULL) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
+		            "cannot open the snapshot %s: %s", path, local_error->message);
+		return FALSE;
+	}
+	file->path = g_strdup(path);
+	file->stream = G_OUTPUT_STREAM(stream);
+	file->pending = g_string_sized_new(MESHSYNC_FILE_WRITER_BUFFER);
+	return TRUE;
+}
+
+static gboolean
+meshsync_snapshot_file_drain(MeshSyncSnapshotFile *file, gboolean sync, GError **error)
+{
+	g_autoptr(GError) local_error = NULL;
+
+	if (file->stream == NULL)
+		return TRUE;
+	if (file->pending->len > 0 &&
+	    !g_output_stream_write_all(file->stream, file->pending->str, file->pending->len, NULL,
+	                               NULL, &local_error)) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
+		            "cannot write the snapshot %s: %s", file->path, local_error->message);
+		return FALSE;
+	}
+	g_string_truncate(file->pending, 0);
+	if (sync && !g_output_stream_flush(file->stream, NULL, &local_error)) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
+		            "cannot write the snapshot %s: %s", file->path, local_error->message);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static gboolean
+meshsync_snapshot_file_close(MeshSyncSnapshotFile *file, GError **error)
+{
+	g_autoptr(GError) local_error = NULL;
+	gboolean ok;
+
+	if (file->stream == NULL)
+		return TRUE;
+	ok = meshsync_snapshot_file_drain(file, TRUE, error);
+	if (!g_output_stream_close(file->stream, NULL, &local_error) && ok) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
+		            "cannot close the snapshot %s: %s", file->path, local_error->message);
+		ok = FALSE;
+	}
+	g_clear_object(&file->stream);
+	return ok;
+}
+
+static void
+meshsync_snapshot_file_clear(MeshSyncSnapshotFile *file)
+{
+	g_clear_object(&file->stream);
+	g_clear_pointer(&file->path, g_free);
+	if (file->pending != NULL)
+		g_string_free(file->pending, TRUE);
+	file->pending = NULL;
+}
+
+static gboolean
+meshsync_file_writer_fail(MeshSyncFileWriter *self, GError *error, GError **out)
+{
+	if (self->failure == NULL)
+		self->failure = g_error_copy(error);
+	g_propagate_error(out, error);
+	return FALSE;
+}
+
+static gboolean
+meshsync_file_writer_append(MeshSyncFileWriter *self,
+                            MeshSyncSnapshotFile *file,
+                            const gchar *json,
+                            gsize length,
+                            GError **error)
+{
+	GError *local_error = NULL;
+
+	if (!msd_snapshot_yaml_append(file->pending, json, length, &local_error)) {
+		/* The model only produces valid JSON: this is a bug, not bad input. */
+		g_prefix_error(&local_error, "%s: ", file->path);
+		g_propagate_error(error, local_error);
+		return FALSE;
+	}
+	if (file->pending->len >= MESHSYNC_FILE_WRITER_BUFFER &&
+	    !meshsync_snapshot_file_drain(file, FALSE, &local_error))
+		return meshsync_file_writer_fail(self, local_error, error);
+	return TRUE;
+}
+
+static gboolean
+meshsync_file_writer_write(MeshSyncWriter *writer,
+                           MeshSyncResource *resource,
+                           MeshSyncEventType event_type,
+                           GError **error)
+{
+	MeshSyncFileWriter *self = MESHSYNC_FILE_WRITER(writer);
+	g_autofree gchar *json = NULL;
+	const gchar *uid;
+
+	if (self->failure != NULL) {
+		g_propagate_error(error, g_error_copy(self->failure));
+		return FALSE;
+	}
+	if (self->main.stream == NULL) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
+		            "the snapshot %s is closed", self->main.path);
+		return FALSE;
+	}
+
+	json = meshsync_resource_to_json(resource);
+	if (self->extended.path != NULL) {
+		g_autofree gchar *record =
+		        g_strdup_printf("{\"EventType\":\"%s\",\"Object\":%s}",
+		                        meshsync_event_type_to_string(event_type), json);
+
+		if (!meshsync_file_writer_append(self, &self->extended, record, strlen(record),
+		                                 error))
+			return FALSE;
+	}
+
+	/* The snapshot holds the first state of each object; objects without a uid are
+	 * always written, as upstream. */
+	uid = meshsync_resource_get_uid(resource);
+	if (uid != NULL && *uid != '\0') {
+		if (g_hash_table_contains(self->seen_uids, uid))
+			return TRUE;
+		g_hash_table_add(self->seen_uids, g_strdup(uid));
+	}
+	if (!meshsync_file_writer_append(self, &self->main, json, strlen(json), error))
+		return FALSE;
+	self->n_documents++;
+	return TRUE;
+}
+
+static gboolean
+meshsync_file_writer_flush(MeshSyncWriter *writer, GError **error)
+{
+	MeshSyncFileWriter *self = MESHSYNC_FILE_WRITER(writer);
+	GError *local_error = NULL;
+
+	if (self->failure != NULL) {
+		g_propagate_error(error, g_error_copy(self->failure));
+		return FALSE;
+	}
+	if (!meshsync_snapshot_file_drain(&self->extended, TRUE, &local_error) ||
+	    !meshsync_snapshot_file_drain(&self->main, TRUE, &local_error))
+		return meshsync_file_writer_fail(self, local_error, error);
+	return TRUE;
+}
+
+static gboolean
+meshsync_file_writer_close(MeshSyncWriter *writer, GError **error)
+{
+	MeshSyncFileWriter *self = MESHSYNC_FILE_WRITER(writer);
+	GError *local_error = NULL;
+	gboolean extended_ok;
+	gboolean main_ok;
+
+	if (self->failure != NULL) {
+		/* Release the files, but report the write that failed. */
+		meshsync_snapshot_file_close(&self->extended, NULL);
+		meshsync_snapshot_file_close(&self->main, NULL);
+		g_propagate_error(error, g_error_copy(self->failure));
+		return FALSE;
+	}
+	extended_ok = meshsync_snapshot_file_close(&self->extended, &local_error);
+	main_ok = meshsync_snapshot_file_close(&self->main, extended_ok ? &local_error : NULL);
+	if (!extended_ok || !main_ok)
+		return meshsync_file_writer_fail(self, local_error, error);
+	return TRUE;
+}
+
+static void
+meshsync_file_writer_iface_init(MeshSyncWriterInterface *iface)
+{
+	iface->write = meshsync_file_writer_write;
+	iface->flush = meshsync_file_writer_flush;
+	iface->close = meshsync_file_writer_close;
+}
+
+static void
+meshsync_file_writer_finalize(GObject *object)
+{
+	MeshSyncFileWriter *self = MESHSYNC_FILE_WRITER(object);
+
+	if (self->main.stream != NULL) {
+		g_autoptr(GError) error = NULL;
+
+		if (!meshsync_file_writer_close(MESHSYNC_WRITER(self), &error))
+			g_warning("%s", error->message);
+	}
+	meshsync_snapshot_file_clear(&self->main);
+	meshsync_snapshot_file_clear(&self->extended);
+	g_hash_table_unref(self->seen_uids);
+	g_clear_error(&self->failure);
+	G_OBJECT_CLASS(meshsync_file_writer_parent_class)->finalize(object);
+}
+
+static void
+meshsync_file_writer_class_init(MeshSyncFileWriterClass *klass)
+{
+	G_OBJECT_CLASS(klass)->finalize = meshsync_file_writer_finalize;
+}
+
+static void
+meshsync_file_writer_init(MeshSyncFileWriter *self)
+{
+	self->seen_uids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+}
+
+static gchar *
+meshsync_file_writer_extended_path_for(const gchar *path)
+{
+	g_autofree gchar *base = g_path_get_basename(path);
+	const gchar *dot = strrchr(base, '.');
+	gsize stem = dot != NULL ? (gsize)(dot - base) : strlen(base);
+	g_autofree gchar *dir = g_path_get_dirname(path);
+	g_autofree gchar *name = NULL;
+	g_autofree gchar *prefix = g_strndup(base, stem);
+
+	/* <name without the final extension>-extended<extension, or .yaml when there is none> */
+	name = g_strconcat(prefix, "-extended", dot != NULL ? dot : ".yaml", NULL);
+	if (g_strcmp0(dir, ".") == 0 && !g_str_has_prefix(path, "./"))
+		return g_steal_pointer(&name);
+	return g_build_filename(dir, name, NULL);
+}
+
+/**
+ * meshsync_file_writer_make_default_path:
+ * @directory: (nullable): where the snapshot goes; %NULL for the working directory
+ * @error: return location for a #GError
+ *
+ * Chooses the snapshot name upstream MeshSync chooses when none is given:
+ * `meshery-cluster-snapshot-<YYYYMMDD>-<NN>.yaml` with today's local date and the first
+ * number from 00 to 1023 not taken yet.
+ *
+ * Returns: (transfer full): the path, or %NULL when every number is taken
+ */
+gchar *
+meshsync_file_writer_make_default_path(const gchar *directory, GError **error)
+{
+	g_autoptr(GDateTime) now = g_date_time_new_now_local();
+	g_autofree gchar *date = g_date_time_format(now, "%Y%m%d");
+
+	for (guint n = 0; n < 1024; n++) {
+		g_autofree gchar *name =
+		        g_strdup_printf("meshery-cluster-snapshot-%s-%02u.yaml", date, n);
+		g_autofree gchar *path = directory != NULL ? g_build_filename(directory, name, NULL)
+		                                           : g_strdup(name);
+
+		if (!g_file_test(path, G_FILE_TEST_EXISTS))
+			return g_steal_pointer(&path);
+	}
+	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
+	            "no unique snapshot name available for %s in %s", date,
+	            directory != NULL ? directory : "the working directory");
+	return NULL;
+}
+
+/**
+ * meshsync_file_writer_new:
+ * @path: (nullable): the snapshot file; %NULL chooses the default name in the working
+ *   directory (see [func@MeshSync.FileWriter.make_default_path])
+ * @extended: whether to write every event to the extended file as well
+ * @error: return location for a #GError
+ *
+ * Opens (creating or appending to) the snapshot file and, when asked, the extended file.
+ *
+ * Returns: (transfer full): a new writer, or %NULL if a file cannot be opened
+ */
+MeshSyncFileWriter *
+meshsync_file_writer_new(const gchar *path, gboolean extended, GError **error)
+{
+	g_autoptr(MeshSyncFileWriter) self = g_object_new(MESHSYNC_TYPE_FILE_WRITER, NULL);
+	g_autofree gchar *chosen = NULL;
+
+	if (path == NULL || *path == '\0') {
+		chosen = meshsync_file_writer_make_default_path(NULL, error);
+		if (chosen == NULL)
+			return NULL;
+		path = chosen;
+	}
+	/* Upstream opens the extended file first and writes it first. */
+	if (extended) {
+		g_autofree gchar *extended_path = meshsync_file_writer_extended_path_for(path);
+
+		if (!meshsync_snapshot_file_open(&self->extended, extended_path, error))
+			return NULL;
+	}
+	if (!meshsync_snapshot_file_open(&self->main, path, error))
+		return NULL;
+	return g_steal_pointer(&self);
+}
+
+/**
+ * meshsync_file_writer_get_path:
+ * @self: a #MeshSyncFileWriter
+ *
+ * Gets the path of the snapshot file.
+ *
+ * Returns: the path
+ */
+const gchar *
+meshsync_file_writer_get_path(MeshSyncFileWriter *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_FILE_WRITER(self), NULL);
+	return self->main.path;
+}
+
+/**
+ * meshsync_file_writer_get_extended_path:
+ * @self: a #MeshSyncFileWriter
+ *
+ * Gets the path of the extended file, which holds every event.
+ *
+ * Returns: (nullable): the path, or %NULL when the extended file is not written
+ */
+const gchar *
+meshsync_file_writer_get_extended_path(MeshSyncFileWriter *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_FILE_WRITER(self), NULL);
+	return self->extended.path;
+}
+
+/**
+ * meshsync_file_writer_get_n_documents:
+ * @self: a #MeshSyncFileWriter
+ *
+ * Counts the documents written to the snapshot file by this writer: one per object.
+ *
+ * Returns: the count
+ */
+guint
+meshsync_file_writer_get_n_documents(MeshSyncFileWriter *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_FILE_WRITER(self), 0);
+	return self->n_documents;
+}
