@@ -1,0 +1,862 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "config.h"
+
+#include <json-glib/json-glib.h>
+#include <libsoup/soup.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "meshsync-error.h"
+#include "msd-informer-private.h"
+#include "msd-line-splitter.h"
+
+/* Generous: the loop is iterated until a condition holds, this only turns a hang into a
+ * failure. */
+#define TIMEOUT_SECONDS 60
+#define SEEDED_PODS     200
+
+/* ---- the newline splitter, without a network ---- */
+
+static void
+test_line_splitter_reads(void)
+{
+	g_autoptr(MsdLineSplitter) splitter = msd_line_splitter_new(1024);
+	const gchar *stream = "{\"a\":1}\n{\"b\":\n2}\r\n\n{\"c\":3}\n{\"partial\"";
+	g_autoptr(GPtrArray) lines = g_ptr_array_new_with_free_func(g_free);
+	const gchar *line;
+	gsize length;
+
+	/* every split point, including inside "\r\n" and inside a line */
+	for (gsize cut = 0; cut <= strlen(stream); cut++) {
+		g_autoptr(GError) error = NULL;
+
+		msd_line_splitter_reset(splitter);
+		g_ptr_array_set_size(lines, 0);
+		msd_line_splitter_push(splitter, stream, cut);
+		while (msd_line_splitter_next(splitter, &line, &length, &error))
+			g_ptr_array_add(lines, g_strndup(line, length));
+		g_assert_no_error(error);
+		msd_line_splitter_push(splitter, stream + cut, strlen(stream) - cut);
+		while (msd_line_splitter_next(splitter, &line, &length, &error))
+			g_ptr_array_add(lines, g_strndup(line, length));
+		g_assert_no_error(error);
+
+		g_assert_cmpuint(lines->len, ==, 4);
+		g_assert_cmpstr(g_ptr_array_index(lines, 0), ==, "{\"a\":1}");
+		g_assert_cmpstr(g_ptr_array_index(lines, 1), ==, "{\"b\":");
+		g_assert_cmpstr(g_ptr_array_index(lines, 2), ==, "2}");
+		g_assert_cmpstr(g_ptr_array_index(lines, 3), ==, "{\"c\":3}");
+		/* the unfinished last line stays buffered */
+		g_assert_cmpuint(msd_line_splitter_get_pending(splitter), ==,
+		                 strlen("{\"partial\""));
+	}
+}
+
+static void
+test_line_splitter_byte_by_byte(void)
+{
+	g_autoptr(MsdLineSplitter) splitter = msd_line_splitter_new(1024);
+	const gchar *stream = "first line\nsecond\r\nthird\n";
+	g_autoptr(GString) joined = g_string_new(NULL);
+	const gchar *line;
+	gsize length;
+
+	for (const gchar *p = stream; *p != '\0'; p++) {
+		msd_line_splitter_push(splitter, p, 1);
+		while (msd_line_splitter_next(splitter, &line, &length, NULL)) {
+			g_string_append_len(joined, line, (gssize)length);
+			g_string_append_c(joined, '|');
+		}
+	}
+	g_assert_cmpstr(joined->str, ==, "first line|second|third|");
+	g_assert_cmpuint(msd_line_splitter_get_pending(splitter), ==, 0);
+}
+
+static void
+test_line_splitter_overlong(void)
+{
+	g_autoptr(MsdLineSplitter) splitter = msd_line_splitter_new(8);
+	g_autoptr(GError) error = NULL;
+	const gchar *line;
+	gsize length;
+
+	msd_line_splitter_push(splitter, "12345678\n", 9);
+	g_assert_true(msd_line_splitter_next(splitter, &line, &length, &error));
+	g_assert_cmpmem(line, length, "12345678", 8);
+	/* a line that has not ended yet but is already too long fails before it ends */
+	msd_line_splitter_push(splitter, "123456789", 9);
+	g_assert_false(msd_line_splitter_next(splitter, &line, &length, &error));
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+}
+
+/* ---- against meshsync-kubesim ---- */
+
+static gboolean timed_out;
+
+static gboolean
+timeout_cb(gpointer user_data)
+{
+	timed_out = TRUE;
+	return G_SOURCE_REMOVE;
+}
+
+typedef gboolean (*Condition)(gpointer user_data);
+
+/* Iterates the main loop until @condition holds; fails the test after TIMEOUT_SECONDS. */
+static void
+wait_until(Condition condition, gpointer user_data, const gchar *what)
+{
+	guint id;
+
+	timed_out = FALSE;
+	id = g_timeout_add_seconds(TIMEOUT_SECONDS, timeout_cb, NULL);
+	while (!condition(user_data) && !timed_out)
+		g_main_context_iteration(NULL, TRUE);
+	if (timed_out)
+		g_error("timed out waiting for %s", what);
+	g_source_remove(id);
+}
+
+/* What a test saw from one informer. */
+typedef struct {
+	GPtrArray *types;   /* guint per event */
+	GPtrArray *uids;    /* (element-type utf8) */
+	GPtrArray *names;   /* (element-type utf8) "<namespace>/<name>" */
+	GPtrArray *objects; /* (element-type GBytes) */
+	guint synced;
+	guint stop_after; /* stop the informer from the handler at this event count (0: never) */
+	MsdInformer *informer; /* (unowned) */
+} Recorder;
+
+static void
+recorder_init(Recorder *rec, MsdInformer *informer)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->types = g_ptr_array_new();
+	rec->uids = g_ptr_array_new_with_free_func(g_free);
+	rec->names = g_ptr_array_new_with_free_func(g_free);
+	rec->objects = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+	rec->informer = informer;
+}
+
+static void
+recorder_clear(Recorder *rec)
+{
+	g_ptr_array_unref(rec->types);
+	g_ptr_array_unref(rec->uids);
+	g_ptr_array_unref(rec->names);
+	g_ptr_array_unref(rec->objects);
+}
+
+static void
+event_cb(MsdInformer *informer, guint type, GBytes *object, gpointer user_data)
+{
+	Recorder *rec = user_data;
+	g_autoptr(MsdStoreEntry) entry = NULL;
+	gsize size = 0;
+	const gchar *data = g_bytes_get_data(object, &size);
+
+	entry = msd_store_entry_new_from_json(data, size, NULL);
+	g_assert_nonnull(entry);
+	g_assert_cmpuint(type, <=, MSD_INFORMER_EVENT_DELETED);
+	/* the emitted bytes are the store's: no managedFields, kind always present */
+	g_assert_null(g_strstr_len(data, (gssize)size, "\"managedFields\""));
+	g_assert_nonnull(g_strstr_len(data, (gssize)size, "\"kind\":\"Pod\""));
+	g_ptr_array_add(rec->types, GUINT_TO_POINTER(type));
+	g_ptr_array_add(rec->uids, g_strdup(entry->uid));
+	g_ptr_array_add(rec->names, g_strdup_printf("%s/%s", entry->namespace_, entry->name));
+	g_ptr_array_add(rec->objects, g_bytes_ref(object));
+	if (rec->stop_after != 0 && rec->types->len == rec->stop_after)
+		msd_informer_stop(rec->informer);
+}
+
+static void
+synced_cb(MsdInformer *informer, gpointer user_data)
+{
+	Recorder *rec = user_data;
+
+	rec->synced++;
+}
+
+static guint
+recorder_count(Recorder *rec, guint type, const gchar *name)
+{
+	guint n = 0;
+
+	for (guint i = 0; i < rec->types->len; i++) {
+		if (GPOINTER_TO_UINT(g_ptr_array_index(rec->types, i)) == type &&
+		    (name == NULL || g_strcmp0(g_ptr_array_index(rec->names, i), name) == 0))
+			n++;
+	}
+	return n;
+}
+
+/* Warnings and messages of the library, kept to check what was logged and how often. */
+static GPtrArray *logged_warnings;
+
+static void
+log_handler(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer user_data)
+{
+	if (level & G_LOG_LEVEL_WARNING)
+		g_ptr_array_add(logged_warnings, g_strdup(message));
+	g_test_message("%s: %s", domain, message);
+}
+
+static guint
+warnings_containing(const gchar *text)
+{
+	guint n = 0;
+
+	for (guint i = 0; i < logged_warnings->len; i++) {
+		if (strstr(g_ptr_array_index(logged_warnings, i), text) != NULL)
+			n++;
+	}
+	return n;
+}
+
+typedef struct {
+	GSubprocess *process;
+	gchar *url;
+	gchar *tmpdir;
+	SoupSession *session;
+	MsdKubeClient *client;
+} Sim;
+
+typedef struct {
+	gboolean done;
+	GObject *source;
+	GAsyncResult *result;
+} AsyncWait;
+
+static void
+async_wait_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	AsyncWait *wait = user_data;
+
+	wait->done = TRUE;
+	wait->result = g_object_ref(result);
+}
+
+static gboolean
+async_done(gpointer user_data)
+{
+	return ((AsyncWait *)user_data)->done;
+}
+
+static void
+die_with_parent(gpointer user_data)
+{
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+}
+
+static void
+sim_start(Sim *sim)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GDataInputStream) out = NULL;
+	g_autoptr(GSubprocessLauncher) launcher = NULL;
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autofree gchar *kubeconfig = NULL;
+	g_autofree gchar *pods = g_strdup_printf("%d", SEEDED_PODS);
+	const gchar *kubesim = g_getenv("MESHSYNC_KUBESIM");
+	AsyncWait wait = {FALSE, NULL, NULL};
+
+	g_assert_nonnull(kubesim);
+	memset(sim, 0, sizeof(*sim));
+	sim->tmpdir = g_dir_make_tmp("test-informer-XXXXXX", &error);
+	g_assert_no_error(error);
+	kubeconfig = g_build_filename(sim->tmpdir, "kubeconfig", NULL);
+	launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+	/* a failed assertion aborts this process: the simulator must not outlive it */
+	g_subprocess_launcher_set_child_setup(launcher, die_with_parent, NULL, NULL);
+	sim->process = g_subprocess_launcher_spawn(
+	        launcher, &error, kubesim, "--port", "0", "--address", "127.0.0.1", "--pods", pods,
+	        "--namespaces", "3", "--write-kubeconfig", kubeconfig, NULL);
+	g_assert_no_error(error);
+
+	/* the URL is the first line of stdout, printed once the server listens */
+	out = g_data_input_stream_new(g_subprocess_get_stdout_pipe(sim->process));
+	g_data_input_stream_read_line_async(out, G_PRIORITY_DEFAULT, NULL, async_wait_cb, &wait);
+	wait_until(async_done, &wait, "the kubesim URL");
+	sim->url = g_data_input_stream_read_line_finish(out, wait.result, NULL, &error);
+	g_object_unref(wait.result);
+	g_assert_no_error(error);
+	g_assert_nonnull(sim->url);
+	g_assert_true(g_str_has_prefix(sim->url, "http"));
+
+	config = meshsync_kube_config_new_from_file(kubeconfig, NULL, &error);
+	g_assert_no_error(error);
+	sim->client = msd_kube_client_new(config, &error);
+	g_assert_no_error(error);
+	sim->session = soup_session_new();
+}
+
+static void
+sim_stop(Sim *sim)
+{
+	g_autoptr(GFile) dir = g_file_new_for_path(sim->tmpdir);
+	g_autoptr(GFileEnumerator) children = NULL;
+	GFileInfo *info;
+
+	g_subprocess_force_exit(sim->process);
+	g_subprocess_wait(sim->process, NULL, NULL);
+	g_clear_object(&sim->process);
+	g_clear_object(&sim->client);
+	g_clear_object(&sim->session);
+	children = g_file_enumerate_children(dir, G_FILE_ATTRIBUTE_STANDARD_NAME,
+	                                     G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
+	while (children != NULL &&
+	       (info = g_file_enumerator_next_file(children, NULL, NULL)) != NULL) {
+		g_autoptr(GFile) child = g_file_get_child(dir, g_file_info_get_name(info));
+
+		g_file_delete(child, NULL, NULL);
+		g_object_unref(info);
+	}
+	g_file_delete(dir, NULL, NULL);
+	g_free(sim->tmpdir);
+	g_free(sim->url);
+}
+
+/* Calls the simulator's admin API (or any path); returns the status and the body. */
+static guint
+sim_request(Sim *sim, const gchar *method, const gchar *path, const gchar *body, GBytes **answer)
+{
+	g_autofree gchar *url = g_strconcat(sim->url, path, NULL);
+	g_autoptr(SoupMessage) msg = soup_message_new(method, url);
+	g_autoptr(GBytes) bytes = NULL;
+	g_autoptr(GError) error = NULL;
+	AsyncWait wait = {FALSE, NULL, NULL};
+
+	g_assert_nonnull(msg);
+	if (body != NULL) {
+		g_autoptr(GBytes) request = g_bytes_new(body, strlen(body));
+
+		soup_message_set_request_body_from_bytes(msg, "application/json", request);
+	}
+	soup_session_send_and_read_async(sim->session, msg, G_PRIORITY_DEFAULT, NULL, async_wait_cb,
+	                                 &wait);
+	wait_until(async_done, &wait, path);
+	bytes = soup_session_send_and_read_finish(sim->session, wait.result, &error);
+	g_object_unref(wait.result);
+	g_assert_no_error(error);
+	if (answer != NULL)
+		*answer = g_steal_pointer(&bytes);
+	return soup_message_get_status(msg);
+}
+
+static void
+sim_admin(Sim *sim, const gchar *method, const gchar *action, const gchar *body)
+{
+	g_autofree gchar *path = g_strconcat("/kubesim/", action, NULL);
+	g_autoptr(GBytes) answer = NULL;
+	guint status = sim_request(sim, method, path, body, &answer);
+
+	if (status < 200 || status >= 300)
+		g_error("admin %s %s: %u %.*s", method, action, status,
+		        (int)g_bytes_get_size(answer),
+		        (const gchar *)g_bytes_get_data(answer, NULL));
+}
+
+static gint64
+sim_stat(Sim *sim, const gchar *member)
+{
+	g_autoptr(GBytes) answer = NULL;
+	g_autoptr(JsonParser) parser = json_parser_new();
+	g_autoptr(GError) error = NULL;
+
+	g_assert_cmpuint(sim_request(sim, "GET", "/kubesim/stats", NULL, &answer), ==, 200);
+	json_parser_load_from_data(parser, g_bytes_get_data(answer, NULL),
+	                           (gssize)g_bytes_get_size(answer), &error);
+	g_assert_no_error(error);
+	return json_object_get_int_member(json_node_get_object(json_parser_get_root(parser)),
+	                                  member);
+}
+
+typedef struct {
+	Sim *sim;
+	gint64 watches;
+} WatchWait;
+
+static gboolean
+watches_open(gpointer user_data)
+{
+	WatchWait *wait = user_data;
+
+	return sim_stat(wait->sim, "watches") >= wait->watches;
+}
+
+static void
+wait_for_watches(Sim *sim, gint64 count)
+{
+	WatchWait wait = {sim, count};
+
+	wait_until(watches_open, &wait, "open watches");
+}
+
+/* The names of all pods the simulator holds, listed with json-glib (not the code under test). */
+static GHashTable *
+sim_pod_names(Sim *sim)
+{
+	g_autoptr(GBytes) answer = NULL;
+	g_autoptr(JsonParser) parser = json_parser_new();
+	g_autoptr(GError) error = NULL;
+	GHashTable *names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	JsonArray *items;
+
+	g_assert_cmpuint(sim_request(sim, "GET", "/api/v1/pods", NULL, &answer), ==, 200);
+	json_parser_load_from_data(parser, g_bytes_get_data(answer, NULL),
+	                           (gssize)g_bytes_get_size(answer), &error);
+	g_assert_no_error(error);
+	items = json_object_get_array_member(json_node_get_object(json_parser_get_root(parser)),
+	                                     "items");
+	for (guint i = 0; i < json_array_get_length(items); i++) {
+		JsonObject *metadata = json_object_get_object_member(
+		        json_array_get_object_element(items, i), "metadata");
+
+		g_hash_table_add(
+		        names, g_strdup_printf("%s/%s",
+		                               json_object_get_string_member(metadata, "namespace"),
+		                               json_object_get_string_member(metadata, "name")));
+	}
+	return names;
+}
+
+static MeshSyncApiResource *
+pods_resource(void)
+{
+	const gchar *verbs[] = {"list", "watch", "get", NULL};
+
+	return meshsync_api_resource_new("", "v1", "Pod", "pods", TRUE, verbs, NULL);
+}
+
+typedef struct {
+	Sim sim;
+	MsdInformer *informer;
+	Recorder rec;
+} Fixture;
+
+static void
+fixture_setup(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(MeshSyncApiResource) pods = pods_resource();
+
+	sim_start(&fx->sim);
+	fx->informer = msd_informer_new(fx->sim.client, pods);
+	/* milliseconds, not seconds: tests must not wait for production delays */
+	msd_informer_set_delays(fx->informer, 10, 40, 20);
+	recorder_init(&fx->rec, fx->informer);
+	g_signal_connect(fx->informer, "event", G_CALLBACK(event_cb), &fx->rec);
+	g_signal_connect(fx->informer, "synced", G_CALLBACK(synced_cb), &fx->rec);
+	g_ptr_array_set_size(logged_warnings, 0);
+}
+
+static void
+fixture_teardown(Fixture *fx, gconstpointer data)
+{
+	msd_informer_stop(fx->informer);
+	g_clear_object(&fx->informer);
+	recorder_clear(&fx->rec);
+	sim_stop(&fx->sim);
+}
+
+static gboolean
+is_synced(gpointer user_data)
+{
+	return ((Fixture *)user_data)->rec.synced > 0;
+}
+
+typedef struct {
+	Recorder *rec;
+	guint type;
+	const gchar *name;
+} EventWait;
+
+static gboolean
+event_seen(gpointer user_data)
+{
+	EventWait *wait = user_data;
+
+	return recorder_count(wait->rec, wait->type, wait->name) > 0;
+}
+
+static void
+wait_for_event(Fixture *fx, guint type, const gchar *name)
+{
+	EventWait wait = {&fx->rec, type, name};
+	g_autofree gchar *what = g_strdup_printf("event %u for %s", type, name);
+
+	wait_until(event_seen, &wait, what);
+}
+
+/* Every seeded pod arrives once as ADDED before "synced", and the store holds them all. */
+static void
+check_initial_sync(Fixture *fx, GHashTable *expected)
+{
+	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
+
+	msd_informer_start(fx->informer);
+	wait_until(is_synced, fx, "synced");
+	g_assert_cmpuint(fx->rec.synced, ==, 1);
+	g_assert_true(msd_informer_get_synced(fx->informer));
+	g_assert_cmpuint(g_hash_table_size(expected), >=, SEEDED_PODS);
+	g_assert_cmpuint(fx->rec.types->len, ==, g_hash_table_size(expected));
+	for (guint i = 0; i < fx->rec.types->len; i++) {
+		const gchar *name = g_ptr_array_index(fx->rec.names, i);
+
+		g_assert_cmpuint(GPOINTER_TO_UINT(g_ptr_array_index(fx->rec.types, i)), ==,
+		                 MSD_INFORMER_EVENT_ADDED);
+		g_assert_true(g_hash_table_contains(expected, name));
+		g_assert_true(g_hash_table_add(seen, (gpointer)name));
+	}
+	g_assert_cmpuint(msd_store_get_size(msd_informer_get_store(fx->informer)), ==,
+	                 g_hash_table_size(expected));
+	g_assert_cmpuint(msd_store_get_bytes_held(msd_informer_get_store(fx->informer)), >, 0);
+}
+
+static void
+test_initial_sync_streaming(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(GHashTable) expected = sim_pod_names(&fx->sim);
+	MsdInformerCounters counters;
+
+	check_initial_sync(fx, expected);
+	msd_informer_get_counters(fx->informer, &counters);
+	g_assert_cmpuint(counters.relists, ==, 0);
+	g_assert_cmpuint(counters.errors, ==, 0);
+	g_assert_cmpuint(counters.events, ==, fx->rec.types->len);
+}
+
+static void
+test_initial_sync_paginated(Fixture *fx, gconstpointer data)
+{
+	/* 200 pods in pages of 37: several continue tokens, the last page short */
+	g_autoptr(GHashTable) expected = sim_pod_names(&fx->sim);
+
+	msd_informer_set_watch_list(fx->informer, FALSE);
+	msd_informer_set_page_size(fx->informer, 37);
+	check_initial_sync(fx, expected);
+}
+
+static gchar *
+pod_json(const gchar *namespace_, const gchar *name, const gchar *label)
+{
+	return g_strdup_printf(
+	        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+	        "\"namespace\":\"%s\",\"labels\":{\"test\":\"%s\"}},\"spec\":{\"containers\":"
+	        "[{\"name\":\"c\",\"image\":\"nginx\"}]}}",
+	        name, namespace_, label);
+}
+
+/* A namespace the simulator has, taken from a stored pod. */
+static gchar *
+some_namespace(Fixture *fx)
+{
+	g_autoptr(GPtrArray) entries = msd_store_snapshot(msd_informer_get_store(fx->informer));
+
+	g_assert_cmpuint(entries->len, >, 0);
+	return g_strdup(((MsdStoreEntry *)g_ptr_array_index(entries, 0))->namespace_);
+}
+
+static void
+delete_pod(Fixture *fx, const gchar *namespace_, const gchar *name)
+{
+	g_autofree gchar *action = g_strdup_printf(
+	        "objects?apiVersion=v1&kind=Pod&namespace=%s&name=%s", namespace_, name);
+
+	sim_admin(&fx->sim, "DELETE", action, NULL);
+}
+
+static void
+test_watch_events(Fixture *fx, gconstpointer data)
+{
+	g_autofree gchar *ns = NULL;
+	g_autofree gchar *key = NULL;
+	g_autofree gchar *created = NULL;
+	g_autofree gchar *replaced = NULL;
+	MsdStoreEntry *entry;
+
+	msd_informer_start(fx->informer);
+	wait_until(is_synced, fx, "synced");
+	ns = some_namespace(fx);
+	key = g_strdup_printf("%s/watched", ns);
+	created = pod_json(ns, "watched", "one");
+	replaced = pod_json(ns, "watched", "two");
+
+	sim_admin(&fx->sim, "POST", "objects", created);
+	wait_for_event(fx, MSD_INFORMER_EVENT_ADDED, key);
+	sim_admin(&fx->sim, "PUT", "objects", replaced);
+	wait_for_event(fx, MSD_INFORMER_EVENT_MODIFIED, key);
+	entry = msd_store_lookup_by_name(msd_informer_get_store(fx->informer), ns, "watched");
+	g_assert_nonnull(entry);
+	g_assert_nonnull(g_strstr_len(g_bytes_get_data(entry->object, NULL),
+	                              (gssize)g_bytes_get_size(entry->object), "\"test\":\"two\""));
+	delete_pod(fx, ns, "watched");
+	wait_for_event(fx, MSD_INFORMER_EVENT_DELETED, key);
+	g_assert_null(
+	        msd_store_lookup_by_name(msd_informer_get_store(fx->informer), ns, "watched"));
+
+	g_assert_cmpuint(recorder_count(&fx->rec, MSD_INFORMER_EVENT_ADDED, key), ==, 1);
+	g_assert_cmpuint(recorder_count(&fx->rec, MSD_INFORMER_EVENT_MODIFIED, key), ==, 1);
+	g_assert_cmpuint(recorder_count(&fx->rec, MSD_INFORMER_EVENT_DELETED, key), ==, 1);
+}
+
+typedef struct {
+	MsdInformer *informer;
+	guint64 watch_restarts;
+} RestartWait;
+
+static gboolean
+watch_restarted(gpointer user_data)
+{
+	RestartWait *wait = user_data;
+	MsdInformerCounters counters;
+
+	msd_informer_get_counters(wait->informer, &counters);
+	return counters.watch_restarts >= wait->watch_restarts;
+}
+
+static void
+test_close_watches(Fixture *fx, gconstpointer data)
+{
+	g_autofree gchar *ns = NULL;
+	g_autofree gchar *key = NULL;
+	g_autofree gchar *created = NULL;
+	RestartWait wait = {fx->informer, 1};
+	MsdInformerCounters counters;
+
+	msd_informer_start(fx->informer);
+	wait_until(is_synced, fx, "synced");
+	wait_for_watches(&fx->sim, 1);
+	ns = some_namespace(fx);
+	key = g_strdup_printf("%s/after-close", ns);
+
+	sim_admin(&fx->sim, "POST", "close-watches", NULL);
+	wait_until(watch_restarted, &wait, "the watch to reopen");
+	wait_for_watches(&fx->sim, 1);
+	created = pod_json(ns, "after-close", "x");
+	sim_admin(&fx->sim, "POST", "objects", created);
+	wait_for_event(fx, MSD_INFORMER_EVENT_ADDED, key);
+
+	/* resumed from the last resourceVersion: no relist, nothing replayed */
+	msd_informer_get_counters(fx->informer, &counters);
+	g_assert_cmpuint(counters.relists, ==, 0);
+	g_assert_cmpuint(fx->rec.types->len, ==, SEEDED_PODS + 1);
+}
+
+typedef struct {
+	Recorder *rec;
+	guint count;
+} CountWait;
+
+static gboolean
+events_reached(gpointer user_data)
+{
+	CountWait *wait = user_data;
+
+	return wait->rec->types->len >= wait->count;
+}
+
+/* Changes made while no watch is open reach us only through the relist after the 410. */
+static void
+test_expired_watch_relists(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(GPtrArray) entries = NULL;
+	g_autoptr(GBytes) gone_bytes = NULL;
+	g_autofree gchar *gone_key = NULL;
+	g_autofree gchar *changed_key = NULL;
+	g_autofree gchar *new_key = NULL;
+	g_autofree gchar *changed = NULL;
+	g_autofree gchar *created = NULL;
+	MsdStoreEntry *gone;
+	MsdStoreEntry *keep;
+	MsdInformerCounters counters;
+	CountWait wait = {&fx->rec, 0};
+	guint before;
+
+	msd_informer_start(fx->informer);
+	wait_until(is_synced, fx, "synced");
+	wait_for_watches(&fx->sim, 1);
+	entries = msd_store_snapshot(msd_informer_get_store(fx->informer));
+	gone = g_ptr_array_index(entries, 0);
+	keep = g_ptr_array_index(entries, 1);
+	gone_bytes = g_bytes_ref(gone->object);
+	gone_key = g_strdup_printf("%s/%s", gone->namespace_, gone->name);
+	changed_key = g_strdup_printf("%s/%s", keep->namespace_, keep->name);
+	new_key = g_strdup_printf("%s/born-in-the-gap", keep->namespace_);
+	changed = pod_json(keep->namespace_, keep->name, "changed-in-the-gap");
+	created = pod_json(keep->namespace_, "born-in-the-gap", "new");
+
+	/* while paused nothing is read, so the end of the stream is only noticed on resume,
+	 * after the changes below */
+	msd_informer_pause(fx->informer);
+	sim_admin(&fx->sim, "POST", "expire-next-watch", NULL);
+	sim_admin(&fx->sim, "POST", "close-watches", NULL);
+	delete_pod(fx, gone->namespace_, gone->name);
+	sim_admin(&fx->sim, "PUT", "objects", changed);
+	sim_admin(&fx->sim, "POST", "objects", created);
+	before = fx->rec.types->len;
+	msd_informer_resume(fx->informer);
+
+	wait.count = before + 3;
+	wait_until(events_reached, &wait, "the relist's three changes");
+	/* the reconciliation is emitted in one go: nothing else came with it */
+	g_assert_cmpuint(fx->rec.types->len, ==, before + 3);
+	g_assert_cmpuint(recorder_count(&fx->rec, MSD_INFORMER_EVENT_DELETED, gone_key), ==, 1);
+	g_assert_cmpuint(recorder_count(&fx->rec, MSD_INFORMER_EVENT_MODIFIED, changed_key), ==, 1);
+	g_assert_cmpuint(recorder_count(&fx->rec, MSD_INFORMER_EVENT_ADDED, new_key), ==, 1);
+	/* the deletion carries the last state we knew */
+	for (guint i = before; i < fx->rec.types->len; i++) {
+		if (GPOINTER_TO_UINT(g_ptr_array_index(fx->rec.types, i)) ==
+		    MSD_INFORMER_EVENT_DELETED)
+			g_assert_true(
+			        g_bytes_equal(g_ptr_array_index(fx->rec.objects, i), gone_bytes));
+	}
+	msd_informer_get_counters(fx->informer, &counters);
+	g_assert_cmpuint(counters.relists, ==, 1);
+	g_assert_cmpuint(msd_store_get_size(msd_informer_get_store(fx->informer)), ==, SEEDED_PODS);
+}
+
+static gboolean
+relisted(gpointer user_data)
+{
+	MsdInformerCounters counters;
+
+	msd_informer_get_counters(user_data, &counters);
+	return counters.relists >= 1;
+}
+
+static void
+test_malformed_line_relists(Fixture *fx, gconstpointer data)
+{
+	g_autofree gchar *ns = NULL;
+	g_autofree gchar *key = NULL;
+	g_autofree gchar *created = NULL;
+	MsdInformerCounters counters;
+	guint before;
+
+	msd_informer_start(fx->informer);
+	wait_until(is_synced, fx, "synced");
+	wait_for_watches(&fx->sim, 1);
+	before = fx->rec.types->len;
+
+	sim_admin(&fx->sim, "POST", "malformed-watch-line", NULL);
+	/* the relist reopens a watch once it has reconciled */
+	ns = some_namespace(fx);
+	key = g_strdup_printf("%s/after-garbage", ns);
+	wait_until(relisted, fx->informer, "a relist");
+	msd_informer_get_counters(fx->informer, &counters);
+	g_assert_cmpuint(counters.relists, ==, 1);
+	g_assert_cmpuint(warnings_containing("pods.v1."), >=, 1);
+	wait_for_watches(&fx->sim, 1);
+
+	created = pod_json(ns, "after-garbage", "x");
+	sim_admin(&fx->sim, "POST", "objects", created);
+	wait_for_event(fx, MSD_INFORMER_EVENT_ADDED, key);
+	/* the relist found nothing new: the only event since is the pod created after it */
+	g_assert_cmpuint(fx->rec.types->len, ==, before + 1);
+}
+
+static void
+test_backoff_then_success(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(GHashTable) expected = sim_pod_names(&fx->sim);
+	MsdInformerCounters counters;
+
+	/* the first three API requests fail, whatever they are */
+	sim_admin(&fx->sim, "POST", "fail?code=500&count=3", NULL);
+	check_initial_sync(fx, expected);
+	msd_informer_get_counters(fx->informer, &counters);
+	g_assert_cmpuint(counters.errors, ==, 3);
+}
+
+typedef struct {
+	MsdInformer *informer;
+	guint64 errors;
+} ErrorWait;
+
+static gboolean
+errors_reached(gpointer user_data)
+{
+	ErrorWait *wait = user_data;
+	MsdInformerCounters counters;
+
+	msd_informer_get_counters(wait->informer, &counters);
+	return counters.errors >= wait->errors;
+}
+
+static void
+test_unknown_resource(Fixture *fx, gconstpointer data)
+{
+	const gchar *verbs[] = {"list", "watch", NULL};
+	g_autoptr(MeshSyncApiResource) widgets = meshsync_api_resource_new(
+	        "example.invalid", "v1", "Widget", "widgets", TRUE, verbs, NULL);
+	g_autoptr(MsdInformer) informer = msd_informer_new(fx->sim.client, widgets);
+	ErrorWait wait = {informer, 6};
+
+	msd_informer_set_delays(informer, 10, 40, 5);
+	g_signal_connect(informer, "event", G_CALLBACK(event_cb), &fx->rec);
+	g_signal_connect(informer, "synced", G_CALLBACK(synced_cb), &fx->rec);
+	/* the pods informer carries on next to it */
+	msd_informer_start(informer);
+	msd_informer_start(fx->informer);
+	wait_until(errors_reached, &wait, "repeated 404s");
+	wait_until(is_synced, fx, "the other informer to sync");
+	msd_informer_stop(informer);
+
+	g_assert_false(msd_informer_get_synced(informer));
+	g_assert_cmpuint(msd_store_get_size(msd_informer_get_store(informer)), ==, 0);
+	/* logged once, however often it was retried */
+	g_assert_cmpuint(warnings_containing("widgets.v1.example.invalid"), ==, 1);
+	g_assert_cmpuint(fx->rec.synced, ==, 1);
+}
+
+static void
+test_stop_from_handler(Fixture *fx, gconstpointer data)
+{
+	g_autofree gchar *ns = NULL;
+	g_autofree gchar *created = NULL;
+	CountWait wait = {&fx->rec, 5};
+
+	fx->rec.stop_after = 5;
+	msd_informer_start(fx->informer);
+	wait_until(events_reached, &wait, "five events");
+	/* stopped inside the initial burst: nothing after, not even "synced" */
+	ns = some_namespace(fx);
+	created = pod_json(ns, "after-stop", "x");
+	sim_admin(&fx->sim, "POST", "objects", created);
+	sim_admin(&fx->sim, "POST", "close-watches", NULL);
+	g_assert_cmpuint(fx->rec.types->len, ==, 5);
+	g_assert_cmpuint(fx->rec.synced, ==, 0);
+	g_assert_false(msd_informer_get_synced(fx->informer));
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	/* the informer logs warnings on purpose here; they are checked, not fatal */
+	g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
+	logged_warnings = g_ptr_array_new_with_free_func(g_free);
+	g_log_set_handler("MeshSync", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE, log_handler, NULL);
+
+	g_test_add_func("/informer/line-splitter/reads", test_line_splitter_reads);
+	g_test_add_func("/informer/line-splitter/byte-by-byte", test_line_splitter_byte_by_byte);
+	g_test_add_func("/informer/line-splitter/overlong", test_line_splitter_overlong);
+#define ADD(path, func) g_test_add(path, Fixture, NULL, fixture_setup, func, fixture_teardown)
+	ADD("/informer/initial-sync/streaming", test_initial_sync_streaming);
+	ADD("/informer/initial-sync/paginated", test_initial_sync_paginated);
+	ADD("/informer/watch/create-replace-delete", test_watch_events);
+	ADD("/informer/watch/close-watches", test_close_watches);
+	ADD("/informer/watch/expired-relists", test_expired_watch_relists);
+	ADD("/informer/watch/malformed-line", test_malformed_line_relists);
+	ADD("/informer/errors/backoff-then-success", test_backoff_then_success);
+	ADD("/informer/errors/unknown-resource", test_unknown_resource);
+	ADD("/informer/stop-from-handler", test_stop_from_handler);
+#undef ADD
+	return g_test_run();
+}
