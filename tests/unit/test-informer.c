@@ -154,7 +154,7 @@ recorder_clear(Recorder *rec)
 }
 
 static void
-event_cb(MsdInformer *informer, guint type, GBytes *object, gpointer user_data)
+event_cb(MsdInformer *informer, MeshSyncEventType type, GBytes *object, gpointer user_data)
 {
 	Recorder *rec = user_data;
 	g_autoptr(MsdStoreEntry) entry = NULL;
@@ -163,7 +163,8 @@ event_cb(MsdInformer *informer, guint type, GBytes *object, gpointer user_data)
 
 	entry = msd_store_entry_new_from_json(data, size, NULL);
 	g_assert_nonnull(entry);
-	g_assert_cmpuint(type, <=, MSD_INFORMER_EVENT_DELETED);
+	g_assert_cmpint(type, >=, MESHSYNC_EVENT_TYPE_ADDED);
+	g_assert_cmpint(type, <=, MESHSYNC_EVENT_TYPE_DELETED);
 	/* the emitted bytes are the store's: no managedFields, kind always present */
 	g_assert_null(g_strstr_len(data, (gssize)size, "\"managedFields\""));
 	g_assert_nonnull(g_strstr_len(data, (gssize)size, "\"kind\":\"Pod\""));
@@ -184,7 +185,7 @@ synced_cb(MsdInformer *informer, gpointer user_data)
 }
 
 static guint
-recorder_count(Recorder *rec, guint type, const gchar *name)
+recorder_count(Recorder *rec, MeshSyncEventType type, const gchar *name)
 {
 	guint n = 0;
 
@@ -472,7 +473,7 @@ is_synced(gpointer user_data)
 
 typedef struct {
 	Recorder *rec;
-	guint type;
+	MeshSyncEventType type;
 	const gchar *name;
 } EventWait;
 
@@ -485,10 +486,11 @@ event_seen(gpointer user_data)
 }
 
 static void
-wait_for_event(Fixture *fx, guint type, const gchar *name)
+wait_for_event(Fixture *fx, MeshSyncEventType type, const gchar *name)
 {
 	EventWait wait = {&fx->rec, type, name};
-	g_autofree gchar *what = g_strdup_printf("event %u for %s", type, name);
+	g_autofree gchar *what =
+	        g_strdup_printf("%s of %s", meshsync_event_type_to_string(type), name);
 
 	wait_until(event_seen, &wait, what);
 }
@@ -509,7 +511,7 @@ check_initial_sync(Fixture *fx, GHashTable *expected)
 		const gchar *name = g_ptr_array_index(fx->rec.names, i);
 
 		g_assert_cmpuint(GPOINTER_TO_UINT(g_ptr_array_index(fx->rec.types, i)), ==,
-		                 MSD_INFORMER_EVENT_ADDED);
+		                 MESHSYNC_EVENT_TYPE_ADDED);
 		g_assert_true(g_hash_table_contains(expected, name));
 		g_assert_true(g_hash_table_add(seen, (gpointer)name));
 	}
@@ -588,21 +590,21 @@ test_watch_events(Fixture *fx, gconstpointer data)
 	replaced = pod_json(ns, "watched", "two");
 
 	sim_admin(&fx->sim, "POST", "objects", created);
-	wait_for_event(fx, MSD_INFORMER_EVENT_ADDED, key);
+	wait_for_event(fx, MESHSYNC_EVENT_TYPE_ADDED, key);
 	sim_admin(&fx->sim, "PUT", "objects", replaced);
-	wait_for_event(fx, MSD_INFORMER_EVENT_MODIFIED, key);
+	wait_for_event(fx, MESHSYNC_EVENT_TYPE_MODIFIED, key);
 	entry = msd_store_lookup_by_name(msd_informer_get_store(fx->informer), ns, "watched");
 	g_assert_nonnull(entry);
 	g_assert_nonnull(g_strstr_len(g_bytes_get_data(entry->object, NULL),
 	                              (gssize)g_bytes_get_size(entry->object), "\"test\":\"two\""));
 	delete_pod(fx, ns, "watched");
-	wait_for_event(fx, MSD_INFORMER_EVENT_DELETED, key);
+	wait_for_event(fx, MESHSYNC_EVENT_TYPE_DELETED, key);
 	g_assert_null(
 	        msd_store_lookup_by_name(msd_informer_get_store(fx->informer), ns, "watched"));
 
-	g_assert_cmpuint(recorder_count(&fx->rec, MSD_INFORMER_EVENT_ADDED, key), ==, 1);
-	g_assert_cmpuint(recorder_count(&fx->rec, MSD_INFORMER_EVENT_MODIFIED, key), ==, 1);
-	g_assert_cmpuint(recorder_count(&fx->rec, MSD_INFORMER_EVENT_DELETED, key), ==, 1);
+	g_assert_cmpuint(recorder_count(&fx->rec, MESHSYNC_EVENT_TYPE_ADDED, key), ==, 1);
+	g_assert_cmpuint(recorder_count(&fx->rec, MESHSYNC_EVENT_TYPE_MODIFIED, key), ==, 1);
+	g_assert_cmpuint(recorder_count(&fx->rec, MESHSYNC_EVENT_TYPE_DELETED, key), ==, 1);
 }
 
 typedef struct {
@@ -640,7 +642,7 @@ test_close_watches(Fixture *fx, gconstpointer data)
 	wait_for_watches(&fx->sim, 1);
 	created = pod_json(ns, "after-close", "x");
 	sim_admin(&fx->sim, "POST", "objects", created);
-	wait_for_event(fx, MSD_INFORMER_EVENT_ADDED, key);
+	wait_for_event(fx, MESHSYNC_EVENT_TYPE_ADDED, key);
 
 	/* resumed from the last resourceVersion: no relist, nothing replayed */
 	msd_informer_get_counters(fx->informer, &counters);
@@ -706,13 +708,14 @@ test_expired_watch_relists(Fixture *fx, gconstpointer data)
 	wait_until(events_reached, &wait, "the relist's three changes");
 	/* the reconciliation is emitted in one go: nothing else came with it */
 	g_assert_cmpuint(fx->rec.types->len, ==, before + 3);
-	g_assert_cmpuint(recorder_count(&fx->rec, MSD_INFORMER_EVENT_DELETED, gone_key), ==, 1);
-	g_assert_cmpuint(recorder_count(&fx->rec, MSD_INFORMER_EVENT_MODIFIED, changed_key), ==, 1);
-	g_assert_cmpuint(recorder_count(&fx->rec, MSD_INFORMER_EVENT_ADDED, new_key), ==, 1);
+	g_assert_cmpuint(recorder_count(&fx->rec, MESHSYNC_EVENT_TYPE_DELETED, gone_key), ==, 1);
+	g_assert_cmpuint(recorder_count(&fx->rec, MESHSYNC_EVENT_TYPE_MODIFIED, changed_key), ==,
+	                 1);
+	g_assert_cmpuint(recorder_count(&fx->rec, MESHSYNC_EVENT_TYPE_ADDED, new_key), ==, 1);
 	/* the deletion carries the last state we knew */
 	for (guint i = before; i < fx->rec.types->len; i++) {
 		if (GPOINTER_TO_UINT(g_ptr_array_index(fx->rec.types, i)) ==
-		    MSD_INFORMER_EVENT_DELETED)
+		    MESHSYNC_EVENT_TYPE_DELETED)
 			g_assert_true(
 			        g_bytes_equal(g_ptr_array_index(fx->rec.objects, i), gone_bytes));
 	}
@@ -756,7 +759,7 @@ test_malformed_line_relists(Fixture *fx, gconstpointer data)
 
 	created = pod_json(ns, "after-garbage", "x");
 	sim_admin(&fx->sim, "POST", "objects", created);
-	wait_for_event(fx, MSD_INFORMER_EVENT_ADDED, key);
+	wait_for_event(fx, MESHSYNC_EVENT_TYPE_ADDED, key);
 	/* the relist found nothing new: the only event since is the pod created after it */
 	g_assert_cmpuint(fx->rec.types->len, ==, before + 1);
 }

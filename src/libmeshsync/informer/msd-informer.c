@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "meshsync-enum-types.h"
 #include "meshsync-error.h"
 #include "msd-informer-private.h"
 #include "msd-json-tokens.h"
@@ -139,7 +140,7 @@ static void msd_informer_watch(MsdInformer *self, gboolean initial);
 static void msd_informer_pump(MsdInformer *self);
 
 static void
-msd_informer_emit(MsdInformer *self, guint type, GBytes *object)
+msd_informer_emit(MsdInformer *self, MeshSyncEventType type, GBytes *object)
 {
 	self->counters.events++;
 	g_signal_emit(self, signals[SIGNAL_EVENT], 0, type, object);
@@ -275,17 +276,17 @@ msd_informer_apply_list(MsdInformer *self, GPtrArray *entries, const gchar *reso
 	for (guint i = 0; i < deleted->len && self->running; i++) {
 		MsdStoreEntry *entry = g_ptr_array_index(deleted, i);
 
-		msd_informer_emit(self, MSD_INFORMER_EVENT_DELETED, entry->object);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, entry->object);
 	}
 	for (guint i = 0; i < modified->len && self->running; i++) {
 		MsdStoreEntry *entry = g_ptr_array_index(modified, i);
 
-		msd_informer_emit(self, MSD_INFORMER_EVENT_MODIFIED, entry->object);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_MODIFIED, entry->object);
 	}
 	for (guint i = 0; i < added->len && self->running; i++) {
 		MsdStoreEntry *entry = g_ptr_array_index(added, i);
 
-		msd_informer_emit(self, MSD_INFORMER_EVENT_ADDED, entry->object);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_ADDED, entry->object);
 	}
 	if (self->running && !self->synced) {
 		self->synced = TRUE;
@@ -490,15 +491,15 @@ msd_informer_handle_object_event(MsdInformer *self, const gchar *type, gint obje
 	if (deleted) {
 		g_autoptr(GBytes) last = msd_store_delete(self->store, entry->uid);
 
-		msd_informer_emit(self, MSD_INFORMER_EVENT_DELETED, entry->object);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, entry->object);
 		return;
 	}
 	switch (msd_store_upsert(self->store, entry)) {
 	case MSD_STORE_ADDED:
-		msd_informer_emit(self, MSD_INFORMER_EVENT_ADDED, entry->object);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_ADDED, entry->object);
 		break;
 	case MSD_STORE_MODIFIED:
-		msd_informer_emit(self, MSD_INFORMER_EVENT_MODIFIED, entry->object);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_MODIFIED, entry->object);
 		break;
 	case MSD_STORE_UNCHANGED:
 	default:
@@ -790,10 +791,9 @@ msd_informer_class_init(MsdInformerClass *klass)
 	object_class->dispose = msd_informer_dispose;
 	object_class->finalize = msd_informer_finalize;
 
-	/* event (guint type, GBytes *object): 0 ADDED, 1 MODIFIED, 2 DELETED */
 	signals[SIGNAL_EVENT] =
 	        g_signal_new("event", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
-	                     NULL, G_TYPE_NONE, 2, G_TYPE_UINT, G_TYPE_BYTES);
+	                     NULL, G_TYPE_NONE, 2, MESHSYNC_TYPE_EVENT_TYPE, G_TYPE_BYTES);
 	signals[SIGNAL_SYNCED] = g_signal_new("synced", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
 	                                      0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }

@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 
 #include "meshsync-api-resource.h"
+#include "meshsync-event-type.h"
 #include "msd-kube-client.h"
 #include "msd-store.h"
 
@@ -19,19 +20,14 @@ G_BEGIN_DECLS
  * the last resourceVersion, relists with reconciliation after an expiry or a broken stream,
  * and backoff on errors. Every change reaches the store first, then the "event" signal:
  *
- *   event (guint type, GBytes *object): type 0 ADDED, 1 MODIFIED, 2 DELETED (the order of
- *     MeshSyncEventType); @object is the compact JSON without managedFields. Updates whose
- *     resourceVersion equals the stored one are not emitted.
+ *   event (MeshSyncEventType type, GBytes *object): @object is the compact JSON without
+ *     managedFields. Updates whose resourceVersion equals the stored one are not emitted.
  *   synced (): once, when the initial state has been delivered.
  *
  * Signals are emitted in the thread-default main context the informer was started in.
  */
 #define MSD_TYPE_INFORMER (msd_informer_get_type())
 G_DECLARE_FINAL_TYPE(MsdInformer, msd_informer, MSD, INFORMER, GObject)
-
-#define MSD_INFORMER_EVENT_ADDED    0u
-#define MSD_INFORMER_EVENT_MODIFIED 1u
-#define MSD_INFORMER_EVENT_DELETED  2u
 
 typedef struct {
 	guint64 relists;        /* lists (plain or streaming) started after the first one */
