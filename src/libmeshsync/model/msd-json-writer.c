@@ -22,80 +22,97 @@ ascii_needs_escape(guchar c)
 	return c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&';
 }
 
+/* Writes the escape for @c at @w; returns the new write position. */
+static gchar *
+put_ascii_escape(gchar *w, guchar c)
+{
+	*w++ = '\\';
+	switch (c) {
+	case '"':
+	case '\\':
+		*w++ = (gchar)c;
+		break;
+	case '\b':
+		*w++ = 'b';
+		break;
+	case '\f':
+		*w++ = 'f';
+		break;
+	case '\n':
+		*w++ = 'n';
+		break;
+	case '\r':
+		*w++ = 'r';
+		break;
+	case '\t':
+		*w++ = 't';
+		break;
+	default:
+		*w++ = 'u';
+		*w++ = '0';
+		*w++ = '0';
+		*w++ = hex_digits[c >> 4];
+		*w++ = hex_digits[c & 0xf];
+	}
+	return w;
+}
+
 static void
 append_ascii_escape(GString *out, guchar c)
 {
-	gchar u[6] = {'\\', 'u', '0', '0', 0, 0};
+	gchar buf[6];
 
-	switch (c) {
-	case '"':
-		g_string_append_len(out, "\\\"", 2);
-		return;
-	case '\\':
-		g_string_append_len(out, "\\\\", 2);
-		return;
-	case '\b':
-		g_string_append_len(out, "\\b", 2);
-		return;
-	case '\f':
-		g_string_append_len(out, "\\f", 2);
-		return;
-	case '\n':
-		g_string_append_len(out, "\\n", 2);
-		return;
-	case '\r':
-		g_string_append_len(out, "\\r", 2);
-		return;
-	case '\t':
-		g_string_append_len(out, "\\t", 2);
-		return;
-	default:
-		u[4] = hex_digits[c >> 4];
-		u[5] = hex_digits[c & 0xf];
-		g_string_append_len(out, u, 6);
-	}
+	g_string_append_len(out, buf, put_ascii_escape(buf, c) - buf);
 }
 
 /* Encode UTF-8 text the way Go's encoder does. @invalid_escaped: an invalid byte becomes the
  * escape \ufffd (the encoder on a raw Go string); otherwise it becomes U+FFFD itself (what
- * Go's decoder stores, so what a decode-then-encode round trip shows). */
+ * Go's decoder stores, so what a decode-then-encode round trip shows). The output is written
+ * straight into the string's buffer: this runs over every byte that goes on the wire. */
 static void
 encode_text(GString *out, const guchar *s, gsize n, gboolean invalid_escaped)
 {
+	gsize start = out->len;
 	gsize i = 0;
+	gchar *w;
 
+	/* six output bytes per input byte is the worst case (\u0001, \ufffd) */
+	g_string_set_size(out, start + n * 6);
+	w = out->str + start;
 	while (i < n) {
-		gsize run = i;
+		guchar c = s[i];
 		gunichar cp;
 		gint sz;
 
-		while (run < n && s[run] < 0x80 && !ascii_needs_escape(s[run]))
-			run++;
-		if (run > i) {
-			g_string_append_len(out, (const gchar *)s + i, (gssize)(run - i));
-			i = run;
-			continue;
-		}
-		if (s[i] < 0x80) {
-			append_ascii_escape(out, s[i]);
+		if (c < 0x80) {
+			if (G_LIKELY(!ascii_needs_escape(c)))
+				*w++ = (gchar)c;
+			else
+				w = put_ascii_escape(w, c);
 			i++;
 			continue;
 		}
 		sz = msd_utf8_decode(s + i, n - i, &cp);
 		if (sz == 0) {
-			if (invalid_escaped)
-				g_string_append_len(out, "\\ufffd", 6);
-			else
-				g_string_append_len(out, MSD_UTF8_REPLACEMENT, 3);
+			if (invalid_escaped) {
+				memcpy(w, "\\ufffd", 6);
+				w += 6;
+			} else {
+				memcpy(w, MSD_UTF8_REPLACEMENT, 3);
+				w += 3;
+			}
 			i++;
 		} else if (cp == 0x2028 || cp == 0x2029) {
-			g_string_append_len(out, cp == 0x2028 ? "\\u2028" : "\\u2029", 6);
+			memcpy(w, cp == 0x2028 ? "\\u2028" : "\\u2029", 6);
+			w += 6;
 			i += (gsize)sz;
 		} else {
-			g_string_append_len(out, (const gchar *)s + i, sz);
+			memcpy(w, s + i, (gsize)sz);
+			w += sz;
 			i += (gsize)sz;
 		}
 	}
+	g_string_truncate(out, (gsize)(w - out->str));
 }
 
 void

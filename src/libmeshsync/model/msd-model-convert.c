@@ -107,8 +107,10 @@ msd_model_key_folds_to(const gchar *key, gsize len, const gchar *field)
 			return FALSE;
 		c = (guchar)key[i];
 		if (c < 0x80) {
-			if (g_ascii_toupper(c) != g_ascii_toupper(*field))
-				return FALSE;
+			if ((c | 0x20) != (*field | 0x20) || !g_ascii_isalpha(c)) {
+				if (c != (guchar)*field)
+					return FALSE;
+			}
 			i++;
 			continue;
 		}
