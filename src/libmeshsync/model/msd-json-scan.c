@@ -162,13 +162,21 @@ check_depth(const gchar *js, gsize len)
 	while (p < end) {
 		switch (*p++) {
 		case '"':
-			/* skip the string; jsmn reports an unterminated one */
-			while (p < end && *p != '"') {
-				if (*p == '\\')
-					p++;
-				p++;
+			/* skip the string with memchr: a quote ends it unless an odd number of
+			 * backslashes precedes it; jsmn reports an unterminated one */
+			for (;;) {
+				const gchar *q = memchr(p, '"', (gsize)(end - p));
+				const gchar *b;
+
+				if (q == NULL)
+					return TRUE;
+				b = q;
+				while (b > p && b[-1] == '\\')
+					b--;
+				p = q + 1;
+				if (((q - b) & 1) == 0)
+					break;
 			}
-			p++;
 			break;
 		case '[':
 		case '{':

@@ -276,6 +276,8 @@ msd_service_endpoint_probe_async(const MsdServiceEndpoint *ep,
 	}
 	client = g_socket_client_new();
 	g_socket_client_set_timeout(client, PROBE_TIMEOUT_SECONDS);
+	/* a plain TCP dial, as upstream's net.DialTimeout: no proxy in between */
+	g_socket_client_set_enable_proxy(client, FALSE);
 	addr = g_network_address_new(ep->external_address, (guint16)ep->external_port);
 	g_socket_client_connect_async(client, addr, cancellable, probe_connected_cb,
 	                              g_steal_pointer(&task));
