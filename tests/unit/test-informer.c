@@ -391,6 +391,14 @@ watches_open(gpointer user_data)
 	return sim_stat(wait->sim, "watches") >= wait->watches;
 }
 
+static gboolean
+watches_exactly(gpointer user_data)
+{
+	WatchWait *wait = user_data;
+
+	return sim_stat(wait->sim, "watches") == wait->watches;
+}
+
 static void
 wait_for_watches(Sim *sim, gint64 count)
 {
@@ -456,11 +464,29 @@ fixture_setup(Fixture *fx, gconstpointer data)
 	g_ptr_array_set_size(logged_warnings, 0);
 }
 
+static gboolean
+pointer_cleared(gpointer user_data)
+{
+	return *(gpointer *)user_data == NULL;
+}
+
+/* Stops and drops @informer, then waits until it is finalized: every request it had in flight
+ * must end after stop, or the references they hold would keep it (and its store) alive. */
+static void
+stop_and_finalize(MsdInformer **informer)
+{
+	MsdInformer *weak = *informer;
+
+	msd_informer_stop(weak);
+	g_object_add_weak_pointer(G_OBJECT(weak), (gpointer *)&weak);
+	g_clear_object(informer);
+	wait_until(pointer_cleared, &weak, "the informer to be finalized");
+}
+
 static void
 fixture_teardown(Fixture *fx, gconstpointer data)
 {
-	msd_informer_stop(fx->informer);
-	g_clear_object(&fx->informer);
+	stop_and_finalize(&fx->informer);
 	recorder_clear(&fx->rec);
 	sim_stop(&fx->sim);
 }
@@ -755,7 +781,12 @@ test_malformed_line_relists(Fixture *fx, gconstpointer data)
 	msd_informer_get_counters(fx->informer, &counters);
 	g_assert_cmpuint(counters.relists, ==, 1);
 	g_assert_cmpuint(warnings_containing("pods.v1."), >=, 1);
-	wait_for_watches(&fx->sim, 1);
+	/* the abandoned stream's connection is closed, not left open next to the new watch */
+	{
+		WatchWait one = {&fx->sim, 1};
+
+		wait_until(watches_exactly, &one, "exactly one open watch");
+	}
 
 	created = pod_json(ns, "after-garbage", "x");
 	sim_admin(&fx->sim, "POST", "objects", created);
@@ -798,7 +829,7 @@ test_unknown_resource(Fixture *fx, gconstpointer data)
 	const gchar *verbs[] = {"list", "watch", NULL};
 	g_autoptr(MeshSyncApiResource) widgets = meshsync_api_resource_new(
 	        "example.invalid", "v1", "Widget", "widgets", TRUE, verbs, NULL);
-	g_autoptr(MsdInformer) informer = msd_informer_new(fx->sim.client, widgets);
+	MsdInformer *informer = msd_informer_new(fx->sim.client, widgets);
 	ErrorWait wait = {informer, 6};
 
 	msd_informer_set_delays(informer, 10, 40, 5);
@@ -809,10 +840,10 @@ test_unknown_resource(Fixture *fx, gconstpointer data)
 	msd_informer_start(fx->informer);
 	wait_until(errors_reached, &wait, "repeated 404s");
 	wait_until(is_synced, fx, "the other informer to sync");
-	msd_informer_stop(informer);
 
 	g_assert_false(msd_informer_get_synced(informer));
 	g_assert_cmpuint(msd_store_get_size(msd_informer_get_store(informer)), ==, 0);
+	stop_and_finalize(&informer);
 	/* logged once, however often it was retried */
 	g_assert_cmpuint(warnings_containing("widgets.v1.example.invalid"), ==, 1);
 	g_assert_cmpuint(fx->rec.synced, ==, 1);

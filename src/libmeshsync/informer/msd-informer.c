@@ -436,7 +436,6 @@ static void
 msd_informer_fall_back_to_list(MsdInformer *self)
 {
 	msd_informer_close_watch(self);
-	self->watch_list_supported = FALSE;
 	self->list_entries = g_ptr_array_new_with_free_func((GDestroyNotify)msd_store_entry_unref);
 	msd_informer_fetch_page(self, NULL);
 }
@@ -595,6 +594,8 @@ msd_informer_watch_ended(MsdInformer *self)
 		g_message(
 		        "%s: streaming list ended without its end bookmark; using paginated lists",
 		        self->name);
+		/* a server that ignores sendInitialEvents would make every relist hang */
+		self->watch_list_supported = FALSE;
 		msd_informer_fall_back_to_list(self);
 		return;
 	}
@@ -689,12 +690,18 @@ msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_
 		return;
 	if (stream == NULL) {
 		if (self->initial_events) {
-			/* any answer but 2xx: the server has no streaming lists (or not for us);
-			 * the paginated list reports real trouble itself */
-			if (error->domain == MESHSYNC_ERROR &&
-			    error->code != MESHSYNC_ERROR_CONNECTION &&
-			    error->code != MESHSYNC_ERROR_TLS) {
-				g_debug("%s: streaming list refused (%s); using paginated lists",
+			gboolean answered = error->domain == MESHSYNC_ERROR &&
+			                    error->code != MESHSYNC_ERROR_CONNECTION &&
+			                    error->code != MESHSYNC_ERROR_TLS &&
+			                    error->code != MESHSYNC_ERROR_FORBIDDEN &&
+			                    error->code != MESHSYNC_ERROR_NOT_FOUND;
+
+			/* refused (WatchList off, an older server, or a passing 5xx: the error does
+			 * not carry the status): a paginated list serves this cycle and the next
+			 * relist asks again. 403/404 and an unreachable server would fail the list
+			 * the same way, so they take the error path directly. */
+			if (answered) {
+				g_debug("%s: streaming list refused (%s); using a paginated list",
 				        self->name, error->message);
 				self->counters.errors++;
 				msd_informer_fall_back_to_list(self);
