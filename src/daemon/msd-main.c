@@ -5,7 +5,6 @@
 
 #include "config.h"
 
-#include <glib-unix.h>
 #include <glib/gi18n.h>
 #include <locale.h>
 #include <stdio.h>
@@ -13,60 +12,70 @@
 
 #include <libmeshsync/meshsync.h>
 
+#include "msd-daemon.h"
+#include "msd-go-duration.h"
 #include "msd-go-flags.h"
 #include "msd-resource-table.h"
 
-typedef struct {
-	GMainLoop *loop;           /* (owned) */
-	GCancellable *cancellable; /* (owned) */
-	MeshSyncDiscovery *discovery;
-	gboolean list_resources;
-	gint exit_status;
-} MsdRun;
-
+/* DEBUG=true (any case) or DEBUG=1, as upstream. */
 static gboolean
-msd_main_signal_cb(gpointer user_data)
+msd_main_debug_requested(void)
 {
-	MsdRun *run = user_data;
+	const gchar *debug = g_getenv("DEBUG");
 
-	g_message("signal received: stopping");
-	g_cancellable_cancel(run->cancellable);
-	g_main_loop_quit(run->loop);
-	return G_SOURCE_CONTINUE;
+	return debug != NULL &&
+	       (g_ascii_strcasecmp(debug, "true") == 0 || g_strcmp0(debug, "1") == 0);
 }
+
+typedef struct {
+	GMainLoop *loop; /* (owned) */
+	gint exit_status;
+} MsdListRun;
 
 static void
 msd_main_discovery_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
-	MsdRun *run = user_data;
+	MsdListRun *run = user_data;
 	MeshSyncDiscovery *discovery = MESHSYNC_DISCOVERY(source);
 	g_autoptr(GError) error = NULL;
-	GPtrArray *resources;
-	guint watchable = 0;
+	g_autofree gchar *table = NULL;
 
 	if (!meshsync_discovery_run_finish(discovery, result, &error)) {
-		if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
-			g_printerr("meshsync: %s\n", error->message);
-			run->exit_status = EXIT_FAILURE;
-		}
+		g_printerr("meshsync: %s\n", error->message);
+		run->exit_status = EXIT_FAILURE;
 		g_main_loop_quit(run->loop);
 		return;
 	}
-
-	resources = meshsync_discovery_get_resources(discovery);
-	for (guint i = 0; i < resources->len; i++) {
-		if (meshsync_api_resource_get_watchable(g_ptr_array_index(resources, i)))
-			watchable++;
-	}
-	g_message("discovered %u resource types (%u watchable) on Kubernetes %s", resources->len,
-	          watchable, meshsync_discovery_get_server_version(discovery));
-
-	if (run->list_resources) {
-		g_autofree gchar *table = msd_resource_table_render(resources);
-		fputs(table, stdout);
-		fflush(stdout);
-	}
+	table = msd_resource_table_render(meshsync_discovery_get_resources(discovery));
+	fputs(table, stdout);
+	fflush(stdout);
 	g_main_loop_quit(run->loop);
+}
+
+/* --list-resources: discovery only, printed like `kubectl api-resources`. */
+static gint
+msd_main_list_resources(const gchar *kubeconfig, const gchar *kube_context)
+{
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(MeshSyncDiscovery) discovery = NULL;
+	g_autoptr(GError) error = NULL;
+	MsdListRun run = {NULL, EXIT_SUCCESS};
+
+	config = meshsync_kube_config_load(kubeconfig, kube_context, &error);
+	if (config == NULL) {
+		g_printerr("meshsync: %s\n", error->message);
+		return EXIT_FAILURE;
+	}
+	discovery = meshsync_discovery_new(config, &error);
+	if (discovery == NULL) {
+		g_printerr("meshsync: %s\n", error->message);
+		return EXIT_FAILURE;
+	}
+	run.loop = g_main_loop_new(NULL, FALSE);
+	meshsync_discovery_run_async(discovery, NULL, msd_main_discovery_cb, &run);
+	g_main_loop_run(run.loop);
+	g_main_loop_unref(run.loop);
+	return run.exit_status;
 }
 
 int
@@ -74,18 +83,40 @@ main(int argc, char **argv)
 {
 	g_autoptr(GOptionContext) context = NULL;
 	g_autoptr(GError) error = NULL;
-	g_autoptr(MeshSyncKubeConfig) config = NULL;
-	g_autoptr(MeshSyncDiscovery) discovery = NULL;
-	g_autoptr(GMainLoop) loop = NULL;
-	g_autoptr(GCancellable) cancellable = NULL;
 	g_auto(GStrv) args = NULL;
 	g_autofree gchar *kubeconfig = NULL;
 	g_autofree gchar *kube_context = NULL;
+	g_autofree gchar *output = NULL;
+	g_autofree gchar *output_file = NULL;
+	g_autofree gchar *output_namespaces = NULL;
+	g_autofree gchar *output_resources = NULL;
+	g_autofree gchar *stop_after = NULL;
+	g_autofree gchar *broker_url = NULL;
+	g_autofree gchar *watch_config = NULL;
+	gboolean output_extended = FALSE;
 	gboolean list_resources = FALSE;
 	gboolean verbose = FALSE;
 	gboolean version = FALSE;
-	MsdRun run = {0};
+	MsdDaemonOptions options = {0};
 	const GOptionEntry entries[] = {
+	        {"output", 0, 0, G_OPTION_ARG_STRING, &output,
+	         N_("Where events go: broker (default) or file; broker,file for both"), N_("MODE")},
+	        {"outputFile", 0, 0, G_OPTION_ARG_FILENAME, &output_file,
+	         N_("Snapshot file (file mode); default meshery-cluster-snapshot-DATE-NN.yaml"),
+	         N_("FILE")},
+	        {"outputExtended", 0, 0, G_OPTION_ARG_NONE, &output_extended,
+	         N_("Also write every event, with its type, to FILE-extended.yaml")},
+	        {"outputNamespaces", 0, 0, G_OPTION_ARG_STRING, &output_namespaces,
+	         N_("Comma-separated namespaces whose objects are emitted"), N_("LIST")},
+	        {"outputResources", 0, 0, G_OPTION_ARG_STRING, &output_resources,
+	         N_("Comma-separated resources that get an informer (pod, deployment, ...)"),
+	         N_("LIST")},
+	        {"stopAfter", 0, 0, G_OPTION_ARG_STRING, &stop_after,
+	         N_("Stop after this long (Go duration: 8s, 1m30s); negative: never"),
+	         N_("DURATION")},
+	        {"watch-config", 0, 0, G_OPTION_ARG_FILENAME, &watch_config,
+	         N_("What to watch, instead of the MeshSync resource or the default (YAML)"),
+	         N_("FILE")},
 	        {"kubeconfig", 0, 0, G_OPTION_ARG_FILENAME, &kubeconfig,
 	         N_("Kubernetes configuration file (default: in-cluster, then $KUBECONFIG, then "
 	            "~/.kube/config)"),
@@ -96,6 +127,9 @@ main(int argc, char **argv)
 	        {"list-resources", 0, 0, G_OPTION_ARG_NONE, &list_resources,
 	         N_("Discover the API server's resource types, print them as a table and exit"),
 	         NULL},
+	        {"broker-url", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &broker_url,
+	         N_("Accepted for compatibility and ignored, as upstream: use BROKER_URL"),
+	         N_("URL")},
 	        {"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, N_("Log debug messages"), NULL},
 	        {"version", 0, 0, G_OPTION_ARG_NONE, &version, N_("Print the version and exit"),
 	         NULL},
@@ -112,7 +146,7 @@ main(int argc, char **argv)
 	g_option_context_set_summary(
 	        context,
 	        _("Keeps Meshery in sync with the state of a Kubernetes cluster.\n\n"
-	          "Upstream's single-dash flags (-output, -stopAfter, ...) are accepted too."));
+	          "Upstream's single-dash flags (-output file, -stopAfter=8s) work as well."));
 	g_option_context_add_main_entries(context, entries, GETTEXT_PACKAGE);
 	if (!g_option_context_parse_strv(context, &args, &error)) {
 		g_printerr("meshsync: %s\n", error->message);
@@ -123,37 +157,24 @@ main(int argc, char **argv)
 		g_print("meshsync %s\n", meshsync_get_version());
 		return EXIT_SUCCESS;
 	}
-	if (verbose || g_getenv("DEBUG") != NULL)
+	if (verbose || msd_main_debug_requested())
 		g_log_set_debug_enabled(TRUE);
+	if (list_resources)
+		return msd_main_list_resources(kubeconfig, kube_context);
 
-	config = meshsync_kube_config_load(kubeconfig, kube_context, &error);
-	if (config == NULL) {
-		g_printerr("meshsync: %s\n", error->message);
-		return EXIT_FAILURE;
+	options.stop_after_ns = -1;
+	if (stop_after != NULL &&
+	    !msd_go_duration_parse(g_strstrip(stop_after), &options.stop_after_ns, &error)) {
+		g_printerr("meshsync: -stopAfter: %s\n", error->message);
+		return 2;
 	}
-	g_message("using %s (%s), server %s", meshsync_kube_config_get_source(config),
-	          meshsync_kube_config_get_in_cluster(config)
-	                  ? "in-cluster"
-	                  : meshsync_kube_config_get_context_name(config),
-	          meshsync_kube_config_get_server(config));
-
-	discovery = meshsync_discovery_new(config, &error);
-	if (discovery == NULL) {
-		g_printerr("meshsync: %s\n", error->message);
-		return EXIT_FAILURE;
-	}
-
-	loop = g_main_loop_new(NULL, FALSE);
-	cancellable = g_cancellable_new();
-	run.loop = loop;
-	run.cancellable = cancellable;
-	run.discovery = discovery;
-	run.list_resources = list_resources;
-	run.exit_status = EXIT_SUCCESS;
-	g_unix_signal_add(SIGINT, msd_main_signal_cb, &run);
-	g_unix_signal_add(SIGTERM, msd_main_signal_cb, &run);
-
-	meshsync_discovery_run_async(discovery, cancellable, msd_main_discovery_cb, &run);
-	g_main_loop_run(loop);
-	return run.exit_status;
+	options.kubeconfig = kubeconfig;
+	options.context = kube_context;
+	options.output = output;
+	options.output_file = output_file;
+	options.output_extended = output_extended;
+	options.output_namespaces = output_namespaces;
+	options.output_resources = output_resources;
+	options.watch_config = watch_config;
+	return msd_daemon_run(&options);
 }

@@ -9,6 +9,7 @@
 
 #include "meshsync-discovery.h"
 #include "meshsync-error.h"
+#include "meshsync-discovery-private.h"
 #include "msd-kube-client.h"
 
 /**
@@ -776,4 +777,14 @@ meshsync_discovery_lookup(MeshSyncDiscovery *self,
 			return res;
 	}
 	return NULL;
+}
+
+MeshSyncDiscovery *
+meshsync_discovery_new_for_client(MsdKubeClient *client)
+{
+	MeshSyncDiscovery *self = g_object_new(MESHSYNC_TYPE_DISCOVERY, "config",
+	                                       msd_kube_client_get_config(client), NULL);
+
+	self->client = g_object_ref(client);
+	return self;
 }

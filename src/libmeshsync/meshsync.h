@@ -19,5 +19,8 @@
 #include <libmeshsync/meshsync-writer.h>
 #include <libmeshsync/meshsync-file-writer.h>
 #include <libmeshsync/meshsync-composite-writer.h>
+#include <libmeshsync/meshsync-stage.h>
+#include <libmeshsync/meshsync-pipeline.h>
+#include <libmeshsync/meshsync-handler.h>
 
 #undef __MESHSYNC_H_INSIDE__

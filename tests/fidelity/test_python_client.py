@@ -334,7 +334,7 @@ def test_manifest_odd_values_survive(manifests):
     assert pod.metadata.annotations["example.com/note"] == \
         "says \"hi\" from C:\\tmp \u2014 \u00fcn\u00efc\u00f6d\u00e9"
     public = v1.read_namespaced_service("storefront-public", "shop")
-    assert public.status.load_balancer.ingress[0].ip == "203.0.113.10"
+    assert public.status.load_balancer.ingress[0].ip == "127.0.113.10"
     assert v1.read_namespaced_service("storefront-headless", "shop").spec.cluster_ip == "None"
     external = v1.read_namespaced_service("payments-db", "shop")
     assert external.spec.external_name == "payments.db.example.com"

@@ -33,6 +33,7 @@
 enum {
 	SIGNAL_EVENT,
 	SIGNAL_SYNCED,
+	SIGNAL_DENIED,
 	N_SIGNALS,
 };
 
@@ -243,13 +244,18 @@ msd_informer_fail(MsdInformer *self, const GError *error, MsdInformerNext next)
 	self->counters.errors++;
 	if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_FORBIDDEN) ||
 	    g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_FOUND)) {
-		if (!self->denied_logged)
+		gboolean first = !self->denied_logged;
+
+		if (first)
 			g_warning("%s: %s; retrying every %u s while other resources carry on",
 			          self->name, error->message, self->denied_retry_ms / 1000);
 		else
 			g_debug("%s: still refused: %s", self->name, error->message);
 		self->denied_logged = TRUE;
 		msd_informer_schedule(self, MSD_INFORMER_NEXT_LIST, self->denied_retry_ms);
+		/* Emitted last: a handler may stop the informer. */
+		if (first && !self->synced)
+			g_signal_emit(self, signals[SIGNAL_DENIED], 0);
 		return;
 	}
 	g_message("%s: %s", self->name, error->message);
@@ -802,6 +808,10 @@ msd_informer_class_init(MsdInformerClass *klass)
 	        g_signal_new("event", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
 	                     NULL, G_TYPE_NONE, 2, MESHSYNC_TYPE_EVENT_TYPE, G_TYPE_BYTES);
 	signals[SIGNAL_SYNCED] = g_signal_new("synced", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
+	                                      0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+	/* The server refused the type (403/404) before the initial state arrived: whoever waits
+	 * for "synced" should not wait for this one; it keeps retrying in the background. */
+	signals[SIGNAL_DENIED] = g_signal_new("denied", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
 	                                      0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
 

@@ -23,6 +23,8 @@ G_BEGIN_DECLS
  *   event (MeshSyncEventType type, GBytes *object): @object is the compact JSON without
  *     managedFields. Updates whose resourceVersion equals the stored one are not emitted.
  *   synced (): once, when the initial state has been delivered.
+ *   denied (): once, when the server refuses the type (403/404) before it synced; the
+ *     informer keeps retrying slowly.
  *
  * Signals are emitted in the thread-default main context the informer was started in.
  */

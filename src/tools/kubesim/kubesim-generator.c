@@ -702,8 +702,10 @@ kubesim_write_service(KubesimGen *gen,
 	if (type == KUBESIM_SVC_LOAD_BALANCER) {
 		guint n = gen->lb_ip++;
 
+		/* Loopback on purpose: MeshSync probes a LoadBalancer's address with a TCP
+		 * connect, and a simulated cluster must never send it off the machine. */
 		g_string_append(s, "\"ingress\":[{\"ip\":");
-		kubesim_append_ipv4(s, 203, 0, 113 + (n >> 8 & 0x3), n & 0xff);
+		kubesim_append_ipv4(s, 127, 0, 113 + (n >> 8 & 0x3), n & 0xff);
 		g_string_append(s, ",\"ipMode\":\"VIP\"}]");
 	}
 	g_string_append(s, "}}}");

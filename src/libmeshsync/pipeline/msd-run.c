@@ -1,0 +1,301 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "config.h"
+
+#include "meshsync-enum-types.h"
+#include "meshsync-error.h"
+#include "msd-run.h"
+
+struct _MsdRun {
+	GObject parent_instance;
+
+	MsdKubeClient *client;        /* (owned) */
+	MeshSyncDiscovery *discovery; /* (owned) */
+	MeshSyncWatchConfig *config;  /* (owned) */
+	GPtrArray *informers;         /* (owned) (element-type MsdInformer): registration order */
+	GHashTable *settled;          /* (owned) (element-type MsdInformer): synced or refused */
+	GTask *start_task;            /* (owned) (nullable): waiting for every informer to settle */
+	gulong start_cancelled_id;    /* on the start task's cancellable */
+	gboolean stopped;
+};
+
+G_DEFINE_FINAL_TYPE(MsdRun, msd_run, G_TYPE_OBJECT)
+
+enum {
+	SIGNAL_EVENT,
+	N_SIGNALS,
+};
+
+static guint signals[N_SIGNALS];
+
+static void
+msd_run_dispose(GObject *object)
+{
+	MsdRun *self = MSD_RUN(object);
+
+	msd_run_stop(self);
+	G_OBJECT_CLASS(msd_run_parent_class)->dispose(object);
+}
+
+static void
+msd_run_finalize(GObject *object)
+{
+	MsdRun *self = MSD_RUN(object);
+
+	g_ptr_array_unref(self->informers);
+	g_hash_table_unref(self->settled);
+	g_clear_object(&self->client);
+	g_clear_object(&self->discovery);
+	g_clear_object(&self->config);
+	G_OBJECT_CLASS(msd_run_parent_class)->finalize(object);
+}
+
+static void
+msd_run_class_init(MsdRunClass *klass)
+{
+	GObjectClass *object_class = G_OBJECT_CLASS(klass);
+
+	object_class->dispose = msd_run_dispose;
+	object_class->finalize = msd_run_finalize;
+	signals[SIGNAL_EVENT] = g_signal_new("event", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
+	                                     0, NULL, NULL, NULL, G_TYPE_NONE, 3, MSD_TYPE_INFORMER,
+	                                     MESHSYNC_TYPE_EVENT_TYPE, G_TYPE_BYTES);
+}
+
+static void
+msd_run_init(MsdRun *self)
+{
+	self->informers = g_ptr_array_new_with_free_func(g_object_unref);
+	self->settled = g_hash_table_new(NULL, NULL);
+}
+
+MsdRun *
+msd_run_new(MsdKubeClient *client, MeshSyncDiscovery *discovery, MeshSyncWatchConfig *config)
+{
+	MsdRun *self = g_object_new(MSD_TYPE_RUN, NULL);
+
+	self->client = g_object_ref(client);
+	self->discovery = g_object_ref(discovery);
+	self->config = g_object_ref(config);
+	return self;
+}
+
+static void
+msd_run_informer_event_cb(MsdInformer *informer,
+                          MeshSyncEventType event_type,
+                          GBytes *object,
+                          MsdRun *self)
+{
+	if (!self->stopped)
+		g_signal_emit(self, signals[SIGNAL_EVENT], 0, informer, event_type, object);
+}
+
+/* A plain signal disconnect: unlike g_cancellable_disconnect() it is safe from inside the
+ * "cancelled" handler itself. */
+static void
+msd_run_disconnect_start_cancellable(MsdRun *self, GTask *task)
+{
+	GCancellable *cancellable = g_task_get_cancellable(task);
+
+	if (cancellable != NULL && self->start_cancelled_id != 0)
+		g_signal_handler_disconnect(cancellable, self->start_cancelled_id);
+	self->start_cancelled_id = 0;
+}
+
+static void
+msd_run_complete_start_if_settled(MsdRun *self)
+{
+	g_autoptr(GTask) task = NULL;
+
+	if (self->start_task == NULL || g_hash_table_size(self->settled) < self->informers->len)
+		return;
+	task = g_steal_pointer(&self->start_task);
+	msd_run_disconnect_start_cancellable(self, task);
+	g_task_return_boolean(task, TRUE);
+}
+
+static void
+msd_run_informer_settled_cb(MsdInformer *informer, MsdRun *self)
+{
+	if (msd_informer_get_synced(informer))
+		g_message("%s: synced, %u objects", msd_informer_get_name(informer),
+		          msd_store_get_size(msd_informer_get_store(informer)));
+	g_hash_table_add(self->settled, informer);
+	msd_run_complete_start_if_settled(self);
+}
+
+static MeshSyncApiResource *
+msd_run_resolve(MsdRun *self, const gchar *name)
+{
+	g_autofree gchar *plural = NULL;
+	g_autofree gchar *version = NULL;
+	g_autofree gchar *group = NULL;
+	MeshSyncApiResource *resource;
+
+	if (!meshsync_watch_name_parse(name, &plural, &version, &group)) {
+		g_warning("%s: not a <resource>.<version>.<group> name: skipped", name);
+		return NULL;
+	}
+	resource = meshsync_discovery_lookup(self->discovery, group, version, plural);
+	if (resource == NULL) {
+		g_warning("%s: the API server does not serve %s in %s%s%s: skipped", name, plural,
+		          *group != '\0' ? group : "the core group", "/", version);
+		return NULL;
+	}
+	if (!meshsync_api_resource_get_watchable(resource)) {
+		g_warning("%s: the API server does not allow list and watch on %s: skipped", name,
+		          plural);
+		return NULL;
+	}
+	return resource;
+}
+
+void
+msd_run_register_stage(MsdRun *self, MeshSyncWatchStage stage)
+{
+	g_auto(GStrv) names = NULL;
+
+	g_return_if_fail(MSD_IS_RUN(self));
+
+	names = meshsync_watch_config_get_names(self->config, stage);
+	for (guint i = 0; names[i] != NULL; i++) {
+		MeshSyncApiResource *resource;
+		MsdInformer *informer;
+		gboolean known = FALSE;
+
+		if (!meshsync_watch_config_accepts_resource(self->config, names[i])) {
+			g_debug("%s: not among the output resources: no informer", names[i]);
+			continue;
+		}
+		resource = msd_run_resolve(self, names[i]);
+		if (resource == NULL)
+			continue;
+		for (guint j = 0; j < self->informers->len && !known; j++) {
+			known = msd_informer_get_resource(g_ptr_array_index(self->informers, j)) ==
+			        resource;
+		}
+		if (known)
+			continue;
+		informer = msd_informer_new(self->client, resource);
+		g_signal_connect_object(informer, "event", G_CALLBACK(msd_run_informer_event_cb),
+		                        self, 0);
+		g_signal_connect_object(informer, "synced", G_CALLBACK(msd_run_informer_settled_cb),
+		                        self, 0);
+		g_signal_connect_object(informer, "denied", G_CALLBACK(msd_run_informer_settled_cb),
+		                        self, 0);
+		g_ptr_array_add(self->informers, informer);
+		g_debug("%s: informer registered", names[i]);
+	}
+}
+
+static void
+msd_run_start_cancelled_cb(GCancellable *cancellable, MsdRun *self)
+{
+	msd_run_stop(self);
+}
+
+void
+msd_run_start_informers_async(MsdRun *self,
+                              GCancellable *cancellable,
+                              GAsyncReadyCallback callback,
+                              gpointer user_data)
+{
+	g_autoptr(GTask) task = g_task_new(self, cancellable, callback, user_data);
+
+	g_return_if_fail(MSD_IS_RUN(self));
+	g_return_if_fail(self->start_task == NULL);
+
+	g_task_set_source_tag(task, msd_run_start_informers_async);
+	if (self->stopped) {
+		g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
+		                        "the run is stopped");
+		return;
+	}
+	self->start_task = g_steal_pointer(&task);
+	if (cancellable != NULL)
+		self->start_cancelled_id = g_cancellable_connect(
+		        cancellable, G_CALLBACK(msd_run_start_cancelled_cb), self, NULL);
+	for (guint i = 0; i < self->informers->len; i++)
+		msd_informer_start(g_ptr_array_index(self->informers, i));
+	msd_run_complete_start_if_settled(self);
+}
+
+gboolean
+msd_run_start_informers_finish(MsdRun *self, GAsyncResult *result, GError **error)
+{
+	g_return_val_if_fail(g_task_is_valid(result, self), FALSE);
+	return g_task_propagate_boolean(G_TASK(result), error);
+}
+
+static gboolean
+msd_run_return_cancelled_cb(gpointer user_data)
+{
+	g_autoptr(GTask) task = user_data;
+
+	g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "the run was stopped");
+	return G_SOURCE_REMOVE;
+}
+
+void
+msd_run_stop(MsdRun *self)
+{
+	g_return_if_fail(MSD_IS_RUN(self));
+
+	if (self->stopped)
+		return;
+	self->stopped = TRUE;
+	for (guint i = 0; i < self->informers->len; i++)
+		msd_informer_stop(g_ptr_array_index(self->informers, i));
+	if (self->start_task != NULL) {
+		GTask *task = g_steal_pointer(&self->start_task);
+		GSource *idle = g_idle_source_new();
+
+		/* Returned from an idle: the caller may be tearing the run down from within the
+		 * task's own callback chain. */
+		msd_run_disconnect_start_cancellable(self, task);
+		g_source_set_callback(idle, msd_run_return_cancelled_cb, task, NULL);
+		g_source_set_static_name(idle, "[meshsync] run stopped");
+		g_source_attach(idle, g_task_get_context(task));
+		g_source_unref(idle);
+	}
+}
+
+void
+msd_run_pause(MsdRun *self)
+{
+	for (guint i = 0; i < self->informers->len; i++)
+		msd_informer_pause(g_ptr_array_index(self->informers, i));
+}
+
+void
+msd_run_resume(MsdRun *self)
+{
+	for (guint i = 0; i < self->informers->len; i++)
+		msd_informer_resume(g_ptr_array_index(self->informers, i));
+}
+
+GPtrArray *
+msd_run_get_informers(MsdRun *self)
+{
+	return self->informers;
+}
+
+gchar **
+msd_run_dup_informer_names(MsdRun *self)
+{
+	g_autoptr(GStrvBuilder) builder = g_strv_builder_new();
+
+	for (guint i = 0; i < self->informers->len; i++)
+		g_strv_builder_add(builder,
+		                   msd_informer_get_name(g_ptr_array_index(self->informers, i)));
+	return g_strv_builder_end(builder);
+}
+
+MsdKubeClient *
+msd_run_get_client(MsdRun *self)
+{
+	return self->client;
+}

@@ -1,0 +1,52 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#pragma once
+
+#include <gio/gio.h>
+
+#include "meshsync-discovery.h"
+#include "meshsync-watch-config.h"
+#include "msd-informer.h"
+#include "msd-kube-client.h"
+
+G_BEGIN_DECLS
+
+/*
+ * One run of the sync pipeline: the informers registered from one discovery, started
+ * together, torn down together. The handler makes a new run at start and at every resync.
+ *
+ * Signals:
+ *  - "event" (MsdInformer *informer, MeshSyncEventType type, GBytes *object): forwarded from every
+ *    informer, in the order each informer produces them. Not emitted after msd_run_stop().
+ */
+#define MSD_TYPE_RUN (msd_run_get_type())
+G_DECLARE_FINAL_TYPE(MsdRun, msd_run, MSD, RUN, GObject)
+
+MsdRun *
+msd_run_new(MsdKubeClient *client, MeshSyncDiscovery *discovery, MeshSyncWatchConfig *config);
+
+/* Registers an informer for every name of @stage that passes the resource filter and that
+ * the server serves as a watchable type; the others are skipped with a warning naming them. */
+void msd_run_register_stage(MsdRun *self, MeshSyncWatchStage stage);
+
+/* Starts every registered informer and completes once each has delivered its initial state
+ * or was refused by the server (403/404, retried in the background). */
+void msd_run_start_informers_async(MsdRun *self,
+                                   GCancellable *cancellable,
+                                   GAsyncReadyCallback callback,
+                                   gpointer user_data);
+gboolean msd_run_start_informers_finish(MsdRun *self, GAsyncResult *result, GError **error);
+
+void msd_run_stop(MsdRun *self);
+
+void msd_run_pause(MsdRun *self);
+void msd_run_resume(MsdRun *self);
+
+GPtrArray *msd_run_get_informers(MsdRun *self);
+gchar **msd_run_dup_informer_names(MsdRun *self);
+MsdKubeClient *msd_run_get_client(MsdRun *self);
+
+G_END_DECLS
