@@ -20,6 +20,7 @@ typedef struct {
 	MeshSyncWriter *writer;       /* (owned) (nullable) */
 	guint stop_timer;
 	gint status;
+	gboolean stop_after_sync;
 } MsdDaemon;
 
 static void
@@ -63,6 +64,15 @@ msd_daemon_stop_after_cb(gpointer user_data)
 }
 
 static void
+msd_daemon_ready_changed_cb(MeshSyncHandler *handler, gboolean ready, MsdDaemon *self)
+{
+	if (ready && self->stop_after_sync) {
+		g_message("initial sync written: stopping as asked");
+		g_main_loop_quit(self->loop);
+	}
+}
+
+static void
 msd_daemon_failed_cb(MeshSyncHandler *handler, const GError *error, MsdDaemon *self)
 {
 	g_printerr("meshsync: %s\n", error->message);
@@ -99,7 +109,7 @@ msd_daemon_parse_output(const gchar *output, gboolean *file, gboolean *broker, G
 gint
 msd_daemon_run(const MsdDaemonOptions *options)
 {
-	g_auto(MsdDaemon) self = {NULL, NULL, NULL, NULL, 0, EXIT_SUCCESS};
+	g_auto(MsdDaemon) self = {NULL, NULL, NULL, NULL, 0, EXIT_SUCCESS, FALSE};
 	g_autoptr(MeshSyncKubeConfig) config = NULL;
 	g_autoptr(MeshSyncWatchConfig) watch = NULL;
 	g_autoptr(GError) error = NULL;
@@ -136,6 +146,9 @@ msd_daemon_run(const MsdDaemonOptions *options)
 	meshsync_handler_set_output_resources(self.handler, options->output_resources);
 	meshsync_handler_set_output_namespaces(self.handler, options->output_namespaces);
 	g_signal_connect(self.handler, "failed", G_CALLBACK(msd_daemon_failed_cb), &self);
+	g_signal_connect(self.handler, "ready-changed", G_CALLBACK(msd_daemon_ready_changed_cb),
+	                 &self);
+	self.stop_after_sync = options->stop_after_sync;
 
 	self.loop = g_main_loop_new(NULL, FALSE);
 	g_unix_signal_add(SIGINT, msd_daemon_signal_cb, &self);

@@ -19,7 +19,8 @@ typedef struct {
 	const gchar *output_resources;
 	const gchar *watch_config;
 	gboolean output_extended;
-	gint64 stop_after_ns; /* negative: run until a signal */
+	gboolean stop_after_sync; /* stop once the initial sync is complete */
+	gint64 stop_after_ns;     /* negative: run until a signal */
 } MsdDaemonOptions;
 
 /*

@@ -94,6 +94,7 @@ main(int argc, char **argv)
 	g_autofree gchar *broker_url = NULL;
 	g_autofree gchar *watch_config = NULL;
 	gboolean output_extended = FALSE;
+	gboolean stop_after_sync = FALSE;
 	gboolean list_resources = FALSE;
 	gboolean verbose = FALSE;
 	gboolean version = FALSE;
@@ -173,6 +174,7 @@ main(int argc, char **argv)
 	options.output = output;
 	options.output_file = output_file;
 	options.output_extended = output_extended;
+	options.stop_after_sync = stop_after_sync;
 	options.output_namespaces = output_namespaces;
 	options.output_resources = output_resources;
 	options.watch_config = watch_config;
