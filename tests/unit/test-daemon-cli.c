@@ -5,6 +5,8 @@
 
 #include "config.h"
 
+#include "meshsync-error.h"
+#include "msd-go-duration.h"
 #include "msd-go-flags.h"
 #include "msd-resource-table.h"
 
@@ -81,6 +83,54 @@ test_resource_table_sorted_and_aligned(void)
 	g_assert_cmpstr(lines[4], ==, "");
 }
 
+static void
+test_go_duration_valid(void)
+{
+	const struct {
+		const gchar *text;
+		gint64 nanoseconds;
+	} cases[] = {
+	        {"0", 0},
+	        {"8s", G_GINT64_CONSTANT(8000000000)},
+	        {"1m30s", G_GINT64_CONSTANT(90000000000)},
+	        {"1.5h", G_GINT64_CONSTANT(5400000000000)},
+	        {"300ms", 300000000},
+	        {"2us", 2000},
+	        {"2\xc2\xb5s", 2000},
+	        {"-1ns", -1},
+	        {"+5s", G_GINT64_CONSTANT(5000000000)},
+	        {"1h2m3s4ms5us6ns", G_GINT64_CONSTANT(3723004005006)},
+	        {".5s", 500000000},
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) error = NULL;
+		gint64 value = 42;
+
+		g_test_message("%s", cases[i].text);
+		g_assert_true(msd_go_duration_parse(cases[i].text, &value, &error));
+		g_assert_no_error(error);
+		g_assert_cmpint(value, ==, cases[i].nanoseconds);
+	}
+}
+
+static void
+test_go_duration_invalid(void)
+{
+	const gchar *cases[] = {"",     "-",   "8",   "s",    "1x",
+	                        "1.s.", "5 s", "10d", "1e3s", "9999999999999999999h"};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) error = NULL;
+		gint64 value = 0;
+
+		g_test_message("%s", cases[i]);
+		g_assert_false(msd_go_duration_parse(cases[i], &value, &error));
+		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG);
+		g_assert_nonnull(strstr(error->message, "invalid duration"));
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -88,6 +138,8 @@ main(int argc, char **argv)
 	g_test_add_func("/daemon/go-flags/single-dash", test_go_flags_single_dash);
 	g_test_add_func("/daemon/go-flags/gnu-untouched", test_go_flags_gnu_untouched);
 	g_test_add_func("/daemon/go-flags/values-and-rest", test_go_flags_values_and_rest);
+	g_test_add_func("/daemon/go-duration/valid", test_go_duration_valid);
+	g_test_add_func("/daemon/go-duration/invalid", test_go_duration_invalid);
 	g_test_add_func("/daemon/resource-table/sorted-and-aligned",
 	                test_resource_table_sorted_and_aligned);
 	return g_test_run();
