@@ -12,7 +12,7 @@
  *
  * Hands every event to several writers in the order they were added (`-output
  * broker,file`). Every writer gets every event even when an earlier one fails; the first
- * error is returned.
+ * error is returned. It is writable when all its writers are.
  */
 
 struct _MeshSyncCompositeWriter {
@@ -113,9 +113,28 @@ meshsync_composite_writer_close(MeshSyncWriter *writer, GError **error)
 	                                      meshsync_composite_writer_call_close, NULL, 0, error);
 }
 
+static gboolean
+meshsync_composite_writer_is_writable(MeshSyncWriter *writer)
+{
+	MeshSyncCompositeWriter *self = MESHSYNC_COMPOSITE_WRITER(writer);
+
+	for (guint i = 0; i < self->writers->len; i++) {
+		if (!meshsync_writer_is_writable(g_ptr_array_index(self->writers, i)))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+static void
+meshsync_composite_writer_child_writable_cb(MeshSyncWriter *child, MeshSyncCompositeWriter *self)
+{
+	meshsync_writer_writable_changed(MESHSYNC_WRITER(self));
+}
+
 static void
 meshsync_composite_writer_iface_init(MeshSyncWriterInterface *iface)
 {
+	iface->is_writable = meshsync_composite_writer_is_writable;
 	iface->write = meshsync_composite_writer_write;
 	iface->flush = meshsync_composite_writer_flush;
 	iface->close = meshsync_composite_writer_close;
@@ -171,6 +190,8 @@ meshsync_composite_writer_add(MeshSyncCompositeWriter *self, MeshSyncWriter *wri
 	g_return_if_fail(writer != MESHSYNC_WRITER(self));
 
 	g_ptr_array_add(self->writers, g_object_ref(writer));
+	g_signal_connect_object(writer, "writable-changed",
+	                        G_CALLBACK(meshsync_composite_writer_child_writable_cb), self, 0);
 }
 
 /**

@@ -236,12 +236,28 @@ meshsync_handler_probe_cb(GObject *source, GAsyncResult *result, gpointer user_d
 	meshsync_handler_process_pending(self);
 }
 
+static gboolean
+meshsync_handler_writer_ready(MeshSyncHandler *self)
+{
+	return self->writer == NULL || self->failed || meshsync_writer_is_writable(self->writer);
+}
+
 static void
 meshsync_handler_process_pending(MeshSyncHandler *self)
 {
 	MeshSyncPendingEvent *head;
 
 	while (!self->probing && (head = g_queue_peek_head(&self->pending)) != NULL) {
+		if (!meshsync_handler_writer_ready(self)) {
+			/* Hold events back, and stop reading the API server, until the output can
+			 * take them again: nothing is dropped. */
+			if (!self->backlog_paused && self->run != NULL) {
+				g_message("the output cannot take events now: informers paused");
+				self->backlog_paused = TRUE;
+				msd_run_pause(self->run);
+			}
+			return;
+		}
 		if (msd_resource_get_pending_endpoint(head->resource) != NULL) {
 			/* Keep the order: later events wait until this Service is probed. */
 			self->probing = TRUE;
@@ -254,10 +270,16 @@ meshsync_handler_process_pending(MeshSyncHandler *self)
 		meshsync_pending_event_free(head);
 	}
 	if (self->backlog_paused && self->pending.length <= MESHSYNC_HANDLER_BACKLOG_LOW &&
-	    self->run != NULL) {
+	    meshsync_handler_writer_ready(self) && self->run != NULL) {
 		self->backlog_paused = FALSE;
 		msd_run_resume(self->run);
 	}
+}
+
+static void
+meshsync_handler_writable_changed_cb(MeshSyncWriter *writer, MeshSyncHandler *self)
+{
+	meshsync_handler_process_pending(self);
 }
 
 static void
@@ -647,6 +669,10 @@ meshsync_handler_set_property(GObject *object,
 		break;
 	case PROP_WRITER:
 		self->writer = g_value_dup_object(value);
+		if (self->writer != NULL)
+			g_signal_connect_object(self->writer, "writable-changed",
+			                        G_CALLBACK(meshsync_handler_writable_changed_cb),
+			                        self, 0);
 		break;
 	default:
 		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);

@@ -27,6 +27,7 @@ G_DECLARE_INTERFACE(MeshSyncWriter, meshsync_writer, MESHSYNC, WRITER, GObject)
  * @write: hands one resource event to the output; see [method@MeshSync.Writer.write]
  * @flush: makes everything written so far durable; see [method@MeshSync.Writer.flush]
  * @close: flushes and releases the output; see [method@MeshSync.Writer.close]
+ * @is_writable: whether the output takes events now; see [method@MeshSync.Writer.is_writable]
  *
  * The virtual methods of a [iface@MeshSync.Writer]. Python and Vala classes implement them
  * as `do_write`, `do_flush` and `do_close`.
@@ -40,6 +41,7 @@ struct _MeshSyncWriterInterface {
 	                  GError **error);
 	gboolean (*flush)(MeshSyncWriter *self, GError **error);
 	gboolean (*close)(MeshSyncWriter *self, GError **error);
+	gboolean (*is_writable)(MeshSyncWriter *self);
 };
 
 MESHSYNC_AVAILABLE_IN_ALL
@@ -51,5 +53,9 @@ MESHSYNC_AVAILABLE_IN_ALL
 gboolean meshsync_writer_flush(MeshSyncWriter *self, GError **error);
 MESHSYNC_AVAILABLE_IN_ALL
 gboolean meshsync_writer_close(MeshSyncWriter *self, GError **error);
+MESHSYNC_AVAILABLE_IN_ALL
+gboolean meshsync_writer_is_writable(MeshSyncWriter *self);
+MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_writer_writable_changed(MeshSyncWriter *self);
 
 G_END_DECLS
