@@ -22,5 +22,7 @@
 #include <libmeshsync/meshsync-stage.h>
 #include <libmeshsync/meshsync-pipeline.h>
 #include <libmeshsync/meshsync-handler.h>
+#include <libmeshsync/meshsync-broker.h>
+#include <libmeshsync/meshsync-broker-writer.h>
 
 #undef __MESHSYNC_H_INSIDE__

@@ -1,0 +1,1464 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "config.h"
+
+#include <nats/nats.h>
+#include <string.h>
+
+#include "meshsync-broker.h"
+#include "meshsync-enum-types.h"
+#include "meshsync-error.h"
+#include "msd-broker-private.h"
+#include "msd-broker-url.h"
+#include "msd-nats-source.h"
+
+/**
+ * MeshSyncBroker:
+ *
+ * A connection to a NATS broker, driven by the main context the broker was created in.
+ *
+ * The URL takes upstream MeshSync's `BROKER_URL` forms (`host:4222`, `nats://host:4222`)
+ * and also `tls://`, IPv6 addresses in brackets, `user:password@` or `token@` credentials
+ * (percent-decoded) and a comma-separated list of servers.
+ *
+ * [method@MeshSync.Broker.connect_async] waits for the broker, retrying with a growing
+ * delay, up to the connect timeout (five minutes by default, as upstream). Once connected the
+ * broker reconnects on its own, every 2 seconds and by default forever; publishes made while
+ * it is away are buffered by the NATS client (8 MB) and sent after the reconnection. When
+ * that buffer is full, [method@MeshSync.Broker.publish] fails and
+ * [property@MeshSync.Broker:writable] turns %FALSE until the connection is back.
+ *
+ * Publishing never blocks. Messages of subscriptions and state changes arrive in the main
+ * context; waiting calls such as [method@MeshSync.Broker.flush_async] run in a worker thread.
+ */
+
+/* Exponential backoff while waiting for the broker at start-up. */
+#define MSD_BROKER_BACKOFF_FIRST_MS 500
+#define MSD_BROKER_BACKOFF_MAX_MS   5000
+/* One connect attempt: the TCP connect plus the INFO/CONNECT/PING handshake. */
+#define MSD_BROKER_ATTEMPT_TIMEOUT_MS 2000
+#define MSD_BROKER_RECONNECT_WAIT_MS  2000
+/* Detects a silently dead peer in about a minute instead of nats.c's 4 to 6. */
+#define MSD_BROKER_PING_INTERVAL_MS 20000
+/* Messages waiting for the main loop; beyond this a stalled loop would only grow memory. */
+#define MSD_BROKER_MAX_QUEUED_MESSAGES 100000
+/* How long close() may spend pushing the write buffer out. */
+#define MSD_BROKER_CLOSE_DRAIN_MS 2000
+/* Rough protocol overhead of one PUB line, for the reconnect-buffer estimate. */
+#define MSD_BROKER_PUB_OVERHEAD 16
+
+/* ------------------------------------------------------------------------------------------
+ * The link: what nats.c's threads may touch. They only queue copies here and attach one
+ * idle source to the broker's context; the idle runs the events on the loop thread.
+ */
+
+typedef enum {
+	MSD_BROKER_EVENT_MESSAGE,
+	MSD_BROKER_EVENT_DISCONNECTED,
+	MSD_BROKER_EVENT_RECONNECTED,
+	MSD_BROKER_EVENT_CLOSED,
+	MSD_BROKER_EVENT_ERROR,
+} MsdBrokerEventKind;
+
+typedef struct {
+	MsdBrokerEventKind kind;
+	gint64 sid;
+	gchar *subject;
+	gchar *reply;
+	GBytes *payload;
+	natsStatus status;
+} MsdBrokerEvent;
+
+typedef struct {
+	gatomicrefcount ref;
+	GMainContext *context; /* (owned) */
+	GMutex lock;           /* protects the fields up to idle */
+	GQueue events;         /* (element-type MsdBrokerEvent) (owned) */
+	guint n_messages;
+	guint64 n_dropped;
+	GSource *idle;          /* (owned) (nullable): scheduled and not yet run */
+	MeshSyncBroker *broker; /* (unowned) (nullable): loop thread only */
+} MsdBrokerLink;
+
+static void
+msd_broker_event_free(MsdBrokerEvent *event)
+{
+	g_free(event->subject);
+	g_free(event->reply);
+	if (event->payload != NULL)
+		g_bytes_unref(event->payload);
+	g_free(event);
+}
+
+static MsdBrokerLink *
+msd_broker_link_new(GMainContext *context)
+{
+	MsdBrokerLink *link = g_new0(MsdBrokerLink, 1);
+
+	g_atomic_ref_count_init(&link->ref);
+	link->context = g_main_context_ref(context);
+	g_mutex_init(&link->lock);
+	g_queue_init(&link->events);
+	return link;
+}
+
+static MsdBrokerLink *
+msd_broker_link_ref(MsdBrokerLink *link)
+{
+	g_atomic_ref_count_inc(&link->ref);
+	return link;
+}
+
+static void
+msd_broker_link_unref(gpointer data)
+{
+	MsdBrokerLink *link = data;
+
+	if (!g_atomic_ref_count_dec(&link->ref))
+		return;
+	g_queue_clear_full(&link->events, (GDestroyNotify)msd_broker_event_free);
+	if (link->idle != NULL) {
+		g_source_destroy(link->idle);
+		g_source_unref(link->idle);
+	}
+	g_mutex_clear(&link->lock);
+	g_main_context_unref(link->context);
+	g_free(link);
+}
+
+static void meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event);
+
+static gboolean
+msd_broker_link_idle_cb(gpointer data)
+{
+	MsdBrokerLink *link = data;
+	GQueue events = G_QUEUE_INIT;
+	MsdBrokerEvent *event;
+
+	g_mutex_lock(&link->lock);
+	events = link->events;
+	g_queue_init(&link->events);
+	link->n_messages = 0;
+	g_clear_pointer(&link->idle, g_source_unref);
+	g_mutex_unlock(&link->lock);
+
+	while ((event = g_queue_pop_head(&events)) != NULL) {
+		/* A handler may drop the last reference to the broker. */
+		if (link->broker != NULL) {
+			g_autoptr(MeshSyncBroker) broker = g_object_ref(link->broker);
+
+			meshsync_broker_handle_event(broker, event);
+		}
+		msd_broker_event_free(event);
+	}
+	return G_SOURCE_REMOVE;
+}
+
+/* Any thread. */
+static void
+msd_broker_link_push(MsdBrokerLink *link, MsdBrokerEvent *event)
+{
+	g_mutex_lock(&link->lock);
+	if (event->kind == MSD_BROKER_EVENT_MESSAGE) {
+		if (link->n_messages >= MSD_BROKER_MAX_QUEUED_MESSAGES) {
+			link->n_dropped++;
+			g_mutex_unlock(&link->lock);
+			msd_broker_event_free(event);
+			return;
+		}
+		link->n_messages++;
+	}
+	g_queue_push_tail(&link->events, event);
+	if (link->idle == NULL) {
+		/* Not g_main_context_invoke(): from a thread without a context of its own it
+		 * may run the function right here, on the nats.c thread. */
+		link->idle = g_idle_source_new();
+		g_source_set_static_name(link->idle, "meshsync-broker-events");
+		g_source_set_priority(link->idle, G_PRIORITY_DEFAULT);
+		g_source_set_callback(link->idle, msd_broker_link_idle_cb,
+		                      msd_broker_link_ref(link), msd_broker_link_unref);
+		g_source_attach(link->idle, link->context);
+	}
+	g_mutex_unlock(&link->lock);
+}
+
+/* A subscription's delivery thread. */
+static void
+msd_broker_message_cb(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+{
+	MsdBrokerEvent *event = g_new0(MsdBrokerEvent, 1);
+	const gchar *reply = natsMsg_GetReply(msg);
+
+	event->kind = MSD_BROKER_EVENT_MESSAGE;
+	event->sid = natsSubscription_GetID(sub);
+	event->subject = g_strdup(natsMsg_GetSubject(msg));
+	event->reply = reply != NULL && *reply != '\0' ? g_strdup(reply) : NULL;
+	event->payload = g_bytes_new(natsMsg_GetData(msg), (gsize)natsMsg_GetDataLength(msg));
+	natsMsg_Destroy(msg);
+	msd_broker_link_push(closure, event);
+}
+
+static void
+msd_broker_push_simple(void *closure, MsdBrokerEventKind kind, natsStatus status)
+{
+	MsdBrokerEvent *event = g_new0(MsdBrokerEvent, 1);
+
+	event->kind = kind;
+	event->status = status;
+	msd_broker_link_push(closure, event);
+}
+
+/* The library's async-callback thread, for the four below. */
+static void
+msd_broker_disconnected_cb(natsConnection *nc, void *closure)
+{
+	msd_broker_push_simple(closure, MSD_BROKER_EVENT_DISCONNECTED, NATS_OK);
+}
+
+static void
+msd_broker_reconnected_cb(natsConnection *nc, void *closure)
+{
+	msd_broker_push_simple(closure, MSD_BROKER_EVENT_RECONNECTED, NATS_OK);
+}
+
+static void
+msd_broker_closed_cb(natsConnection *nc, void *closure)
+{
+	msd_broker_push_simple(closure, MSD_BROKER_EVENT_CLOSED, NATS_OK);
+	/* The last callback of a connection: drop the reference taken before Connect. */
+	msd_broker_link_unref(closure);
+}
+
+static void
+msd_broker_error_cb(natsConnection *nc, natsSubscription *sub, natsStatus err, void *closure)
+{
+	msd_broker_push_simple(closure, MSD_BROKER_EVENT_ERROR, err);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+	guint id;
+	gint64 sid;
+	gchar *subject;
+	natsSubscription *sub; /* (owned) (nullable) */
+	MeshSyncBrokerMessageFunc func;
+	gpointer user_data;
+	GDestroyNotify destroy;
+} MsdBrokerSubscription;
+
+struct _MeshSyncBroker {
+	GObject parent_instance;
+
+	GMainContext *context; /* (owned) */
+	MsdBrokerUrl *url;     /* (owned) */
+	gchar *token;
+	gchar *credentials_file;
+	gchar *tls_ca;
+	gchar *tls_certificate;
+	gchar *tls_key;
+	guint connect_timeout_s;
+	gint max_reconnects;
+	gsize reconnect_buffer_size; /* 0: nats.c's default */
+
+	MsdNatsLoop *loop;    /* (owned) */
+	MsdBrokerLink *link;  /* (owned) */
+	natsConnection *nc;   /* (owned) (nullable) */
+	GTask *connect_task;  /* (unowned) (nullable): the connect in progress */
+	guint n_workers;      /* worker threads still using nc */
+	gboolean destroy_due; /* closed while a worker used nc */
+
+	MeshSyncBrokerState state;
+	gboolean writable;
+	guint64 reconnects;
+	guint64 pending_bytes; /* estimate of the reconnect buffer */
+
+	GHashTable *subscriptions_by_id;  /* (owned): id -> MsdBrokerSubscription */
+	GHashTable *subscriptions_by_sid; /* (unowned values): sid -> same */
+	guint next_subscription_id;
+};
+
+G_DEFINE_FINAL_TYPE(MeshSyncBroker, meshsync_broker, G_TYPE_OBJECT)
+
+enum {
+	PROP_0,
+	PROP_URL,
+	PROP_STATE,
+	PROP_WRITABLE,
+	N_PROPS,
+};
+
+static GParamSpec *props[N_PROPS];
+
+static void
+msd_broker_subscription_free(gpointer data)
+{
+	MsdBrokerSubscription *sub = data;
+
+	if (sub->sub != NULL)
+		natsSubscription_Destroy(sub->sub);
+	if (sub->destroy != NULL)
+		sub->destroy(sub->user_data);
+	g_free(sub->subject);
+	g_free(sub);
+}
+
+static void
+meshsync_broker_set_state(MeshSyncBroker *self, MeshSyncBrokerState state)
+{
+	if (self->state == state)
+		return;
+	self->state = state;
+	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_STATE]);
+}
+
+static void
+meshsync_broker_set_writable(MeshSyncBroker *self, gboolean writable)
+{
+	if (self->writable == writable)
+		return;
+	self->writable = writable;
+	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_WRITABLE]);
+}
+
+static void
+meshsync_broker_deliver(MeshSyncBroker *self, MsdBrokerEvent *event)
+{
+	MsdBrokerSubscription *sub = g_hash_table_lookup(self->subscriptions_by_sid, &event->sid);
+
+	/* Unsubscribed or closed since the message was queued. */
+	if (sub == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED)
+		return;
+	sub->func(self, event->subject, event->reply, event->payload, sub->user_data);
+}
+
+static void
+meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
+{
+	switch (event->kind) {
+	case MSD_BROKER_EVENT_MESSAGE:
+		meshsync_broker_deliver(self, event);
+		break;
+	case MSD_BROKER_EVENT_DISCONNECTED:
+		if (self->state != MESHSYNC_BROKER_STATE_CONNECTED)
+			break;
+		g_message("lost the connection to the broker at %s; reconnecting",
+		          self->url->display);
+		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_RECONNECTING);
+		break;
+	case MSD_BROKER_EVENT_RECONNECTED:
+		if (self->state == MESHSYNC_BROKER_STATE_CLOSED)
+			break;
+		self->reconnects++;
+		self->pending_bytes = 0;
+		g_message("reconnected to the broker at %s", self->url->display);
+		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CONNECTED);
+		/* nats.c sent the reconnect buffer before calling back: room again. */
+		meshsync_broker_set_writable(self, TRUE);
+		break;
+	case MSD_BROKER_EVENT_CLOSED:
+		if (self->state == MESHSYNC_BROKER_STATE_CLOSED)
+			break;
+		g_message("the connection to the broker at %s is closed for good",
+		          self->url->display);
+		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CLOSED);
+		meshsync_broker_set_writable(self, FALSE);
+		break;
+	case MSD_BROKER_EVENT_ERROR:
+		g_message("broker at %s: %s", self->url->display,
+		          natsStatus_GetText(event->status));
+		break;
+	default:
+		g_assert_not_reached();
+	}
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+static gchar *
+msd_broker_last_error(natsStatus status)
+{
+	natsStatus last = NATS_OK;
+	const gchar *text = nats_GetLastError(&last);
+
+	if (text != NULL && *text != '\0')
+		return g_strdup(text);
+	return g_strdup(natsStatus_GetText(status));
+}
+
+static gboolean
+msd_broker_is_auth_failure(natsStatus status, const gchar *reason)
+{
+	g_autofree gchar *lower = NULL;
+
+	if (status == NATS_CONNECTION_AUTH_FAILED || status == NATS_NOT_PERMITTED)
+		return TRUE;
+	lower = g_ascii_strdown(reason != NULL ? reason : "", -1);
+	return strstr(lower, "authorization violation") != NULL ||
+	       strstr(lower, "authentication") != NULL;
+}
+
+static void
+meshsync_broker_get_property(GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+	MeshSyncBroker *self = MESHSYNC_BROKER(object);
+
+	switch (prop_id) {
+	case PROP_URL:
+		g_value_set_string(value, self->url != NULL ? self->url->display : NULL);
+		break;
+	case PROP_STATE:
+		g_value_set_enum(value, self->state);
+		break;
+	case PROP_WRITABLE:
+		g_value_set_boolean(value, self->writable);
+		break;
+	default:
+		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+	}
+}
+
+static void
+meshsync_broker_destroy_connection(MeshSyncBroker *self)
+{
+	if (self->nc == NULL)
+		return;
+	if (self->n_workers > 0) {
+		/* A flush still runs in a worker; the last one to finish destroys. */
+		self->destroy_due = TRUE;
+		return;
+	}
+	natsConnection_Destroy(self->nc);
+	self->nc = NULL;
+	self->destroy_due = FALSE;
+}
+
+static void
+meshsync_broker_dispose(GObject *object)
+{
+	MeshSyncBroker *self = MESHSYNC_BROKER(object);
+
+	if (self->nc != NULL && self->state != MESHSYNC_BROKER_STATE_CLOSED)
+		meshsync_broker_close(self);
+	if (self->link != NULL)
+		self->link->broker = NULL;
+	G_OBJECT_CLASS(meshsync_broker_parent_class)->dispose(object);
+}
+
+static void
+meshsync_broker_finalize(GObject *object)
+{
+	MeshSyncBroker *self = MESHSYNC_BROKER(object);
+
+	/* Workers hold a reference, so none is left here and nc can go. */
+	g_hash_table_unref(self->subscriptions_by_sid);
+	g_hash_table_unref(self->subscriptions_by_id);
+	if (self->nc != NULL) {
+		natsConnection_Destroy(self->nc);
+		self->nc = NULL;
+	}
+	if (self->link != NULL)
+		msd_broker_link_unref(self->link);
+	if (self->loop != NULL)
+		msd_nats_loop_unref(self->loop);
+	msd_broker_url_free(self->url);
+	g_free(self->token);
+	g_free(self->credentials_file);
+	g_free(self->tls_ca);
+	g_free(self->tls_certificate);
+	g_free(self->tls_key);
+	if (self->context != NULL)
+		g_main_context_unref(self->context);
+	G_OBJECT_CLASS(meshsync_broker_parent_class)->finalize(object);
+}
+
+static void
+meshsync_broker_class_init(MeshSyncBrokerClass *klass)
+{
+	GObjectClass *object_class = G_OBJECT_CLASS(klass);
+
+	object_class->get_property = meshsync_broker_get_property;
+	object_class->dispose = meshsync_broker_dispose;
+	object_class->finalize = meshsync_broker_finalize;
+
+	/**
+	 * MeshSyncBroker:url:
+	 *
+	 * The servers of the broker, without credentials, for messages.
+	 */
+	props[PROP_URL] = g_param_spec_string("url", NULL, NULL, NULL,
+	                                      G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+	/**
+	 * MeshSyncBroker:state:
+	 *
+	 * The state of the connection; changes are notified in the broker's main context.
+	 */
+	props[PROP_STATE] = g_param_spec_enum(
+	        "state", NULL, NULL, MESHSYNC_TYPE_BROKER_STATE, MESHSYNC_BROKER_STATE_DISCONNECTED,
+	        G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS);
+	/**
+	 * MeshSyncBroker:writable:
+	 *
+	 * Whether a publish can be taken now: %FALSE once the reconnect buffer filled up during
+	 * an outage, %TRUE again after the reconnection sent it.
+	 */
+	props[PROP_WRITABLE] = g_param_spec_boolean("writable", NULL, NULL, FALSE,
+	                                            G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY |
+	                                                    G_PARAM_STATIC_STRINGS);
+	g_object_class_install_properties(object_class, N_PROPS, props);
+}
+
+static void
+meshsync_broker_init(MeshSyncBroker *self)
+{
+	self->connect_timeout_s = 300;
+	self->max_reconnects = -1;
+	self->state = MESHSYNC_BROKER_STATE_DISCONNECTED;
+	self->subscriptions_by_id = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
+	                                                  msd_broker_subscription_free);
+	self->subscriptions_by_sid = g_hash_table_new(g_int64_hash, g_int64_equal);
+}
+
+/**
+ * meshsync_broker_new:
+ * @url: the broker: `host:port`, `nats://host:port` or `tls://host:port`, optionally with
+ *   `user:password@` or `token@` before the host, or several of those separated by commas
+ * @error: return location for a #GError
+ *
+ * Creates a broker for @url, in the thread-default main context of the caller; it does
+ * not connect yet.
+ *
+ * A scheme-less URL means `nats://`, a missing port means 4222, and IPv6 addresses go in
+ * brackets (`[::1]:4222`). Credentials are percent-decoded. An empty URL, a missing host, a
+ * bad port or a space in the host give %MESHSYNC_ERROR_INVALID_CONFIG naming the URL (with
+ * the credentials hidden).
+ *
+ * Returns: (transfer full) (nullable): a new broker, or %NULL if @url is not valid
+ */
+MeshSyncBroker *
+meshsync_broker_new(const gchar *url, GError **error)
+{
+	g_autoptr(MsdBrokerUrl) parsed = msd_broker_url_parse(url, error);
+	MeshSyncBroker *self;
+
+	if (parsed == NULL)
+		return NULL;
+	self = g_object_new(MESHSYNC_TYPE_BROKER, NULL);
+	self->url = g_steal_pointer(&parsed);
+	self->context = g_main_context_ref_thread_default();
+	self->loop = msd_nats_loop_new(self->context);
+	self->link = msd_broker_link_new(self->context);
+	self->link->broker = self;
+	return self;
+}
+
+/**
+ * meshsync_broker_set_token:
+ * @self: a #MeshSyncBroker
+ * @token: (nullable): the token, or %NULL to use the one in the URL, if any
+ *
+ * Sets the token sent to the broker; takes effect at the next connect.
+ */
+void
+meshsync_broker_set_token(MeshSyncBroker *self, const gchar *token)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	g_free(self->token);
+	self->token = g_strdup(token);
+}
+
+/**
+ * meshsync_broker_set_credentials_file:
+ * @self: a #MeshSyncBroker
+ * @path: (nullable) (type filename): a NATS credentials file (user JWT and NKey seed, as
+ *   `nsc` writes it), or %NULL for none
+ *
+ * Sets the credentials file used to authenticate; takes effect at the next connect.
+ */
+void
+meshsync_broker_set_credentials_file(MeshSyncBroker *self, const gchar *path)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	g_free(self->credentials_file);
+	self->credentials_file = g_strdup(path);
+}
+
+/**
+ * meshsync_broker_set_tls:
+ * @self: a #MeshSyncBroker
+ * @ca_file: (nullable) (type filename): PEM file of the certificate authorities to trust
+ * @certificate_file: (nullable) (type filename): PEM client certificate, for mutual TLS
+ * @key_file: (nullable) (type filename): PEM key of @certificate_file
+ *
+ * Turns TLS on (as a `tls://` URL does) and sets its files; takes effect at the next
+ * connect.
+ */
+void
+meshsync_broker_set_tls(MeshSyncBroker *self,
+                        const gchar *ca_file,
+                        const gchar *certificate_file,
+                        const gchar *key_file)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	g_free(self->tls_ca);
+	g_free(self->tls_certificate);
+	g_free(self->tls_key);
+	self->tls_ca = g_strdup(ca_file);
+	self->tls_certificate = g_strdup(certificate_file);
+	self->tls_key = g_strdup(key_file);
+	self->url->tls = TRUE;
+}
+
+/**
+ * meshsync_broker_set_connect_timeout:
+ * @self: a #MeshSyncBroker
+ * @seconds: how long [method@MeshSync.Broker.connect_async] waits for the broker
+ *
+ * Sets how long the first connect keeps retrying; 300 seconds by default, upstream's five
+ * minutes.
+ */
+void
+meshsync_broker_set_connect_timeout(MeshSyncBroker *self, guint seconds)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	self->connect_timeout_s = seconds;
+}
+
+/**
+ * meshsync_broker_set_max_reconnects:
+ * @self: a #MeshSyncBroker
+ * @max_reconnects: reconnect attempts per server after a lost connection, or -1 for no
+ *   limit
+ *
+ * Sets how often the broker tries to reconnect before closing for good. The default, -1,
+ * retries forever (upstream gives up after 60 attempts and then drops every event).
+ */
+void
+meshsync_broker_set_max_reconnects(MeshSyncBroker *self, gint max_reconnects)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	self->max_reconnects = max_reconnects < 0 ? -1 : max_reconnects;
+}
+
+void
+msd_broker_set_reconnect_buffer_size(MeshSyncBroker *self, gsize bytes)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	self->reconnect_buffer_size = bytes;
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Connect: each attempt runs natsConnection_Connect in a worker (it blocks on TCP and the
+ * handshake); the backoff between attempts is a timeout source on the loop.
+ */
+
+typedef struct {
+	natsOptions *opts; /* (owned) */
+	gint64 deadline_us;
+	guint delay_ms;
+	gchar *last_reason;
+	GSource *timer;     /* (owned) (nullable) */
+	GSource *cancelled; /* (owned) (nullable) */
+	gboolean attempting;
+	gboolean logged;
+} MsdConnectData;
+
+typedef struct {
+	natsConnection *nc;
+	natsStatus status;
+	gchar *reason;
+} MsdAttemptResult;
+
+static void
+msd_connect_data_free(gpointer data)
+{
+	MsdConnectData *cd = data;
+
+	if (cd->timer != NULL) {
+		g_source_destroy(cd->timer);
+		g_source_unref(cd->timer);
+	}
+	if (cd->cancelled != NULL) {
+		g_source_destroy(cd->cancelled);
+		g_source_unref(cd->cancelled);
+	}
+	natsOptions_Destroy(cd->opts);
+	g_free(cd->last_reason);
+	g_free(cd);
+}
+
+static void
+msd_attempt_result_free(gpointer data)
+{
+	MsdAttemptResult *result = data;
+
+	if (result->nc != NULL)
+		natsConnection_Destroy(result->nc);
+	g_free(result->reason);
+	g_free(result);
+}
+
+static gboolean
+meshsync_broker_build_options(MeshSyncBroker *self, natsOptions **out, GError **error)
+{
+	natsOptions *opts = NULL;
+	natsStatus s;
+	guint n = g_strv_length(self->url->servers);
+	const gchar *token = self->token != NULL ? self->token : self->url->token;
+	gint64 attempt_ms = MIN((gint64)MSD_BROKER_ATTEMPT_TIMEOUT_MS,
+	                        MAX((gint64)self->connect_timeout_s * 1000, 250));
+
+	s = natsOptions_Create(&opts);
+	if (s == NATS_OK)
+		s = natsOptions_SetServers(opts, (const char **)self->url->servers, (int)n);
+	if (s == NATS_OK)
+		s = natsOptions_SetNoRandomize(opts, true);
+	if (s == NATS_OK)
+		s = natsOptions_SetName(opts, "meshsync");
+	if (s == NATS_OK)
+		s = natsOptions_SetTimeout(opts, attempt_ms);
+	if (s == NATS_OK)
+		s = natsOptions_SetAllowReconnect(opts, true);
+	if (s == NATS_OK)
+		s = natsOptions_SetMaxReconnect(opts, self->max_reconnects);
+	if (s == NATS_OK)
+		s = natsOptions_SetReconnectWait(opts, MSD_BROKER_RECONNECT_WAIT_MS);
+	if (s == NATS_OK && self->reconnect_buffer_size > 0)
+		s = natsOptions_SetReconnectBufSize(opts, (int)self->reconnect_buffer_size);
+	if (s == NATS_OK)
+		s = natsOptions_SetPingInterval(opts, MSD_BROKER_PING_INTERVAL_MS);
+	if (s == NATS_OK && self->url->user != NULL)
+		s = natsOptions_SetUserInfo(opts, self->url->user, self->url->password);
+	if (s == NATS_OK && token != NULL)
+		s = natsOptions_SetToken(opts, token);
+	if (s == NATS_OK && self->credentials_file != NULL)
+		s = natsOptions_SetUserCredentialsFromFiles(opts, self->credentials_file, NULL);
+	if (s == NATS_OK && self->url->tls)
+		s = natsOptions_SetSecure(opts, true);
+	if (s == NATS_OK && self->tls_ca != NULL)
+		s = natsOptions_LoadCATrustedCertificates(opts, self->tls_ca);
+	if (s == NATS_OK && self->tls_certificate != NULL)
+		s = natsOptions_LoadCertificatesChain(opts, self->tls_certificate, self->tls_key);
+	if (s == NATS_OK)
+		s = natsOptions_SetDisconnectedCB(opts, msd_broker_disconnected_cb, self->link);
+	if (s == NATS_OK)
+		s = natsOptions_SetReconnectedCB(opts, msd_broker_reconnected_cb, self->link);
+	if (s == NATS_OK)
+		s = natsOptions_SetClosedCB(opts, msd_broker_closed_cb, self->link);
+	if (s == NATS_OK)
+		s = natsOptions_SetErrorHandler(opts, msd_broker_error_cb, self->link);
+	if (s == NATS_OK)
+		s = msd_nats_loop_install(self->loop, opts);
+	if (s != NATS_OK) {
+		g_autofree gchar *reason = msd_broker_last_error(s);
+
+		natsOptions_Destroy(opts);
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+		            "cannot configure the connection to the broker at %s: %s",
+		            self->url->display, reason);
+		return FALSE;
+	}
+	*out = opts;
+	return TRUE;
+}
+
+static void
+msd_connect_attempt_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+	natsOptions *opts = data;
+	MsdAttemptResult *result = g_new0(MsdAttemptResult, 1);
+
+	result->status = natsConnection_Connect(&result->nc, opts);
+	if (result->status != NATS_OK) {
+		result->nc = NULL;
+		result->reason = msd_broker_last_error(result->status);
+	}
+	/* GTask's pool threads live on; release the library's per-thread error state. */
+	nats_ReleaseThreadMemory();
+	g_task_return_pointer(task, result, msd_attempt_result_free);
+}
+
+static void meshsync_broker_connect_attempt(MeshSyncBroker *self, GTask *task);
+
+static void
+meshsync_broker_connect_fail(MeshSyncBroker *self, GTask *task, GError *error)
+{
+	if (self->connect_task == task)
+		self->connect_task = NULL;
+	if (self->state == MESHSYNC_BROKER_STATE_CONNECTING)
+		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_DISCONNECTED);
+	g_task_return_error(task, error);
+	g_object_unref(task);
+}
+
+static gboolean
+msd_connect_timer_cb(gpointer data)
+{
+	GTask *task = data;
+	MsdConnectData *cd = g_task_get_task_data(task);
+
+	g_clear_pointer(&cd->timer, g_source_unref);
+	meshsync_broker_connect_attempt(g_task_get_source_object(task), task);
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean
+msd_connect_cancelled_cb(GCancellable *cancellable, gpointer data)
+{
+	GTask *task = data;
+	MeshSyncBroker *self = g_task_get_source_object(task);
+	MsdConnectData *cd = g_task_get_task_data(task);
+	GError *error = NULL;
+
+	g_clear_pointer(&cd->cancelled, g_source_unref);
+	/* An attempt in flight finishes first and then sees the cancellation. */
+	if (cd->attempting)
+		return G_SOURCE_REMOVE;
+	g_cancellable_set_error_if_cancelled(cancellable, &error);
+	meshsync_broker_connect_fail(self, task, error);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
+{
+	MeshSyncBroker *self = MESHSYNC_BROKER(source);
+	GTask *task = data;
+	MsdConnectData *cd = g_task_get_task_data(task);
+	MsdAttemptResult *result = g_task_propagate_pointer(G_TASK(res), NULL);
+	GError *error = NULL;
+	gint64 now = g_get_monotonic_time();
+
+	cd->attempting = FALSE;
+	if (result->status != NATS_OK)
+		msd_broker_link_unref(self->link); /* no callback will ever come */
+
+	if (self->connect_task != task) {
+		/* Closed meanwhile. */
+		msd_attempt_result_free(result);
+		meshsync_broker_connect_fail(
+		        self, task,
+		        g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		                    "the broker at %s was closed while connecting",
+		                    self->url->display));
+		return;
+	}
+	if (g_cancellable_set_error_if_cancelled(g_task_get_cancellable(task), &error)) {
+		msd_attempt_result_free(result);
+		meshsync_broker_connect_fail(self, task, error);
+		return;
+	}
+
+	if (result->status == NATS_OK) {
+		self->nc = g_steal_pointer(&result->nc);
+		msd_attempt_result_free(result);
+		self->connect_task = NULL;
+		self->pending_bytes = 0;
+		g_message("connected to the broker at %s", self->url->display);
+		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CONNECTED);
+		meshsync_broker_set_writable(self, TRUE);
+		g_task_return_boolean(task, TRUE);
+		g_object_unref(task);
+		return;
+	}
+
+	if (msd_broker_is_auth_failure(result->status, result->reason)) {
+		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_UNAUTHORIZED,
+		                    "the broker at %s refused the credentials: %s",
+		                    self->url->display, result->reason);
+		msd_attempt_result_free(result);
+		meshsync_broker_connect_fail(self, task, error);
+		return;
+	}
+	if (result->status == NATS_SSL_ERROR) {
+		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_TLS,
+		                    "TLS with the broker at %s failed: %s", self->url->display,
+		                    result->reason);
+		msd_attempt_result_free(result);
+		meshsync_broker_connect_fail(self, task, error);
+		return;
+	}
+
+	g_free(cd->last_reason);
+	cd->last_reason = g_steal_pointer(&result->reason);
+	msd_attempt_result_free(result);
+	if (now + (gint64)cd->delay_ms * 1000 > cd->deadline_us) {
+		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		                    "cannot reach the broker at %s within %u s: %s",
+		                    self->url->display, self->connect_timeout_s, cd->last_reason);
+		meshsync_broker_connect_fail(self, task, error);
+		return;
+	}
+	if (!cd->logged) {
+		g_message("waiting for the broker at %s: %s", self->url->display, cd->last_reason);
+		cd->logged = TRUE;
+	}
+	cd->timer = g_timeout_source_new(cd->delay_ms);
+	g_source_set_static_name(cd->timer, "meshsync-broker-backoff");
+	g_source_set_callback(cd->timer, msd_connect_timer_cb, task, NULL);
+	g_source_attach(cd->timer, self->context);
+	cd->delay_ms = MIN(cd->delay_ms * 2, MSD_BROKER_BACKOFF_MAX_MS);
+}
+
+static void
+meshsync_broker_connect_attempt(MeshSyncBroker *self, GTask *task)
+{
+	MsdConnectData *cd = g_task_get_task_data(task);
+	g_autoptr(GTask) attempt = g_task_new(self, NULL, msd_connect_attempt_done, task);
+
+	if (self->connect_task != task) {
+		meshsync_broker_connect_fail(
+		        self, task,
+		        g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		                    "the broker at %s was closed while connecting",
+		                    self->url->display));
+		return;
+	}
+	/* The connection's callbacks use the link until the closed callback drops this. */
+	msd_broker_link_ref(self->link);
+	cd->attempting = TRUE;
+	g_task_set_source_tag(attempt, meshsync_broker_connect_attempt);
+	g_task_set_task_data(attempt, cd->opts, NULL);
+	g_task_run_in_thread(attempt, msd_connect_attempt_thread);
+}
+
+/**
+ * meshsync_broker_connect_async:
+ * @self: a #MeshSyncBroker
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when connected or when giving up
+ * @user_data: data for @callback
+ *
+ * Connects to the broker, waiting for it with a growing delay (0.5 s doubling up to 5 s)
+ * until it answers or the connect timeout (see
+ * [method@MeshSync.Broker.set_connect_timeout]) runs out.
+ *
+ * Wrong credentials fail at once with %MESHSYNC_ERROR_UNAUTHORIZED, a TLS failure with
+ * %MESHSYNC_ERROR_TLS; running out of time gives %MESHSYNC_ERROR_CONNECTION naming the URL
+ * and the last reason.
+ */
+void
+meshsync_broker_connect_async(MeshSyncBroker *self,
+                              GCancellable *cancellable,
+                              GAsyncReadyCallback callback,
+                              gpointer user_data)
+{
+	g_autoptr(GTask) task = NULL;
+	MsdConnectData *cd;
+	GError *error = NULL;
+	natsOptions *opts = NULL;
+
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	task = g_task_new(self, cancellable, callback, user_data);
+	g_task_set_source_tag(task, meshsync_broker_connect_async);
+
+	if (self->nc != NULL || self->connect_task != NULL) {
+		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
+		                        "the broker at %s is already connected or connecting",
+		                        self->url->display);
+		return;
+	}
+	if (!meshsync_broker_build_options(self, &opts, &error)) {
+		g_task_return_error(task, error);
+		return;
+	}
+	cd = g_new0(MsdConnectData, 1);
+	cd->opts = opts;
+	cd->delay_ms = MSD_BROKER_BACKOFF_FIRST_MS;
+	cd->deadline_us = g_get_monotonic_time() + (gint64)self->connect_timeout_s * G_USEC_PER_SEC;
+	g_task_set_task_data(task, cd, msd_connect_data_free);
+	if (cancellable != NULL) {
+		cd->cancelled = g_cancellable_source_new(cancellable);
+		g_source_set_callback(cd->cancelled, G_SOURCE_FUNC(msd_connect_cancelled_cb), task,
+		                      NULL);
+		g_source_attach(cd->cancelled, self->context);
+	}
+	self->connect_task = task;
+	meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CONNECTING);
+	/* The loop owns the operation now; the reference is dropped when it returns. */
+	meshsync_broker_connect_attempt(self, g_steal_pointer(&task));
+}
+
+/**
+ * meshsync_broker_connect_finish:
+ * @self: a #MeshSyncBroker
+ * @result: the result given to the callback
+ * @error: return location for a #GError
+ *
+ * Finishes [method@MeshSync.Broker.connect_async].
+ *
+ * Returns: %TRUE once connected
+ */
+gboolean
+meshsync_broker_connect_finish(MeshSyncBroker *self, GAsyncResult *result, GError **error)
+{
+	g_return_val_if_fail(g_task_is_valid(result, self), FALSE);
+	return g_task_propagate_boolean(G_TASK(result), error);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+static gboolean
+msd_broker_subject_is_valid(const gchar *subject)
+{
+	gboolean token_empty = TRUE;
+
+	if (subject == NULL || *subject == '\0')
+		return FALSE;
+	/* nats.c passes most bad subjects on silently (a space even turns the rest into a
+	 * reply subject), so check the publish side here. */
+	for (const gchar *p = subject; *p != '\0'; p++) {
+		if (g_ascii_isspace(*p) || (guchar)*p < 0x20 || *p == 0x7f)
+			return FALSE;
+		if (*p == '.') {
+			if (token_empty)
+				return FALSE;
+			token_empty = TRUE;
+		} else {
+			token_empty = FALSE;
+		}
+	}
+	return !token_empty;
+}
+
+/**
+ * meshsync_broker_publish:
+ * @self: a #MeshSyncBroker
+ * @subject: the subject
+ * @payload: the message body
+ * @error: return location for a #GError
+ *
+ * Publishes one message without waiting: it is queued for the socket, or kept in the
+ * reconnect buffer while the broker is away. Call it from the broker's main context.
+ *
+ * A message larger than the server accepts gives %MESHSYNC_ERROR_INVALID_DATA naming the
+ * subject and both sizes, as does a malformed subject. A full reconnect buffer gives
+ * %MESHSYNC_ERROR_CONNECTION and turns [property@MeshSync.Broker:writable] %FALSE; so does
+ * publishing before connecting or after closing.
+ *
+ * Returns: %TRUE if the message was taken
+ */
+gboolean
+meshsync_broker_publish(MeshSyncBroker *self, const gchar *subject, GBytes *payload, GError **error)
+{
+	gsize len = 0;
+	gconstpointer data;
+	gint64 max_payload;
+	natsStatus s;
+
+	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), FALSE);
+	g_return_val_if_fail(payload != NULL, FALSE);
+
+	data = g_bytes_get_data(payload, &len);
+	if (!msd_broker_subject_is_valid(subject)) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+		            "cannot publish to the broker at %s: invalid subject '%s'",
+		            self->url->display, subject != NULL ? subject : "");
+		return FALSE;
+	}
+	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		            "cannot publish on %s: the broker at %s is not connected", subject,
+		            self->url->display);
+		return FALSE;
+	}
+	max_payload = natsConnection_GetMaxPayload(self->nc);
+	if (max_payload > 0 && (gint64)len > max_payload) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+		            "message on %s is %" G_GSIZE_FORMAT " bytes; the broker at %s takes at "
+		            "most %" G_GINT64_FORMAT,
+		            subject, len, self->url->display, max_payload);
+		return FALSE;
+	}
+
+	s = natsConnection_Publish(self->nc, subject, data, (int)len);
+	switch (s) {
+	case NATS_OK:
+		if (self->state == MESHSYNC_BROKER_STATE_RECONNECTING)
+			self->pending_bytes += len + strlen(subject) + MSD_BROKER_PUB_OVERHEAD;
+		return TRUE;
+	case NATS_INSUFFICIENT_BUFFER:
+		meshsync_broker_set_writable(self, FALSE);
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		            "cannot publish on %s: the broker at %s is away and the reconnect "
+		            "buffer is full",
+		            subject, self->url->display);
+		return FALSE;
+	case NATS_MAX_PAYLOAD:
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+		            "message on %s is %" G_GSIZE_FORMAT " bytes; more than the broker at "
+		            "%s takes",
+		            subject, len, self->url->display);
+		return FALSE;
+	default: {
+		g_autofree gchar *reason = msd_broker_last_error(s);
+
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		            "cannot publish on %s to the broker at %s: %s", subject,
+		            self->url->display, reason);
+		return FALSE;
+	}
+	}
+}
+
+/* The delivery thread is done with the link: no message callback can follow. */
+static void
+msd_broker_subscription_complete_cb(void *closure)
+{
+	msd_broker_link_unref(closure);
+}
+
+/**
+ * meshsync_broker_subscribe:
+ * @self: a #MeshSyncBroker
+ * @subject: the subject, wildcards allowed
+ * @queue_group: (nullable): a queue group, so that one member of the group gets each
+ *   message, or %NULL
+ * @func: (scope notified) (closure user_data) (destroy destroy): called for each message
+ * @user_data: data for @func
+ * @destroy: (nullable): frees @user_data once the subscription is gone
+ * @error: return location for a #GError
+ *
+ * Subscribes to @subject. Messages are handed to @func in the broker's main context, in
+ * the order they arrived; the subscription survives reconnections.
+ *
+ * Returns: an id for [method@MeshSync.Broker.unsubscribe], or 0 on error
+ */
+guint
+meshsync_broker_subscribe(MeshSyncBroker *self,
+                          const gchar *subject,
+                          const gchar *queue_group,
+                          MeshSyncBrokerMessageFunc func,
+                          gpointer user_data,
+                          GDestroyNotify destroy,
+                          GError **error)
+{
+	MsdBrokerSubscription *sub;
+	natsSubscription *nsub = NULL;
+	natsStatus s;
+
+	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), 0);
+	g_return_val_if_fail(subject != NULL, 0);
+	g_return_val_if_fail(func != NULL, 0);
+
+	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		            "cannot subscribe to %s: the broker at %s is not connected", subject,
+		            self->url->display);
+		return 0;
+	}
+	/* The delivery thread keeps the link until the completion callback below. */
+	msd_broker_link_ref(self->link);
+	if (queue_group != NULL && *queue_group != '\0')
+		s = natsConnection_QueueSubscribe(&nsub, self->nc, subject, queue_group,
+		                                  msd_broker_message_cb, self->link);
+	else
+		s = natsConnection_Subscribe(&nsub, self->nc, subject, msd_broker_message_cb,
+		                             self->link);
+	if (s != NATS_OK) {
+		g_autofree gchar *reason = msd_broker_last_error(s);
+
+		msd_broker_link_unref(self->link);
+		g_set_error(error, MESHSYNC_ERROR,
+		            s == NATS_INVALID_SUBJECT ? MESHSYNC_ERROR_INVALID_DATA
+		                                      : MESHSYNC_ERROR_CONNECTION,
+		            "cannot subscribe to %s at the broker at %s: %s", subject,
+		            self->url->display, reason);
+		return 0;
+	}
+	if (natsSubscription_SetOnCompleteCB(nsub, msd_broker_subscription_complete_cb,
+	                                     self->link) != NATS_OK)
+		/* Keep the link forever rather than free it under a running callback. */
+		g_warning("subscription to %s: no completion callback", subject);
+
+	sub = g_new0(MsdBrokerSubscription, 1);
+	sub->id = ++self->next_subscription_id;
+	sub->sid = natsSubscription_GetID(nsub);
+	sub->subject = g_strdup(subject);
+	sub->sub = nsub;
+	sub->func = func;
+	sub->user_data = user_data;
+	sub->destroy = destroy;
+	g_hash_table_insert(self->subscriptions_by_id, GUINT_TO_POINTER(sub->id), sub);
+	g_hash_table_insert(self->subscriptions_by_sid, &sub->sid, sub);
+	return sub->id;
+}
+
+/**
+ * meshsync_broker_unsubscribe:
+ * @self: a #MeshSyncBroker
+ * @subscription_id: an id from [method@MeshSync.Broker.subscribe]
+ *
+ * Ends a subscription; messages already received for it are not delivered.
+ */
+void
+meshsync_broker_unsubscribe(MeshSyncBroker *self, guint subscription_id)
+{
+	MsdBrokerSubscription *sub;
+
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	sub = g_hash_table_lookup(self->subscriptions_by_id, GUINT_TO_POINTER(subscription_id));
+	if (sub == NULL)
+		return;
+	if (self->nc != NULL && self->state != MESHSYNC_BROKER_STATE_CLOSED)
+		natsSubscription_Unsubscribe(sub->sub);
+	g_hash_table_remove(self->subscriptions_by_sid, &sub->sid);
+	g_hash_table_remove(self->subscriptions_by_id, GUINT_TO_POINTER(subscription_id));
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+	natsConnection *nc; /* (unowned): destroying it waits for this worker */
+	guint timeout_ms;
+} MsdFlushData;
+
+static void
+msd_flush_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
+{
+	MsdFlushData *fd = data;
+	natsStatus s = natsConnection_FlushTimeout(fd->nc, fd->timeout_ms);
+
+	/* NULL on success, else the reason. */
+	g_task_return_pointer(task, s == NATS_OK ? NULL : msd_broker_last_error(s), g_free);
+	nats_ReleaseThreadMemory();
+}
+
+static void
+msd_flush_done(GObject *source, GAsyncResult *res, gpointer data)
+{
+	MeshSyncBroker *self = MESHSYNC_BROKER(source);
+	g_autoptr(GTask) task = data;
+	MsdFlushData *fd = g_task_get_task_data(G_TASK(res));
+	GError *error = NULL;
+	g_autofree gchar *reason = NULL;
+
+	reason = g_task_propagate_pointer(G_TASK(res), NULL);
+	self->n_workers--;
+	if (self->n_workers == 0 && self->destroy_due)
+		meshsync_broker_destroy_connection(self);
+
+	if (reason != NULL)
+		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		                    "flushing to the broker at %s failed within %u ms: %s",
+		                    self->url->display, fd->timeout_ms, reason);
+	if (error != NULL)
+		g_task_return_error(task, error);
+	else
+		g_task_return_boolean(task, TRUE);
+}
+
+/**
+ * meshsync_broker_flush_async:
+ * @self: a #MeshSyncBroker
+ * @timeout_ms: how long to wait for the broker's answer
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the broker confirmed or the time ran out
+ * @user_data: data for @callback
+ *
+ * Waits until the broker has received everything published so far (a PING answered by a
+ * PONG), in a worker thread; the callback runs in the broker's main context.
+ */
+void
+meshsync_broker_flush_async(MeshSyncBroker *self,
+                            guint timeout_ms,
+                            GCancellable *cancellable,
+                            GAsyncReadyCallback callback,
+                            gpointer user_data)
+{
+	g_autoptr(GTask) task = NULL;
+	g_autoptr(GTask) worker = NULL;
+	MsdFlushData *fd;
+
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	task = g_task_new(self, cancellable, callback, user_data);
+	g_task_set_source_tag(task, meshsync_broker_flush_async);
+	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
+		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		                        "cannot flush: the broker at %s is not connected",
+		                        self->url->display);
+		return;
+	}
+	fd = g_new0(MsdFlushData, 1);
+	fd->nc = self->nc;
+	fd->timeout_ms = MAX(timeout_ms, 1);
+	self->n_workers++;
+	worker = g_task_new(self, NULL, msd_flush_done, g_steal_pointer(&task));
+	g_task_set_source_tag(worker, msd_flush_thread);
+	g_task_set_task_data(worker, fd, g_free);
+	g_task_run_in_thread(worker, msd_flush_thread);
+}
+
+/**
+ * meshsync_broker_flush_finish:
+ * @self: a #MeshSyncBroker
+ * @result: the result given to the callback
+ * @error: return location for a #GError
+ *
+ * Finishes [method@MeshSync.Broker.flush_async].
+ *
+ * Returns: %TRUE if the broker confirmed in time
+ */
+gboolean
+meshsync_broker_flush_finish(MeshSyncBroker *self, GAsyncResult *result, GError **error)
+{
+	g_return_val_if_fail(g_task_is_valid(result, self), FALSE);
+	return g_task_propagate_boolean(G_TASK(result), error);
+}
+
+/*
+ * Pushes the write buffer into the socket from the loop thread, without waiting for the
+ * server's answer. Close needs this: natsConnection_Close() otherwise waits for a PONG that
+ * only this very thread could read.
+ */
+gboolean
+msd_broker_drain_output(MeshSyncBroker *self, guint timeout_ms, GError **error)
+{
+	gint64 deadline = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
+
+	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), FALSE);
+	if (self->nc == NULL)
+		return TRUE;
+	while (natsConnection_Status(self->nc) == NATS_CONN_STATUS_CONNECTED &&
+	       natsConnection_Buffered(self->nc) > 0) {
+		gint64 left_ms = (deadline - g_get_monotonic_time()) / 1000;
+
+		if (left_ms <= 0) {
+			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+			            "the broker at %s took no data for %u ms", self->url->display,
+			            timeout_ms);
+			return FALSE;
+		}
+		if (msd_nats_loop_wait_writable(self->loop, (gint)left_ms))
+			natsConnection_ProcessWriteEvent(self->nc);
+	}
+	return TRUE;
+}
+
+/**
+ * meshsync_broker_close:
+ * @self: a #MeshSyncBroker
+ *
+ * Sends what is still in the write buffer (briefly), then closes the connection for good.
+ * No message is delivered after this returns; data still in the reconnect buffer is lost.
+ * Call it from the broker's main context.
+ */
+void
+meshsync_broker_close(MeshSyncBroker *self)
+{
+	g_autoptr(GError) error = NULL;
+
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	/* A connect in progress notices this when its attempt returns. */
+	self->connect_task = NULL;
+	if (self->nc != NULL && self->state != MESHSYNC_BROKER_STATE_CLOSED &&
+	    !msd_broker_drain_output(self, MSD_BROKER_CLOSE_DRAIN_MS, &error))
+		g_message("%s", error->message);
+	if (self->nc != NULL)
+		natsConnection_Close(self->nc);
+	g_hash_table_remove_all(self->subscriptions_by_sid);
+	g_hash_table_remove_all(self->subscriptions_by_id);
+	meshsync_broker_destroy_connection(self);
+	meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CLOSED);
+	meshsync_broker_set_writable(self, FALSE);
+}
+
+/**
+ * meshsync_broker_get_state:
+ * @self: a #MeshSyncBroker
+ *
+ * Gets the state of the connection.
+ *
+ * Returns: the state
+ */
+MeshSyncBrokerState
+meshsync_broker_get_state(MeshSyncBroker *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), MESHSYNC_BROKER_STATE_CLOSED);
+	return self->state;
+}
+
+/**
+ * meshsync_broker_get_writable:
+ * @self: a #MeshSyncBroker
+ *
+ * Gets whether a publish is taken now; see [property@MeshSync.Broker:writable].
+ *
+ * Returns: %TRUE if connected, or away with room left in the reconnect buffer
+ */
+gboolean
+meshsync_broker_get_writable(MeshSyncBroker *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), FALSE);
+	return self->writable;
+}
+
+/**
+ * meshsync_broker_get_max_payload:
+ * @self: a #MeshSyncBroker
+ *
+ * Gets the largest message the server takes, as it announced when connecting.
+ *
+ * Returns: the size in bytes, or 0 when not connected
+ */
+gint64
+meshsync_broker_get_max_payload(MeshSyncBroker *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), 0);
+	return self->nc != NULL ? natsConnection_GetMaxPayload(self->nc) : 0;
+}
+
+/**
+ * meshsync_broker_get_buffered_bytes:
+ * @self: a #MeshSyncBroker
+ *
+ * Gets how much published data has not reached the socket yet: the write buffer, plus an
+ * estimate of the reconnect buffer while the broker is away.
+ *
+ * Returns: a byte count
+ */
+guint64
+meshsync_broker_get_buffered_bytes(MeshSyncBroker *self)
+{
+	gint buffered;
+
+	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), 0);
+	if (self->nc == NULL)
+		return 0;
+	buffered = natsConnection_Buffered(self->nc);
+	return (buffered > 0 ? (guint64)buffered : 0) + self->pending_bytes;
+}
+
+/**
+ * meshsync_broker_get_reconnects:
+ * @self: a #MeshSyncBroker
+ *
+ * Counts the reconnections since the first connect.
+ *
+ * Returns: the count
+ */
+guint64
+meshsync_broker_get_reconnects(MeshSyncBroker *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), 0);
+	return self->reconnects;
+}
+
+/**
+ * meshsync_broker_get_url:
+ * @self: a #MeshSyncBroker
+ *
+ * Gets the servers of the broker as `scheme://host:port`, comma-separated, without
+ * credentials.
+ *
+ * Returns: the URL
+ */
+const gchar *
+meshsync_broker_get_url(MeshSyncBroker *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), NULL);
+	return self->url->display;
+}

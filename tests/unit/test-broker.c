@@ -1,0 +1,1157 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "meshsync-broker-writer.h"
+#include "meshsync-broker.h"
+#include "meshsync-error.h"
+#include "meshsync-resource.h"
+#include "msd-broker-private.h"
+
+/* Iterates the loop until the condition holds; the meson timeout catches a hang. */
+#define WAIT_FOR(cond)  \
+	while (!(cond)) \
+	g_main_context_iteration(NULL, TRUE)
+
+/* ------------------------------------------------------------------------------------------
+ * A nats-server per test, on a port of its own choosing, read back from its ports file.
+ */
+
+typedef struct {
+	GSubprocess *proc;
+	gchar *dir;
+	gchar *conf;
+	guint port;
+} NatsServer;
+
+static gboolean
+tick_cb(gpointer data)
+{
+	*(gboolean *)data = TRUE;
+	return G_SOURCE_REMOVE;
+}
+
+static guint
+read_ports_file(const gchar *dir)
+{
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const gchar *name;
+
+	while (d != NULL && (name = g_dir_read_name(d)) != NULL) {
+		g_autofree gchar *path = NULL;
+		g_autofree gchar *text = NULL;
+		g_autoptr(JsonParser) parser = json_parser_new();
+		JsonObject *root;
+		JsonArray *clients;
+		const gchar *client;
+		const gchar *colon;
+
+		if (!g_str_has_suffix(name, ".ports"))
+			continue;
+		path = g_build_filename(dir, name, NULL);
+		/* The file may be caught half-written: read again next round. */
+		if (!g_file_get_contents(path, &text, NULL, NULL) ||
+		    !json_parser_load_from_data(parser, text, -1, NULL))
+			return 0;
+		root = json_node_get_object(json_parser_get_root(parser));
+		/* {"nats":["nats://127.0.0.1:PORT"]} */
+		if (root == NULL || !json_object_has_member(root, "nats"))
+			return 0;
+		clients = json_object_get_array_member(root, "nats");
+		if (clients == NULL || json_array_get_length(clients) == 0)
+			return 0;
+		client = json_array_get_string_element(clients, 0);
+		colon = strrchr(client, ':');
+		g_assert_nonnull(colon);
+		return (guint)g_ascii_strtoull(colon + 1, NULL, 10);
+	}
+	return 0;
+}
+
+static void
+die_with_parent(gpointer data)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+/* port 0: any free port. */
+static void
+nats_server_start(NatsServer *server, guint port, const gchar *const *extra)
+{
+	const gchar *binary = g_getenv("NATS_SERVER");
+	g_autoptr(GPtrArray) argv = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GSubprocessLauncher) launcher = NULL;
+	gint64 deadline = g_get_monotonic_time() + 20 * G_USEC_PER_SEC;
+
+	g_assert_nonnull(binary);
+	g_clear_pointer(&server->dir, g_free);
+	server->dir = g_dir_make_tmp("meshsync-nats-XXXXXX", &error);
+	g_assert_no_error(error);
+	g_ptr_array_add(argv, g_strdup(binary));
+	if (server->conf != NULL) {
+		g_ptr_array_add(argv, g_strdup("-c"));
+		g_ptr_array_add(argv, g_strdup(server->conf));
+	}
+	g_ptr_array_add(argv, g_strdup("-a"));
+	g_ptr_array_add(argv, g_strdup("127.0.0.1"));
+	g_ptr_array_add(argv, g_strdup("-p"));
+	g_ptr_array_add(argv, port != 0 ? g_strdup_printf("%u", port) : g_strdup("-1"));
+	g_ptr_array_add(argv, g_strdup("--ports_file_dir"));
+	g_ptr_array_add(argv, g_strdup(server->dir));
+	for (guint i = 0; extra != NULL && extra[i] != NULL; i++)
+		g_ptr_array_add(argv, g_strdup(extra[i]));
+	g_ptr_array_add(argv, NULL);
+
+	launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
+	                                     G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+	/* A failed assertion aborts the test: the server must not outlive it. */
+	g_subprocess_launcher_set_child_setup(launcher, die_with_parent, NULL, NULL);
+	server->proc =
+	        g_subprocess_launcher_spawnv(launcher, (const gchar *const *)argv->pdata, &error);
+	g_assert_no_error(error);
+
+	/* Poll for the ports file, which the server writes once it listens. */
+	server->port = 0;
+	while ((server->port = read_ports_file(server->dir)) == 0) {
+		gboolean ticked = FALSE;
+		g_autoptr(GSource) tick = g_timeout_source_new(10);
+
+		g_assert_cmpint(g_get_monotonic_time(), <, deadline);
+		g_source_set_callback(tick, tick_cb, &ticked, NULL);
+		g_source_attach(tick, NULL);
+		WAIT_FOR(ticked);
+	}
+	if (port != 0)
+		g_assert_cmpuint(server->port, ==, port);
+}
+
+static void
+nats_server_kill(NatsServer *server)
+{
+	if (server->proc == NULL)
+		return;
+	g_subprocess_send_signal(server->proc, SIGKILL);
+	g_assert_true(g_subprocess_wait(server->proc, NULL, NULL));
+	g_clear_object(&server->proc);
+}
+
+static void
+nats_server_clear(NatsServer *server)
+{
+	nats_server_kill(server);
+	if (server->dir != NULL) {
+		g_autoptr(GDir) d = g_dir_open(server->dir, 0, NULL);
+		const gchar *name;
+
+		while (d != NULL && (name = g_dir_read_name(d)) != NULL) {
+			g_autofree gchar *path = g_build_filename(server->dir, name, NULL);
+
+			g_unlink(path);
+		}
+		g_rmdir(server->dir);
+	}
+	if (server->conf != NULL)
+		g_unlink(server->conf);
+	g_clear_pointer(&server->dir, g_free);
+	g_clear_pointer(&server->conf, g_free);
+}
+
+static gchar *
+nats_server_url(NatsServer *server)
+{
+	return g_strdup_printf("nats://127.0.0.1:%u", server->port);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+typedef struct {
+	gboolean done;
+	gboolean ok;
+	GError *error;
+} AsyncResult;
+
+static void
+connect_cb(GObject *source, GAsyncResult *res, gpointer data)
+{
+	AsyncResult *r = data;
+
+	r->ok = meshsync_broker_connect_finish(MESHSYNC_BROKER(source), res, &r->error);
+	r->done = TRUE;
+}
+
+static void
+flush_cb(GObject *source, GAsyncResult *res, gpointer data)
+{
+	AsyncResult *r = data;
+
+	r->ok = meshsync_broker_flush_finish(MESHSYNC_BROKER(source), res, &r->error);
+	r->done = TRUE;
+}
+
+static gboolean
+broker_connect(MeshSyncBroker *broker, GError **error)
+{
+	AsyncResult r = {0};
+
+	meshsync_broker_connect_async(broker, NULL, connect_cb, &r);
+	WAIT_FOR(r.done);
+	if (r.error != NULL)
+		g_propagate_error(error, r.error);
+	return r.ok;
+}
+
+static MeshSyncBroker *
+broker_new_connected(const gchar *url)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncBroker) broker = meshsync_broker_new(url, &error);
+
+	g_assert_no_error(error);
+	g_assert_true(broker_connect(broker, &error));
+	g_assert_no_error(error);
+	g_assert_cmpint(meshsync_broker_get_state(broker), ==, MESHSYNC_BROKER_STATE_CONNECTED);
+	g_assert_true(meshsync_broker_get_writable(broker));
+	return g_steal_pointer(&broker);
+}
+
+static void
+broker_flush(MeshSyncBroker *broker)
+{
+	AsyncResult r = {0};
+
+	meshsync_broker_flush_async(broker, 10000, NULL, flush_cb, &r);
+	WAIT_FOR(r.done);
+	g_assert_no_error(r.error);
+	g_assert_true(r.ok);
+}
+
+static void
+publish_string(MeshSyncBroker *broker, const gchar *subject, const gchar *text)
+{
+	g_autoptr(GBytes) payload = g_bytes_new(text, strlen(text));
+	g_autoptr(GError) error = NULL;
+
+	g_assert_true(meshsync_broker_publish(broker, subject, payload, &error));
+	g_assert_no_error(error);
+}
+
+typedef struct {
+	GPtrArray *payloads; /* (element-type utf8) */
+	GPtrArray *subjects;
+	GThread *thread;
+	MeshSyncBroker *broker;
+} Received;
+
+static Received *
+received_new(void)
+{
+	Received *r = g_new0(Received, 1);
+
+	r->payloads = g_ptr_array_new_with_free_func(g_free);
+	r->subjects = g_ptr_array_new_with_free_func(g_free);
+	r->thread = g_thread_self();
+	return r;
+}
+
+static void
+received_free(gpointer data)
+{
+	Received *r = data;
+
+	g_ptr_array_unref(r->payloads);
+	g_ptr_array_unref(r->subjects);
+	g_free(r);
+}
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Received, received_free)
+
+static void
+received_cb(MeshSyncBroker *broker,
+            const gchar *subject,
+            const gchar *reply,
+            GBytes *payload,
+            gpointer data)
+{
+	Received *r = data;
+	gsize len;
+	const gchar *bytes = g_bytes_get_data(payload, &len);
+
+	/* Delivered on the thread that runs the broker's context, never on a nats.c thread. */
+	g_assert_true(g_thread_self() == r->thread);
+	g_assert_true(g_main_context_is_owner(g_main_context_default()));
+	g_ptr_array_add(r->payloads, g_strndup(bytes, len));
+	g_ptr_array_add(r->subjects, g_strdup(subject));
+}
+
+static guint
+subscribe(MeshSyncBroker *broker, const gchar *subject, const gchar *queue, Received *r)
+{
+	g_autoptr(GError) error = NULL;
+	guint id = meshsync_broker_subscribe(broker, subject, queue, received_cb, r, NULL, &error);
+
+	g_assert_no_error(error);
+	g_assert_cmpuint(id, >, 0);
+	return id;
+}
+
+static MeshSyncResource *
+make_pod(const gchar *name, const gchar *uid, const gchar *rv, const gchar *extra)
+{
+	g_autofree gchar *json = NULL;
+	g_autoptr(GError) error = NULL;
+	MeshSyncResource *resource;
+
+	json = g_strdup_printf("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":"
+	                       "{\"name\":\"%s\",\"namespace\":\"shop\"%s%s%s,"
+	                       "\"resourceVersion\":\"%s\",\"annotations\":{\"x\":\"%s\"}},"
+	                       "\"spec\":{\"nodeName\":\"n1\"}}",
+	                       name, uid != NULL ? ",\"uid\":\"" : "", uid != NULL ? uid : "",
+	                       uid != NULL ? "\"" : "", rv, extra != NULL ? extra : "");
+	resource = meshsync_resource_new_from_json(json, -1, MESHSYNC_EVENT_TYPE_ADDED, "cluster-1",
+	                                           &error);
+	g_assert_no_error(error);
+	return resource;
+}
+
+/* ------------------------------------------------------------------------------------------ */
+
+static void
+test_publish_subscribe(void)
+{
+	NatsServer server = {0};
+	g_autofree gchar *url = NULL;
+	g_autoptr(MeshSyncBroker) broker = NULL;
+	g_autoptr(MeshSyncBroker) other = NULL;
+	g_autoptr(Received) same = received_new();
+	g_autoptr(Received) second = received_new();
+	const guint n = 2000;
+
+	nats_server_start(&server, 0, NULL);
+	url = nats_server_url(&server);
+	broker = broker_new_connected(url);
+	other = broker_new_connected(url);
+	g_assert_cmpint(meshsync_broker_get_max_payload(broker), ==, 1048576);
+	subscribe(broker, "test.pubsub.*", NULL, same);
+	subscribe(other, "test.pubsub.>", NULL, second);
+	/* The SUBs are known to the server once their PINGs are answered. */
+	broker_flush(broker);
+	broker_flush(other);
+
+	for (guint i = 0; i < n; i++) {
+		g_autofree gchar *text = g_strdup_printf("message %u", i);
+
+		publish_string(broker, "test.pubsub.a", text);
+	}
+	WAIT_FOR(same->payloads->len == n && second->payloads->len == n);
+	for (guint i = 0; i < n; i++) {
+		g_autofree gchar *text = g_strdup_printf("message %u", i);
+
+		g_assert_cmpstr(g_ptr_array_index(same->payloads, i), ==, text);
+		g_assert_cmpstr(g_ptr_array_index(second->payloads, i), ==, text);
+		g_assert_cmpstr(g_ptr_array_index(same->subjects, i), ==, "test.pubsub.a");
+	}
+	broker_flush(broker);
+	g_assert_cmpuint(meshsync_broker_get_buffered_bytes(broker), ==, 0);
+	meshsync_broker_close(broker);
+	meshsync_broker_close(other);
+	g_assert_cmpint(meshsync_broker_get_state(broker), ==, MESHSYNC_BROKER_STATE_CLOSED);
+	nats_server_clear(&server);
+}
+
+static void
+test_bad_subjects(void)
+{
+	NatsServer server = {0};
+	g_autofree gchar *url = NULL;
+	g_autoptr(MeshSyncBroker) broker = NULL;
+	const gchar *bad[] = {"", "a b", "a..b", ".a", "a.", "a\tb", "a\nb"};
+
+	nats_server_start(&server, 0, NULL);
+	url = nats_server_url(&server);
+	broker = broker_new_connected(url);
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GBytes) payload = g_bytes_new_static("x", 1);
+		g_autoptr(GError) error = NULL;
+
+		g_assert_false(meshsync_broker_publish(broker, bad[i], payload, &error));
+		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+	}
+	{
+		g_autoptr(GError) error = NULL;
+		guint id = meshsync_broker_subscribe(broker, "bad subject", NULL, received_cb, NULL,
+		                                     NULL, &error);
+
+		g_assert_cmpuint(id, ==, 0);
+		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+	}
+	meshsync_broker_close(broker);
+	nats_server_clear(&server);
+}
+
+static void
+test_queue_groups(void)
+{
+	NatsServer server = {0};
+	g_autofree gchar *url = NULL;
+	g_autoptr(MeshSyncBroker) publisher = NULL;
+	g_autoptr(MeshSyncBroker) w1 = NULL;
+	g_autoptr(MeshSyncBroker) w2 = NULL;
+	g_autoptr(Received) r1 = received_new();
+	g_autoptr(Received) r2 = received_new();
+	g_autoptr(Received) all = received_new();
+	const guint n = 400;
+
+	nats_server_start(&server, 0, NULL);
+	url = nats_server_url(&server);
+	publisher = broker_new_connected(url);
+	w1 = broker_new_connected(url);
+	w2 = broker_new_connected(url);
+	subscribe(w1, "test.queue", "workers", r1);
+	subscribe(w2, "test.queue", "workers", r2);
+	subscribe(publisher, "test.queue", NULL, all);
+	broker_flush(w1);
+	broker_flush(w2);
+	broker_flush(publisher);
+
+	for (guint i = 0; i < n; i++) {
+		g_autofree gchar *text = g_strdup_printf("%u", i);
+
+		publish_string(publisher, "test.queue", text);
+	}
+	WAIT_FOR(all->payloads->len == n && r1->payloads->len + r2->payloads->len == n);
+	/* Each message went to one member of the group; both members got some. */
+	g_assert_cmpuint(r1->payloads->len, >, 0);
+	g_assert_cmpuint(r2->payloads->len, >, 0);
+	/* Nothing more is on its way: a round trip through each member shows it. */
+	broker_flush(publisher);
+	broker_flush(w1);
+	broker_flush(w2);
+	g_assert_cmpuint(r1->payloads->len + r2->payloads->len, ==, n);
+	nats_server_clear(&server);
+}
+
+static void
+test_envelope_exact(void)
+{
+	NatsServer server = {0};
+	g_autofree gchar *url = NULL;
+	g_autoptr(MeshSyncBroker) broker = NULL;
+	g_autoptr(MeshSyncBrokerWriter) writer = NULL;
+	g_autoptr(MeshSyncResource) pod = make_pod("web-1", "uid-1", "7", "a");
+	g_autoptr(Received) r = received_new();
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *object = NULL;
+	g_autofree gchar *expected = NULL;
+	g_autofree gchar *expected_deleted = NULL;
+
+	nats_server_start(&server, 0, NULL);
+	url = nats_server_url(&server);
+	broker = broker_new_connected(url);
+	writer = meshsync_broker_writer_new(broker, NULL);
+	subscribe(broker, MESHSYNC_SUBJECT_CORE, NULL, r);
+	broker_flush(broker);
+
+	g_assert_true(meshsync_writer_is_writable(MESHSYNC_WRITER(writer)));
+	g_assert_true(meshsync_writer_write(MESHSYNC_WRITER(writer), pod, MESHSYNC_EVENT_TYPE_ADDED,
+	                                    &error));
+	g_assert_no_error(error);
+	g_assert_true(meshsync_writer_write(MESHSYNC_WRITER(writer), pod,
+	                                    MESHSYNC_EVENT_TYPE_DELETED, &error));
+	g_assert_true(meshsync_writer_flush(MESHSYNC_WRITER(writer), &error));
+	g_assert_no_error(error);
+	WAIT_FOR(r->payloads->len == 2);
+
+	object = meshsync_resource_to_json(pod);
+	g_assert_true(g_str_has_prefix(object, "{"));
+	expected = g_strconcat("{\"ObjectType\":\"meshsync-data\",\"EventType\":\"ADDED\","
+	                       "\"Request\":null,\"Object\":",
+	                       object, "}", NULL);
+	expected_deleted =
+	        g_strconcat("{\"ObjectType\":\"meshsync-data\",\"EventType\":\"DELETED\","
+	                    "\"Request\":null,\"Object\":",
+	                    object, "}", NULL);
+	g_assert_cmpstr(g_ptr_array_index(r->payloads, 0), ==, expected);
+	g_assert_cmpstr(g_ptr_array_index(r->payloads, 1), ==, expected_deleted);
+	g_assert_cmpstr(g_ptr_array_index(r->subjects, 0), ==, "meshery.meshsync.core");
+	g_assert_cmpuint(meshsync_broker_writer_get_n_published(writer), ==, 2);
+
+	g_assert_true(meshsync_writer_close(MESHSYNC_WRITER(writer), &error));
+	g_assert_false(meshsync_writer_is_writable(MESHSYNC_WRITER(writer)));
+	g_assert_false(meshsync_writer_write(MESHSYNC_WRITER(writer), pod,
+	                                     MESHSYNC_EVENT_TYPE_ADDED, &error));
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE);
+	nats_server_clear(&server);
+}
+
+static void
+state_changed_cb(GObject *object, GParamSpec *pspec, gpointer data)
+{
+	GArray *states = data;
+	MeshSyncBrokerState state = meshsync_broker_get_state(MESHSYNC_BROKER(object));
+
+	g_array_append_val(states, state);
+}
+
+static void
+test_outage_replays_buffer(void)
+{
+	NatsServer server = {0};
+	g_autofree gchar *url = NULL;
+	g_autoptr(MeshSyncBroker) broker = NULL;
+	g_autoptr(Received) r = received_new();
+	g_autoptr(GArray) states = g_array_new(FALSE, FALSE, sizeof(MeshSyncBrokerState));
+	guint port;
+	const guint n = 300;
+
+	nats_server_start(&server, 0, NULL);
+	port = server.port;
+	url = nats_server_url(&server);
+	broker = broker_new_connected(url);
+	g_signal_connect(broker, "notify::state", G_CALLBACK(state_changed_cb), states);
+	subscribe(broker, "test.outage", NULL, r);
+	broker_flush(broker);
+	publish_string(broker, "test.outage", "before");
+	WAIT_FOR(r->payloads->len == 1);
+
+	nats_server_kill(&server);
+	WAIT_FOR(meshsync_broker_get_state(broker) == MESHSYNC_BROKER_STATE_RECONNECTING);
+	for (guint i = 0; i < n; i++) {
+		g_autofree gchar *text = g_strdup_printf("during %u", i);
+
+		publish_string(broker, "test.outage", text);
+	}
+	g_assert_true(meshsync_broker_get_writable(broker));
+	g_assert_cmpuint(meshsync_broker_get_buffered_bytes(broker), >, 0);
+
+	nats_server_start(&server, port, NULL);
+	WAIT_FOR(meshsync_broker_get_state(broker) == MESHSYNC_BROKER_STATE_CONNECTED);
+	WAIT_FOR(r->payloads->len == n + 1);
+	for (guint i = 0; i < n; i++) {
+		g_autofree gchar *text = g_strdup_printf("during %u", i);
+
+		g_assert_cmpstr(g_ptr_array_index(r->payloads, i + 1), ==, text);
+	}
+	g_assert_cmpuint(meshsync_broker_get_reconnects(broker), ==, 1);
+	g_assert_cmpuint(states->len, ==, 2);
+	g_assert_cmpint(g_array_index(states, MeshSyncBrokerState, 0), ==,
+	                MESHSYNC_BROKER_STATE_RECONNECTING);
+	g_assert_cmpint(g_array_index(states, MeshSyncBrokerState, 1), ==,
+	                MESHSYNC_BROKER_STATE_CONNECTED);
+	meshsync_broker_close(broker);
+	nats_server_clear(&server);
+}
+
+static void
+count_notify_cb(GObject *object, GParamSpec *pspec, gpointer data)
+{
+	(*(guint *)data)++;
+}
+
+static void
+count_writable_cb(MeshSyncWriter *writer, gpointer data)
+{
+	(*(guint *)data)++;
+}
+
+static void
+test_buffer_full(void)
+{
+	NatsServer server = {0};
+	g_autofree gchar *url = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncBroker) broker = NULL;
+	g_autoptr(MeshSyncBrokerWriter) writer = NULL;
+	g_autoptr(Received) r = received_new();
+	g_autofree gchar *big = g_strnfill(1000, 'x');
+	g_autoptr(GBytes) payload = g_bytes_new(big, 1000);
+	guint writable_changes = 0;
+	guint writer_changes = 0;
+	guint accepted = 0;
+	guint port;
+
+	nats_server_start(&server, 0, NULL);
+	port = server.port;
+	url = nats_server_url(&server);
+	broker = meshsync_broker_new(url, &error);
+	g_assert_no_error(error);
+	msd_broker_set_reconnect_buffer_size(broker, 16 * 1024);
+	g_assert_true(broker_connect(broker, &error));
+	writer = meshsync_broker_writer_new(broker, "test.full");
+	g_signal_connect(broker, "notify::writable", G_CALLBACK(count_notify_cb),
+	                 &writable_changes);
+	g_signal_connect(writer, "writable-changed", G_CALLBACK(count_writable_cb),
+	                 &writer_changes);
+	subscribe(broker, "test.full", NULL, r);
+	broker_flush(broker);
+
+	nats_server_kill(&server);
+	WAIT_FOR(meshsync_broker_get_state(broker) == MESHSYNC_BROKER_STATE_RECONNECTING);
+	while (meshsync_broker_publish(broker, "test.full", payload, &error))
+		accepted++;
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION);
+	g_assert_nonnull(strstr(error->message, "test.full"));
+	g_assert_nonnull(strstr(error->message, url));
+	g_clear_error(&error);
+	/* 16 KB of ~1 KB messages; the library checks before appending. */
+	g_assert_cmpuint(accepted, >=, 10);
+	g_assert_cmpuint(accepted, <=, 17);
+	g_assert_false(meshsync_broker_get_writable(broker));
+	g_assert_false(meshsync_writer_is_writable(MESHSYNC_WRITER(writer)));
+	g_assert_cmpuint(writable_changes, ==, 1);
+	g_assert_cmpuint(writer_changes, ==, 1);
+
+	nats_server_start(&server, port, NULL);
+	WAIT_FOR(meshsync_broker_get_writable(broker));
+	g_assert_cmpuint(writable_changes, ==, 2);
+	g_assert_cmpuint(writer_changes, ==, 2);
+	g_assert_true(meshsync_writer_is_writable(MESHSYNC_WRITER(writer)));
+	/* Everything accepted during the outage arrives. */
+	WAIT_FOR(r->payloads->len == accepted);
+	meshsync_broker_close(broker);
+	nats_server_clear(&server);
+}
+
+static void
+test_oversize(void)
+{
+	NatsServer server = {0};
+	g_autofree gchar *url = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncBroker) broker = NULL;
+	g_autoptr(MeshSyncBrokerWriter) writer = NULL;
+	g_autoptr(Received) r = received_new();
+	g_autofree gchar *huge = g_strnfill(2000, 'y');
+	g_autofree gchar *annotation = g_strnfill(1500, 'z');
+	g_autoptr(GBytes) payload = g_bytes_new(huge, 2000);
+	g_autoptr(MeshSyncResource) big_pod = make_pod("big", "uid-big", "1", annotation);
+	g_autoptr(MeshSyncResource) small_pod = make_pod("small", "uid-small", "1", NULL);
+	int fd;
+
+	fd = g_file_open_tmp("meshsync-nats-XXXXXX.conf", &server.conf, &error);
+	g_assert_no_error(error);
+	g_assert_cmpint(write(fd, "max_payload: 1024\n", 18), ==, 18);
+	close(fd);
+	nats_server_start(&server, 0, NULL);
+	url = nats_server_url(&server);
+	broker = broker_new_connected(url);
+	g_assert_cmpint(meshsync_broker_get_max_payload(broker), ==, 1024);
+	subscribe(broker, "test.>", NULL, r);
+	subscribe(broker, MESHSYNC_SUBJECT_CORE, NULL, r);
+	broker_flush(broker);
+
+	g_assert_false(meshsync_broker_publish(broker, "test.big", payload, &error));
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+	g_assert_nonnull(strstr(error->message, "test.big"));
+	g_assert_nonnull(strstr(error->message, "2000"));
+	g_assert_nonnull(strstr(error->message, "1024"));
+	g_clear_error(&error);
+
+	writer = meshsync_broker_writer_new(broker, NULL);
+	g_assert_false(meshsync_writer_write(MESHSYNC_WRITER(writer), big_pod,
+	                                     MESHSYNC_EVENT_TYPE_ADDED, &error));
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+	g_assert_nonnull(strstr(error->message, "Pod shop/big"));
+	g_clear_error(&error);
+	g_assert_cmpuint(meshsync_broker_writer_get_n_oversize(writer), ==, 1);
+	g_assert_true(meshsync_writer_is_writable(MESHSYNC_WRITER(writer)));
+
+	/* The connection is still good. */
+	publish_string(broker, "test.small", "fits");
+	g_assert_true(meshsync_writer_write(MESHSYNC_WRITER(writer), small_pod,
+	                                    MESHSYNC_EVENT_TYPE_ADDED, &error));
+	g_assert_no_error(error);
+	WAIT_FOR(r->payloads->len == 2);
+	/* Two subscriptions: no order between them. */
+	g_assert_true(
+	        g_ptr_array_find_with_equal_func(r->subjects, "test.small", g_str_equal, NULL));
+	g_assert_true(g_ptr_array_find_with_equal_func(r->subjects, MESHSYNC_SUBJECT_CORE,
+	                                               g_str_equal, NULL));
+	g_assert_cmpuint(meshsync_broker_writer_get_n_published(writer), ==, 1);
+	meshsync_broker_close(broker);
+	nats_server_clear(&server);
+}
+
+static void
+assert_unauthorized(const gchar *url, const gchar *token)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncBroker) broker = meshsync_broker_new(url, &error);
+
+	g_assert_no_error(error);
+	if (token != NULL)
+		meshsync_broker_set_token(broker, token);
+	g_assert_false(broker_connect(broker, &error));
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_UNAUTHORIZED);
+	g_assert_nonnull(strstr(error->message, meshsync_broker_get_url(broker)));
+	g_assert_nonnull(strstr(error->message, "Authorization Violation"));
+	g_assert_cmpint(meshsync_broker_get_state(broker), ==, MESHSYNC_BROKER_STATE_DISCONNECTED);
+}
+
+static void
+test_auth_token(void)
+{
+	NatsServer server = {0};
+	const gchar *args[] = {"--auth", "s3cr3t-token", NULL};
+	g_autofree gchar *plain = NULL;
+	g_autofree gchar *in_url = NULL;
+	g_autofree gchar *wrong = NULL;
+	g_autoptr(MeshSyncBroker) a = NULL;
+	g_autoptr(MeshSyncBroker) b = NULL;
+	g_autoptr(GError) error = NULL;
+
+	nats_server_start(&server, 0, args);
+	plain = nats_server_url(&server);
+	in_url = g_strdup_printf("nats://s3cr3t-token@127.0.0.1:%u", server.port);
+	wrong = g_strdup_printf("nats://nope@127.0.0.1:%u", server.port);
+
+	a = broker_new_connected(in_url);
+	b = meshsync_broker_new(plain, &error);
+	meshsync_broker_set_token(b, "s3cr3t-token");
+	g_assert_true(broker_connect(b, &error));
+	g_assert_no_error(error);
+
+	assert_unauthorized(wrong, NULL);
+	assert_unauthorized(plain, NULL);
+	assert_unauthorized(plain, "wrong");
+	nats_server_clear(&server);
+}
+
+static void
+test_auth_user_password(void)
+{
+	NatsServer server = {0};
+	const gchar *args[] = {"--user", "alice", "--pass", "p@ss:word", NULL};
+	g_autofree gchar *good = NULL;
+	g_autofree gchar *wrong = NULL;
+	g_autoptr(MeshSyncBroker) broker = NULL;
+	g_autoptr(Received) r = received_new();
+
+	nats_server_start(&server, 0, args);
+	good = g_strdup_printf("nats://alice:p%%40ss%%3Aword@127.0.0.1:%u", server.port);
+	wrong = g_strdup_printf("nats://alice:other@127.0.0.1:%u", server.port);
+
+	broker = broker_new_connected(good);
+	g_assert_null(strstr(meshsync_broker_get_url(broker), "alice"));
+	subscribe(broker, "test.auth", NULL, r);
+	broker_flush(broker);
+	publish_string(broker, "test.auth", "in");
+	WAIT_FOR(r->payloads->len == 1);
+
+	assert_unauthorized(wrong, NULL);
+	meshsync_broker_close(broker);
+	nats_server_clear(&server);
+}
+
+static guint
+free_port(void)
+{
+	NatsServer server = {0};
+	guint port;
+
+	/* A port the server just released: nothing listens there now. */
+	nats_server_start(&server, 0, NULL);
+	port = server.port;
+	nats_server_clear(&server);
+	return port;
+}
+
+static void
+test_connect_timeout(void)
+{
+	guint port = free_port();
+	g_autofree gchar *url = g_strdup_printf("127.0.0.1:%u", port);
+	g_autofree gchar *shown = g_strdup_printf("nats://127.0.0.1:%u", port);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncBroker) broker = meshsync_broker_new(url, &error);
+	g_autoptr(GArray) states = g_array_new(FALSE, FALSE, sizeof(MeshSyncBrokerState));
+	g_autofree gchar *expected = NULL;
+
+	g_assert_no_error(error);
+	g_signal_connect(broker, "notify::state", G_CALLBACK(state_changed_cb), states);
+	meshsync_broker_set_connect_timeout(broker, 1);
+	g_assert_false(broker_connect(broker, &error));
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION);
+	expected = g_strdup_printf("cannot reach the broker at %s within 1 s: ", shown);
+	g_assert_true(g_str_has_prefix(error->message, expected));
+	g_assert_cmpuint(states->len, ==, 2);
+	g_assert_cmpint(g_array_index(states, MeshSyncBrokerState, 0), ==,
+	                MESHSYNC_BROKER_STATE_CONNECTING);
+	g_assert_cmpint(g_array_index(states, MeshSyncBrokerState, 1), ==,
+	                MESHSYNC_BROKER_STATE_DISCONNECTED);
+	g_clear_error(&error);
+
+	/* Nothing to publish to, nothing to flush. */
+	{
+		g_autoptr(GBytes) payload = g_bytes_new_static("x", 1);
+		AsyncResult r = {0};
+
+		g_assert_false(meshsync_broker_publish(broker, "test.x", payload, &error));
+		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION);
+		meshsync_broker_flush_async(broker, 100, NULL, flush_cb, &r);
+		WAIT_FOR(r.done);
+		g_assert_error(r.error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION);
+		g_clear_error(&r.error);
+	}
+}
+
+static void
+test_connect_waits_for_broker(void)
+{
+	NatsServer server = {0};
+	guint port = free_port();
+	g_autofree gchar *url = g_strdup_printf("127.0.0.1:%u", port);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncBroker) broker = meshsync_broker_new(url, &error);
+	AsyncResult r = {0};
+
+	g_assert_no_error(error);
+	meshsync_broker_connect_async(broker, NULL, connect_cb, &r);
+	g_assert_cmpint(meshsync_broker_get_state(broker), ==, MESHSYNC_BROKER_STATE_CONNECTING);
+	nats_server_start(&server, port, NULL);
+	WAIT_FOR(r.done);
+	g_assert_no_error(r.error);
+	g_assert_true(r.ok);
+	g_assert_cmpint(meshsync_broker_get_state(broker), ==, MESHSYNC_BROKER_STATE_CONNECTED);
+	meshsync_broker_close(broker);
+	nats_server_clear(&server);
+}
+
+static void
+test_connect_cancelled(void)
+{
+	guint port = free_port();
+	g_autofree gchar *url = g_strdup_printf("127.0.0.1:%u", port);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncBroker) broker = meshsync_broker_new(url, &error);
+	g_autoptr(GCancellable) cancellable = g_cancellable_new();
+	AsyncResult r = {0};
+
+	meshsync_broker_connect_async(broker, cancellable, connect_cb, &r);
+	g_cancellable_cancel(cancellable);
+	WAIT_FOR(r.done);
+	g_assert_error(r.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+	g_clear_error(&r.error);
+	g_assert_cmpint(meshsync_broker_get_state(broker), ==, MESHSYNC_BROKER_STATE_DISCONNECTED);
+}
+
+static void
+test_flush_and_close(void)
+{
+	NatsServer server = {0};
+	g_autofree gchar *url = NULL;
+	g_autoptr(MeshSyncBroker) publisher = NULL;
+	g_autoptr(MeshSyncBroker) subscriber = NULL;
+	g_autoptr(Received) r = received_new();
+	g_autoptr(Received) control = received_new();
+	const guint n = 5000;
+	guint at_close;
+
+	nats_server_start(&server, 0, NULL);
+	url = nats_server_url(&server);
+	publisher = broker_new_connected(url);
+	subscriber = broker_new_connected(url);
+	subscribe(subscriber, "test.close", NULL, r);
+	subscribe(publisher, "test.close", NULL, control);
+	broker_flush(subscriber);
+	broker_flush(publisher);
+	for (guint i = 0; i < n; i++)
+		publish_string(publisher, "test.close", "payload");
+	broker_flush(publisher);
+	WAIT_FOR(r->payloads->len > 0);
+
+	/* Once closed, nothing reaches the callback, even what was already queued. */
+	meshsync_broker_close(subscriber);
+	at_close = r->payloads->len;
+	WAIT_FOR(control->payloads->len == n);
+	broker_flush(publisher);
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+	g_assert_cmpuint(r->payloads->len, ==, at_close);
+	g_assert_cmpint(meshsync_broker_get_state(subscriber), ==, MESHSYNC_BROKER_STATE_CLOSED);
+	g_assert_false(meshsync_broker_get_writable(subscriber));
+	nats_server_clear(&server);
+}
+
+static void
+test_unsubscribe(void)
+{
+	NatsServer server = {0};
+	g_autofree gchar *url = NULL;
+	g_autoptr(MeshSyncBroker) broker = NULL;
+	g_autoptr(Received) gone = received_new();
+	g_autoptr(Received) kept = received_new();
+	guint id;
+
+	nats_server_start(&server, 0, NULL);
+	url = nats_server_url(&server);
+	broker = broker_new_connected(url);
+	id = subscribe(broker, "test.unsub", NULL, gone);
+	subscribe(broker, "test.unsub", NULL, kept);
+	broker_flush(broker);
+	publish_string(broker, "test.unsub", "one");
+	WAIT_FOR(gone->payloads->len == 1 && kept->payloads->len == 1);
+	meshsync_broker_unsubscribe(broker, id);
+	publish_string(broker, "test.unsub", "two");
+	WAIT_FOR(kept->payloads->len == 2);
+	broker_flush(broker);
+	g_assert_cmpuint(gone->payloads->len, ==, 1);
+	meshsync_broker_close(broker);
+	nats_server_clear(&server);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Content dedup, the cases of upstream's content_deduplicator_test.
+ */
+
+typedef struct {
+	NatsServer server;
+	MeshSyncBroker *broker;
+	MeshSyncBrokerWriter *writer;
+} DedupFixture;
+
+static void
+dedup_setup(DedupFixture *f, gconstpointer data)
+{
+	g_autofree gchar *url = NULL;
+
+	nats_server_start(&f->server, 0, NULL);
+	url = nats_server_url(&f->server);
+	f->broker = broker_new_connected(url);
+	f->writer = meshsync_broker_writer_new(f->broker, "test.dedup");
+	meshsync_broker_writer_set_content_dedup(f->writer, TRUE);
+}
+
+static void
+dedup_teardown(DedupFixture *f, gconstpointer data)
+{
+	g_clear_object(&f->writer);
+	meshsync_broker_close(f->broker);
+	g_clear_object(&f->broker);
+	nats_server_clear(&f->server);
+}
+
+static void
+dedup_write(DedupFixture *f, MeshSyncResource *resource, MeshSyncEventType type)
+{
+	g_autoptr(GError) error = NULL;
+
+	g_assert_true(meshsync_writer_write(MESHSYNC_WRITER(f->writer), resource, type, &error));
+	g_assert_no_error(error);
+}
+
+static guint64
+dedup_n(DedupFixture *f)
+{
+	return meshsync_broker_writer_get_n_published(f->writer);
+}
+
+static void
+test_dedup_identical_updates(DedupFixture *f, gconstpointer data)
+{
+	g_autoptr(MeshSyncResource) pod = make_pod("a", "uid-a", "1", "same");
+
+	dedup_write(f, pod, MESHSYNC_EVENT_TYPE_ADDED);
+	dedup_write(f, pod, MESHSYNC_EVENT_TYPE_MODIFIED);
+	dedup_write(f, pod, MESHSYNC_EVENT_TYPE_MODIFIED);
+	g_assert_cmpuint(dedup_n(f), ==, 1);
+}
+
+static void
+test_dedup_changing_content(DedupFixture *f, gconstpointer data)
+{
+	for (guint i = 0; i < 3; i++) {
+		g_autofree gchar *rv = g_strdup_printf("%u", i + 1);
+		g_autoptr(MeshSyncResource) pod = make_pod("a", "uid-a", rv, rv);
+
+		dedup_write(f, pod, MESHSYNC_EVENT_TYPE_MODIFIED);
+	}
+	g_assert_cmpuint(dedup_n(f), ==, 3);
+	{
+		g_autoptr(MeshSyncResource) again = make_pod("a", "uid-a", "3", "3");
+
+		dedup_write(f, again, MESHSYNC_EVENT_TYPE_MODIFIED);
+	}
+	g_assert_cmpuint(dedup_n(f), ==, 3);
+}
+
+static void
+test_dedup_delete(DedupFixture *f, gconstpointer data)
+{
+	g_autoptr(MeshSyncResource) pod = make_pod("a", "uid-a", "1", NULL);
+
+	dedup_write(f, pod, MESHSYNC_EVENT_TYPE_ADDED);
+	dedup_write(f, pod, MESHSYNC_EVENT_TYPE_DELETED);
+	dedup_write(f, pod, MESHSYNC_EVENT_TYPE_DELETED);
+	g_assert_cmpuint(dedup_n(f), ==, 3);
+	/* The delete forgot the uid: the same content is news again, and then tracked. */
+	dedup_write(f, pod, MESHSYNC_EVENT_TYPE_ADDED);
+	g_assert_cmpuint(dedup_n(f), ==, 4);
+	dedup_write(f, pod, MESHSYNC_EVENT_TYPE_MODIFIED);
+	g_assert_cmpuint(dedup_n(f), ==, 4);
+}
+
+static void
+test_dedup_no_uid(DedupFixture *f, gconstpointer data)
+{
+	g_autoptr(MeshSyncResource) no_uid = make_pod("a", NULL, "1", NULL);
+	g_autoptr(MeshSyncResource) empty_uid = make_pod("b", "", "1", NULL);
+
+	dedup_write(f, no_uid, MESHSYNC_EVENT_TYPE_ADDED);
+	dedup_write(f, no_uid, MESHSYNC_EVENT_TYPE_MODIFIED);
+	dedup_write(f, empty_uid, MESHSYNC_EVENT_TYPE_ADDED);
+	dedup_write(f, empty_uid, MESHSYNC_EVENT_TYPE_MODIFIED);
+	g_assert_cmpuint(dedup_n(f), ==, 4);
+}
+
+static void
+test_dedup_per_uid(DedupFixture *f, gconstpointer data)
+{
+	g_autoptr(MeshSyncResource) one = make_pod("a", "uid-1", "1", NULL);
+	g_autoptr(MeshSyncResource) two = make_pod("a", "uid-2", "1", NULL);
+
+	dedup_write(f, one, MESHSYNC_EVENT_TYPE_ADDED);
+	dedup_write(f, two, MESHSYNC_EVENT_TYPE_ADDED);
+	dedup_write(f, one, MESHSYNC_EVENT_TYPE_MODIFIED);
+	dedup_write(f, two, MESHSYNC_EVENT_TYPE_MODIFIED);
+	g_assert_cmpuint(dedup_n(f), ==, 2);
+}
+
+static void
+test_dedup_off(DedupFixture *f, gconstpointer data)
+{
+	g_autoptr(MeshSyncResource) pod = make_pod("a", "uid-a", "1", NULL);
+
+	meshsync_broker_writer_set_content_dedup(f->writer, FALSE);
+	dedup_write(f, pod, MESHSYNC_EVENT_TYPE_ADDED);
+	dedup_write(f, pod, MESHSYNC_EVENT_TYPE_MODIFIED);
+	g_assert_cmpuint(dedup_n(f), ==, 2);
+}
+
+static void
+test_dedup_failed_publish(void)
+{
+	NatsServer server = {0};
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *url = NULL;
+	g_autoptr(MeshSyncBroker) broker = NULL;
+	g_autoptr(MeshSyncBrokerWriter) writer = NULL;
+	g_autoptr(MeshSyncResource) pod = make_pod("a", "uid-a", "1", NULL);
+
+	nats_server_start(&server, 0, NULL);
+	url = nats_server_url(&server);
+	broker = meshsync_broker_new(url, &error);
+	writer = meshsync_broker_writer_new(broker, "test.dedup");
+	meshsync_broker_writer_set_content_dedup(writer, TRUE);
+
+	/* Not connected yet: the publish fails and nothing is remembered. */
+	g_assert_false(meshsync_writer_write(MESHSYNC_WRITER(writer), pod,
+	                                     MESHSYNC_EVENT_TYPE_ADDED, &error));
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION);
+	g_clear_error(&error);
+	g_assert_cmpuint(meshsync_broker_writer_get_n_errors(writer), ==, 1);
+
+	g_assert_true(broker_connect(broker, &error));
+	g_assert_true(meshsync_writer_write(MESHSYNC_WRITER(writer), pod, MESHSYNC_EVENT_TYPE_ADDED,
+	                                    &error));
+	g_assert_cmpuint(meshsync_broker_writer_get_n_published(writer), ==, 1);
+	g_assert_true(meshsync_writer_write(MESHSYNC_WRITER(writer), pod,
+	                                    MESHSYNC_EVENT_TYPE_MODIFIED, &error));
+	g_assert_cmpuint(meshsync_broker_writer_get_n_published(writer), ==, 1);
+	meshsync_broker_close(broker);
+	nats_server_clear(&server);
+}
+
+/* ------------------------------------------------------------------------------------------
+ * Throughput (-m perf): ~5 KB envelopes from the loop thread, with a subscriber in another
+ * process when python3 is there to be one.
+ */
+
+static void
+test_perf_publish(void)
+{
+	NatsServer server = {0};
+	g_autofree gchar *url = NULL;
+	g_autoptr(MeshSyncBroker) broker = NULL;
+	g_autoptr(MeshSyncBrokerWriter) writer = NULL;
+	g_autoptr(MeshSyncResource) pod = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *filler = g_strnfill(4800, 'p');
+	g_autofree gchar *json = NULL;
+	const guint n = 200000;
+	const guint chunk = 2000;
+	gint64 start;
+	gdouble seconds;
+	gsize envelope;
+
+	nats_server_start(&server, 0, NULL);
+	url = nats_server_url(&server);
+	broker = broker_new_connected(url);
+	writer = meshsync_broker_writer_new(broker, NULL);
+	pod = make_pod("perf", "uid-perf", "1", filler);
+	json = meshsync_resource_to_json(pod);
+	envelope = strlen(json) + 80;
+
+	start = g_get_monotonic_time();
+	for (guint i = 0; i < n; i += chunk) {
+		for (guint j = 0; j < chunk; j++)
+			g_assert_true(meshsync_writer_write(MESHSYNC_WRITER(writer), pod,
+			                                    MESHSYNC_EVENT_TYPE_MODIFIED, &error));
+		/* Back to the loop between chunks, so the socket drains. */
+		while (g_main_context_iteration(NULL, FALSE))
+			;
+	}
+	broker_flush(broker);
+	seconds = (gdouble)(g_get_monotonic_time() - start) / G_USEC_PER_SEC;
+	g_test_minimized_result(seconds, "%u envelopes of %" G_GSIZE_FORMAT " bytes", n, envelope);
+	g_test_message("publish: %.0f msg/s, %.1f MB/s", n / seconds,
+	               (gdouble)n * (gdouble)envelope / seconds / 1e6);
+	meshsync_broker_close(broker);
+	nats_server_clear(&server);
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/broker/publish-subscribe", test_publish_subscribe);
+	g_test_add_func("/broker/bad-subjects", test_bad_subjects);
+	g_test_add_func("/broker/queue-groups", test_queue_groups);
+	g_test_add_func("/broker/unsubscribe", test_unsubscribe);
+	g_test_add_func("/broker/envelope-exact", test_envelope_exact);
+	g_test_add_func("/broker/outage-replays-buffer", test_outage_replays_buffer);
+	g_test_add_func("/broker/buffer-full", test_buffer_full);
+	g_test_add_func("/broker/oversize", test_oversize);
+	g_test_add_func("/broker/auth/token", test_auth_token);
+	g_test_add_func("/broker/auth/user-password", test_auth_user_password);
+	g_test_add_func("/broker/connect/timeout", test_connect_timeout);
+	g_test_add_func("/broker/connect/waits-for-broker", test_connect_waits_for_broker);
+	g_test_add_func("/broker/connect/cancelled", test_connect_cancelled);
+	g_test_add_func("/broker/flush-and-close", test_flush_and_close);
+	g_test_add("/broker/dedup/identical-updates", DedupFixture, NULL, dedup_setup,
+	           test_dedup_identical_updates, dedup_teardown);
+	g_test_add("/broker/dedup/changing-content", DedupFixture, NULL, dedup_setup,
+	           test_dedup_changing_content, dedup_teardown);
+	g_test_add("/broker/dedup/delete", DedupFixture, NULL, dedup_setup, test_dedup_delete,
+	           dedup_teardown);
+	g_test_add("/broker/dedup/no-uid", DedupFixture, NULL, dedup_setup, test_dedup_no_uid,
+	           dedup_teardown);
+	g_test_add("/broker/dedup/per-uid", DedupFixture, NULL, dedup_setup, test_dedup_per_uid,
+	           dedup_teardown);
+	g_test_add("/broker/dedup/off", DedupFixture, NULL, dedup_setup, test_dedup_off,
+	           dedup_teardown);
+	g_test_add_func("/broker/dedup/failed-publish", test_dedup_failed_publish);
+	if (g_test_perf())
+		g_test_add_func("/broker/perf/publish", test_perf_publish);
+	return g_test_run();
+}
