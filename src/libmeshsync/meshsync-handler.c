@@ -414,7 +414,7 @@ meshsync_handler_crd_name(GBytes *object)
 	plural = msd_json_tokens_dup_string(
 	        &tokens, msd_json_tokens_path(&tokens, 0, "spec", "names", "plural", NULL));
 	versions = msd_json_tokens_path(&tokens, 0, "spec", "versions", NULL);
-	if (versions >= 0 && tokens.tokens[versions].type == JSMN_ARRAY &&
+	if (versions >= 0 && tokens.tokens[versions].type == MSD_JSON_ARRAY &&
 	    tokens.tokens[versions].size > 0)
 		version = msd_json_tokens_dup_string(
 		        &tokens, msd_json_tokens_member(&tokens, (guint)versions + 1, "name"));

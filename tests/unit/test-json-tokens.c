@@ -97,7 +97,7 @@ test_json_tokens_grows_and_reuses(void)
 
 	/* The same array serves a second, small document. */
 	g_assert_true(msd_json_tokens_parse(&tokens, pod, strlen(pod), NULL));
-	g_assert_cmpint(tokens.tokens[0].type, ==, JSMN_OBJECT);
+	g_assert_cmpint(tokens.tokens[0].type, ==, MSD_JSON_OBJECT);
 }
 
 int

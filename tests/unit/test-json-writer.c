@@ -174,23 +174,23 @@ test_raw_spans(void)
 {
 	static const gchar *js =
 	        "{\"s\":\"a\\\"b&\\u00e9\",\"n\":1.0,\"z\":null,\"o\":{\"y\":1,\"x\":2}}";
-	MsdJsonDoc doc;
+	MsdJsonTokens doc;
 	g_autoptr(GString) out = g_string_new(NULL);
 
-	msd_json_doc_init(&doc);
-	g_assert_true(msd_json_doc_parse(&doc, js, strlen(js), NULL));
-	msd_json_write_raw(out, &doc, msd_json_doc_member(&doc, 0, "s"));
+	msd_json_tokens_init(&doc);
+	g_assert_true(msd_json_tokens_parse(&doc, js, strlen(js), NULL));
+	msd_json_write_raw(out, &doc, msd_json_tokens_member(&doc, 0, "s"));
 	g_assert_cmpstr(out->str, ==, "a\\\"b\\u0026\xc3\xa9");
 	g_string_truncate(out, 0);
-	msd_json_write_raw(out, &doc, msd_json_doc_member(&doc, 0, "n"));
+	msd_json_write_raw(out, &doc, msd_json_tokens_member(&doc, 0, "n"));
 	g_assert_cmpstr(out->str, ==, "1");
 	g_string_truncate(out, 0);
-	msd_json_write_raw(out, &doc, msd_json_doc_member(&doc, 0, "z"));
+	msd_json_write_raw(out, &doc, msd_json_tokens_member(&doc, 0, "z"));
 	g_assert_cmpstr(out->str, ==, "");
-	msd_json_write_raw(out, &doc, msd_json_doc_member(&doc, 0, "o"));
+	msd_json_write_raw(out, &doc, msd_json_tokens_member(&doc, 0, "o"));
 	g_assert_cmpstr(out->str, ==, "{\"x\":2,\"y\":1}");
-	g_assert_cmpint(msd_json_doc_member(&doc, 0, "missing"), ==, -1);
-	msd_json_doc_clear(&doc);
+	g_assert_cmpint(msd_json_tokens_member(&doc, 0, "missing"), ==, -1);
+	msd_json_tokens_clear(&doc);
 }
 
 static const gchar *malformed[] = {

@@ -316,7 +316,7 @@ msd_informer_parse_page(MsdInformer *self, GBytes *body, gchar **continue_token,
 	data = g_bytes_get_data(body, &size);
 	if (!msd_json_tokens_parse(&self->tokens, data, size, error))
 		return FALSE;
-	if (self->tokens.tokens[0].type != JSMN_OBJECT) {
+	if (self->tokens.tokens[0].type != MSD_JSON_OBJECT) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		                    "list answer is not a JSON object");
 		return FALSE;
@@ -332,7 +332,7 @@ msd_informer_parse_page(MsdInformer *self, GBytes *body, gchar **continue_token,
 	items = msd_json_tokens_member(&self->tokens, 0, "items");
 	if (items < 0 || msd_json_tokens_is_null(&self->tokens, items))
 		return TRUE;
-	if (self->tokens.tokens[items].type != JSMN_ARRAY) {
+	if (self->tokens.tokens[items].type != MSD_JSON_ARRAY) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		                    "list answer has no items array");
 		return FALSE;
@@ -545,7 +545,7 @@ msd_informer_handle_line(MsdInformer *self, const gchar *line, gsize length)
 	gint object;
 
 	if (!msd_json_tokens_parse(&self->tokens, line, length, &error) ||
-	    self->tokens.tokens[0].type != JSMN_OBJECT) {
+	    self->tokens.tokens[0].type != MSD_JSON_OBJECT) {
 		g_warning("%s: malformed watch line of %" G_GSIZE_FORMAT " bytes (%s); relisting",
 		          self->name, length, error != NULL ? error->message : "not an object");
 		msd_informer_abandon_watch(self);
@@ -555,7 +555,7 @@ msd_informer_handle_line(MsdInformer *self, const gchar *line, gsize length)
 	object = msd_json_tokens_member(&self->tokens, 0, "object");
 	if (msd_json_tokens_is_string(&self->tokens, type_index))
 		type = msd_json_tokens_dup_string(&self->tokens, type_index);
-	if (type == NULL || object < 0 || self->tokens.tokens[object].type != JSMN_OBJECT) {
+	if (type == NULL || object < 0 || self->tokens.tokens[object].type != MSD_JSON_OBJECT) {
 		g_warning("%s: watch event without type or object; relisting", self->name);
 		msd_informer_abandon_watch(self);
 		return;

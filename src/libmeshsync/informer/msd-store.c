@@ -173,13 +173,13 @@ msd_store_entry_new_from_tokens(const MsdJsonTokens *tokens,
 	gint metadata;
 	gint name_index;
 
-	if (index >= tokens->n_tokens || tokens->tokens[index].type != JSMN_OBJECT) {
+	if ((gint)index >= tokens->n_tokens || tokens->tokens[index].type != MSD_JSON_OBJECT) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		                    "object is not a JSON object");
 		return NULL;
 	}
 	metadata = msd_json_tokens_member(tokens, index, "metadata");
-	if (metadata < 0 || tokens->tokens[metadata].type != JSMN_OBJECT) {
+	if (metadata < 0 || tokens->tokens[metadata].type != MSD_JSON_OBJECT) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		                    "object has no metadata");
 		return NULL;

@@ -131,10 +131,10 @@ msd_json_append_string(GString *out, const gchar *s, gssize len)
 
 /* The body of string token @idx, decoded as Go's decoder would and re-encoded. */
 static void
-write_string_body(GString *out, const MsdJsonDoc *doc, gint idx)
+write_string_body(GString *out, const MsdJsonTokens *doc, gint idx)
 {
-	const MsdJsonTok *t = &doc->tok[idx];
-	const guchar *p = (const guchar *)doc->js + t->start;
+	const MsdJsonToken *t = &doc->tokens[idx];
+	const guchar *p = (const guchar *)doc->data + t->start;
 	gsize n = (gsize)(t->end - t->start);
 	gsize i = 0;
 
@@ -316,14 +316,14 @@ msd_json_append_number(GString *out, const gchar *text, gsize len)
 }
 
 static void
-write_value_depth(GString *out, const MsdJsonDoc *doc, gint idx)
+write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx)
 {
-	const MsdJsonTok *t = &doc->tok[idx];
+	const MsdJsonToken *t = &doc->tokens[idx];
 
 	switch ((MsdJsonType)t->type) {
 	case MSD_JSON_OBJECT: {
 		gint n = 0;
-		MsdJsonMember *m = msd_json_doc_sorted_members(doc, idx, &n);
+		MsdJsonMember *m = msd_json_tokens_sorted_members(doc, idx, &n);
 
 		g_string_append_c(out, '{');
 		for (gint k = 0; k < n; k++) {
@@ -345,7 +345,7 @@ write_value_depth(GString *out, const MsdJsonDoc *doc, gint idx)
 			if (k > 0)
 				g_string_append_c(out, ',');
 			write_value_depth(out, doc, j);
-			j = doc->tok[j].next;
+			j = doc->tokens[j].next;
 		}
 		g_string_append_c(out, ']');
 		break;
@@ -356,7 +356,7 @@ write_value_depth(GString *out, const MsdJsonDoc *doc, gint idx)
 		g_string_append_c(out, '"');
 		break;
 	case MSD_JSON_NUMBER:
-		msd_json_append_number(out, doc->js + t->start, (gsize)(t->end - t->start));
+		msd_json_append_number(out, doc->data + t->start, (gsize)(t->end - t->start));
 		break;
 	case MSD_JSON_TRUE:
 		g_string_append_len(out, "true", 4);
@@ -372,37 +372,37 @@ write_value_depth(GString *out, const MsdJsonDoc *doc, gint idx)
 }
 
 void
-msd_json_write_value(GString *out, const MsdJsonDoc *doc, gint idx)
+msd_json_write_value(GString *out, const MsdJsonTokens *doc, gint idx)
 {
-	g_return_if_fail(idx >= 0 && idx < doc->n_tok);
+	g_return_if_fail(idx >= 0 && idx < doc->n_tokens);
 	write_value_depth(out, doc, idx);
 }
 
 void
-msd_json_write_raw(GString *out, const MsdJsonDoc *doc, gint idx)
+msd_json_write_raw(GString *out, const MsdJsonTokens *doc, gint idx)
 {
-	g_return_if_fail(idx >= 0 && idx < doc->n_tok);
-	if (doc->tok[idx].type == MSD_JSON_STRING)
+	g_return_if_fail(idx >= 0 && idx < doc->n_tokens);
+	if (doc->tokens[idx].type == MSD_JSON_STRING)
 		write_string_body(out, doc, idx);
-	else if (doc->tok[idx].type != MSD_JSON_NULL)
+	else if (doc->tokens[idx].type != MSD_JSON_NULL)
 		write_value_depth(out, doc, idx);
 }
 
 gchar *
 msd_json_canonicalize(const gchar *js, gssize len, GError **error)
 {
-	MsdJsonDoc doc;
+	MsdJsonTokens doc;
 	GString *out;
 
-	msd_json_doc_init(&doc);
+	msd_json_tokens_init(&doc);
 	if (len < 0)
 		len = (gssize)strlen(js);
-	if (!msd_json_doc_parse(&doc, js, (gsize)len, error)) {
-		msd_json_doc_clear(&doc);
+	if (!msd_json_tokens_parse(&doc, js, (gsize)len, error)) {
+		msd_json_tokens_clear(&doc);
 		return NULL;
 	}
 	out = g_string_sized_new((gsize)len + 16);
 	write_value_depth(out, &doc, 0);
-	msd_json_doc_clear(&doc);
+	msd_json_tokens_clear(&doc);
 	return g_string_free(out, FALSE);
 }

@@ -7,7 +7,7 @@
 
 #include <glib.h>
 
-#include "msd-json-scan.h"
+#include "msd-json-tokens.h"
 
 G_BEGIN_DECLS
 
@@ -26,21 +26,21 @@ void msd_json_append_string(GString *out, const gchar *s, gssize len);
 void msd_json_append_escaped(GString *out, const gchar *s, gssize len);
 
 /* A JSON number in Go's form; @text must be a valid JSON number whose value fits a float64
- * (msd_json_doc_parse() guarantees both). */
+ * (msd_json_tokens_parse() guarantees both). */
 void msd_json_append_number(GString *out, const gchar *text, gsize len);
 
 /* Go's formatting of a float64 in encoding/json ('f' form, 'e' form below 1e-6 and from 1e21). */
 void msd_json_append_double(GString *out, gdouble v);
 
 /* The canonical serialization of the value at token @idx and everything under it. */
-void msd_json_write_value(GString *out, const MsdJsonDoc *doc, gint idx);
+void msd_json_write_value(GString *out, const MsdJsonTokens *doc, gint idx);
 
 /*
  * What upstream's byte scanner returns for a value of the canonical serialization: the
  * characters between the quotes for a string (still escaped: `a"b` gives `a\"b`), nothing for
  * null, the canonical text for anything else.
  */
-void msd_json_write_raw(GString *out, const MsdJsonDoc *doc, gint idx);
+void msd_json_write_raw(GString *out, const MsdJsonTokens *doc, gint idx);
 
 /* Parse @js and return its canonical serialization. */
 gchar *msd_json_canonicalize(const gchar *js, gssize len, GError **error);

@@ -27,7 +27,7 @@
 typedef struct {
 	MsdModel *m;
 	GString *arena;
-	const MsdJsonDoc *doc;
+	const MsdJsonTokens *doc;
 	GArray *labels;      /* (element-type MsdKeyValue) */
 	GArray *annotations; /* (element-type MsdKeyValue) */
 } Builder;
@@ -65,10 +65,10 @@ set_literal(Builder *b, MsdField f, const gchar *text, gssize len)
 static void
 decode_string(Builder *b, MsdField f, gint v)
 {
-	if (b->doc->tok[v].type != MSD_JSON_STRING)
+	if (b->doc->tokens[v].type != MSD_JSON_STRING)
 		return;
 	span_begin(b, &b->m->f[f]);
-	msd_json_doc_append_decoded(b->doc, v, b->arena);
+	msd_json_tokens_append_decoded(b->doc, v, b->arena);
 	span_end(b, &b->m->f[f]);
 }
 
@@ -86,7 +86,7 @@ decode_int64(Builder *b, gint v, gint64 *out)
 {
 	g_autoptr(GString) text = NULL;
 
-	if (b->doc->tok[v].type != MSD_JSON_NUMBER)
+	if (b->doc->tokens[v].type != MSD_JSON_NUMBER)
 		return FALSE;
 	text = g_string_sized_new(24);
 	msd_json_write_value(text, b->doc, v);
@@ -186,7 +186,7 @@ static void
 decode_metadata(Builder *b, gint obj)
 {
 	gint n = 0;
-	MsdJsonMember *mem = msd_json_doc_sorted_members(b->doc, obj, &n);
+	MsdJsonMember *mem = msd_json_tokens_sorted_members(b->doc, obj, &n);
 
 	for (gint k = 0; k < n; k++) {
 		gint v = mem[k].value_tok;
@@ -204,7 +204,7 @@ decode_metadata(Builder *b, gint obj)
 		                                  "deletionGracePeriodSeconds")) {
 			/* a pointer: Go allocates it for any non-null value, even one that then
 			 * fails to decode (and stays 0) */
-			if (b->doc->tok[v].type != MSD_JSON_NULL) {
+			if (b->doc->tokens[v].type != MSD_JSON_NULL) {
 				b->m->has_grace_period = TRUE;
 				b->m->grace_period = decode_int64(b, v, &i64) ? i64 : 0;
 			}
@@ -221,9 +221,9 @@ decode_attribute_struct(Builder *b, gint v, MsdField id_field, MsdField attr_fie
 	gint n = 0;
 	MsdJsonMember *mem;
 
-	if (b->doc->tok[v].type != MSD_JSON_OBJECT)
+	if (b->doc->tokens[v].type != MSD_JSON_OBJECT)
 		return;
-	mem = msd_json_doc_sorted_members(b->doc, v, &n);
+	mem = msd_json_tokens_sorted_members(b->doc, v, &n);
 	for (gint k = 0; k < n; k++) {
 		if (msd_model_key_folds_to(mem[k].key, mem[k].key_len, "id"))
 			decode_string(b, id_field, mem[k].value_tok);
@@ -252,20 +252,20 @@ static void
 decode_top(Builder *b)
 {
 	gint n = 0;
-	MsdJsonMember *mem = msd_json_doc_sorted_members(b->doc, 0, &n);
+	MsdJsonMember *mem = msd_json_tokens_sorted_members(b->doc, 0, &n);
 
 	for (gint k = 0; k < n; k++) {
 		const gchar *key = mem[k].key;
 		gsize len = mem[k].key_len;
 		gint v = mem[k].value_tok;
-		gboolean is_null = b->doc->tok[v].type == MSD_JSON_NULL;
+		gboolean is_null = b->doc->tokens[v].type == MSD_JSON_NULL;
 
 		for (guint f = 0; f < G_N_ELEMENTS(top_strings); f++) {
 			if (msd_model_key_folds_to(key, len, top_strings[f].name))
 				decode_string(b, top_strings[f].field, v);
 		}
 		if (msd_model_key_folds_to(key, len, "metadata")) {
-			if (b->doc->tok[v].type == MSD_JSON_OBJECT)
+			if (b->doc->tokens[v].type == MSD_JSON_OBJECT)
 				decode_metadata(b, v);
 		} else if (msd_model_key_folds_to(key, len, "spec")) {
 			/* null leaves the pointer unset: no spec on the wire (upstream then
@@ -292,9 +292,9 @@ collect_key_values(Builder *b, gint obj, GArray *into, gboolean labels)
 	MsdJsonMember *mem;
 
 	/* upstream iterates with ObjectEach: anything but an object gives no entries */
-	if (obj < 0 || b->doc->tok[obj].type != MSD_JSON_OBJECT)
+	if (obj < 0 || b->doc->tokens[obj].type != MSD_JSON_OBJECT)
 		return;
-	mem = msd_json_doc_sorted_members(b->doc, obj, &n);
+	mem = msd_json_tokens_sorted_members(b->doc, obj, &n);
 	for (gint k = 0; k < n; k++) {
 		MsdKeyValue kv;
 
@@ -324,8 +324,8 @@ collect_key_values(Builder *b, gint obj, GArray *into, gboolean labels)
 static void
 raw_steps(Builder *b, gboolean redact)
 {
-	const MsdJsonDoc *doc = b->doc;
-	gint meta = msd_json_doc_member(doc, 0, "metadata");
+	const MsdJsonTokens *doc = b->doc;
+	gint meta = msd_json_tokens_member(doc, 0, "metadata");
 	static const struct {
 		const gchar *name;
 		MsdField field;
@@ -339,28 +339,28 @@ raw_steps(Builder *b, gboolean redact)
 	};
 	gint v;
 
-	if (meta >= 0 && doc->tok[meta].type == MSD_JSON_OBJECT) {
-		collect_key_values(b, msd_json_doc_member(doc, meta, "labels"), b->labels, TRUE);
-		collect_key_values(b, msd_json_doc_member(doc, meta, "annotations"), b->annotations,
-		                   FALSE);
-		v = msd_json_doc_member(doc, meta, "finalizers");
+	if (meta >= 0 && doc->tokens[meta].type == MSD_JSON_OBJECT) {
+		collect_key_values(b, msd_json_tokens_member(doc, meta, "labels"), b->labels, TRUE);
+		collect_key_values(b, msd_json_tokens_member(doc, meta, "annotations"),
+		                   b->annotations, FALSE);
+		v = msd_json_tokens_member(doc, meta, "finalizers");
 		if (v >= 0)
 			set_raw(b, MSD_F_FINALIZERS, v);
 		/* managedFields is dropped on purpose, as upstream does */
-		v = msd_json_doc_member(doc, meta, "ownerReferences");
+		v = msd_json_tokens_member(doc, meta, "ownerReferences");
 		if (v >= 0)
 			set_raw(b, MSD_F_OWNER_REFERENCES, v);
 	}
-	v = msd_json_doc_member(doc, 0, "spec");
-	if (v >= 0 && doc->tok[v].type != MSD_JSON_NULL)
+	v = msd_json_tokens_member(doc, 0, "spec");
+	if (v >= 0 && doc->tokens[v].type != MSD_JSON_NULL)
 		set_raw(b, MSD_F_SPEC_ATTRIBUTE, v);
-	v = msd_json_doc_member(doc, 0, "status");
-	if (v >= 0 && doc->tok[v].type != MSD_JSON_NULL)
+	v = msd_json_tokens_member(doc, 0, "status");
+	if (v >= 0 && doc->tokens[v].type != MSD_JSON_NULL)
 		set_raw(b, MSD_F_STATUS_ATTRIBUTE, v);
 	for (guint f = 0; f < G_N_ELEMENTS(top_raw); f++) {
 		MsdSpan *s = &b->m->f[top_raw[f].field];
 
-		v = msd_json_doc_member(doc, 0, top_raw[f].name);
+		v = msd_json_tokens_member(doc, 0, top_raw[f].name);
 		if (v < 0)
 			continue;
 		if (redact && top_raw[f].secret) {
@@ -378,19 +378,19 @@ raw_steps(Builder *b, gboolean redact)
 static void
 scratch_free(gpointer p)
 {
-	msd_json_doc_clear(p);
+	msd_json_tokens_clear(p);
 	g_free(p);
 }
 
 static GPrivate scratch_doc = G_PRIVATE_INIT(scratch_free);
 
-static MsdJsonDoc *
+static MsdJsonTokens *
 get_scratch_doc(void)
 {
-	MsdJsonDoc *doc = g_private_get(&scratch_doc);
+	MsdJsonTokens *doc = g_private_get(&scratch_doc);
 
 	if (doc == NULL) {
-		doc = g_new0(MsdJsonDoc, 1);
+		doc = g_new0(MsdJsonTokens, 1);
 		g_private_set(&scratch_doc, doc);
 	}
 	return doc;
@@ -405,15 +405,15 @@ msd_model_convert(MsdModel *m,
                   MsdServiceEndpoint **endpoint,
                   GError **error)
 {
-	MsdJsonDoc *doc = get_scratch_doc();
+	MsdJsonTokens *doc = get_scratch_doc();
 	Builder b;
 	gboolean redact;
 
 	if (endpoint != NULL)
 		*endpoint = NULL;
-	if (!msd_json_doc_parse(doc, json, length, error))
+	if (!msd_json_tokens_parse(doc, json, length, error))
 		return FALSE;
-	if (doc->tok[0].type != MSD_JSON_OBJECT) {
+	if (doc->tokens[0].type != MSD_JSON_OBJECT) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		                    "Kubernetes object is not a JSON object");
 		return FALSE;

@@ -20,14 +20,14 @@ msd_secret_redact_enabled(void)
 }
 
 gboolean
-msd_secret_redact_write(GString *out, const MsdJsonDoc *doc, gint idx)
+msd_secret_redact_write(GString *out, const MsdJsonTokens *doc, gint idx)
 {
 	MsdJsonMember *m;
 	gint n = 0;
 
-	if (idx < 0 || doc->tok[idx].type != MSD_JSON_OBJECT)
+	if (idx < 0 || doc->tokens[idx].type != MSD_JSON_OBJECT)
 		return FALSE;
-	m = msd_json_doc_sorted_members(doc, idx, &n);
+	m = msd_json_tokens_sorted_members(doc, idx, &n);
 	g_string_append_c(out, '{');
 	for (gint k = 0; k < n; k++) {
 		if (k > 0)
@@ -43,7 +43,7 @@ msd_secret_redact_write(GString *out, const MsdJsonDoc *doc, gint idx)
 gchar *
 msd_secret_redact(const gchar *json, gssize len)
 {
-	MsdJsonDoc doc;
+	MsdJsonTokens doc;
 	GString *out;
 
 	if (json == NULL)
@@ -52,13 +52,13 @@ msd_secret_redact(const gchar *json, gssize len)
 		len = (gssize)strlen(json);
 	if (len == 0)
 		return g_strdup("");
-	msd_json_doc_init(&doc);
+	msd_json_tokens_init(&doc);
 	out = g_string_sized_new((gsize)len);
-	if (!msd_json_doc_parse(&doc, json, (gsize)len, NULL) ||
+	if (!msd_json_tokens_parse(&doc, json, (gsize)len, NULL) ||
 	    !msd_secret_redact_write(out, &doc, 0)) {
 		g_string_truncate(out, 0);
 		g_string_append_len(out, json, len);
 	}
-	msd_json_doc_clear(&doc);
+	msd_json_tokens_clear(&doc);
 	return g_string_free(out, FALSE);
 }

@@ -7,7 +7,7 @@
 
 #include <glib.h>
 
-#include "msd-json-scan.h"
+#include "msd-json-tokens.h"
 
 G_BEGIN_DECLS
 
@@ -23,6 +23,6 @@ gchar *msd_secret_redact(const gchar *json, gssize len);
 
 /* The same from a parsed value: writes the redacted object when token @idx is an object and
  * returns TRUE, else writes nothing and returns FALSE. */
-gboolean msd_secret_redact_write(GString *out, const MsdJsonDoc *doc, gint idx);
+gboolean msd_secret_redact_write(GString *out, const MsdJsonTokens *doc, gint idx);
 
 G_END_DECLS

@@ -15,7 +15,7 @@
 /* The pieces of a core/v1 Service the endpoint needs. Upstream decodes the whole object into
  * the typed struct and gives up on any type error; we check the types of the fields it reads. */
 typedef struct {
-	const MsdJsonDoc *doc;
+	const MsdJsonTokens *doc;
 	gboolean ok;
 } Decoder;
 
@@ -28,10 +28,10 @@ member_of_type(Decoder *d, gint obj, const gchar *key, MsdJsonType type)
 
 	if (obj < 0)
 		return -1;
-	v = msd_json_doc_member(d->doc, obj, key);
-	if (v < 0 || d->doc->tok[v].type == MSD_JSON_NULL)
+	v = msd_json_tokens_member(d->doc, obj, key);
+	if (v < 0 || d->doc->tokens[v].type == MSD_JSON_NULL)
 		return -1;
-	if (d->doc->tok[v].type != type) {
+	if (d->doc->tokens[v].type != type) {
 		d->ok = FALSE;
 		return -1;
 	}
@@ -45,7 +45,7 @@ member_string(Decoder *d, gint obj, const gchar *key)
 	GString *s = g_string_new(NULL);
 
 	if (v >= 0)
-		msd_json_doc_append_decoded(d->doc, v, s);
+		msd_json_tokens_append_decoded(d->doc, v, s);
 	return g_string_free(s, FALSE);
 }
 
@@ -67,7 +67,7 @@ member_int32(Decoder *d, gint obj, const gchar *key)
 }
 
 MsdServiceEndpoint *
-msd_service_endpoint_new_from_doc(const MsdJsonDoc *doc, gint root)
+msd_service_endpoint_new_from_doc(const MsdJsonTokens *doc, gint root)
 {
 	Decoder d = {doc, TRUE};
 	g_autoptr(MsdServiceEndpoint) ep = g_new0(MsdServiceEndpoint, 1);
@@ -78,7 +78,7 @@ msd_service_endpoint_new_from_doc(const MsdJsonDoc *doc, gint root)
 	gboolean ingress_set = FALSE;
 	gint spec, ports, status, lb, ingress;
 
-	if (root < 0 || doc->tok[root].type != MSD_JSON_OBJECT)
+	if (root < 0 || doc->tokens[root].type != MSD_JSON_OBJECT)
 		return NULL;
 	spec = member_of_type(&d, root, "spec", MSD_JSON_OBJECT);
 	ep->internal_address = member_string(&d, spec, "clusterIP");
@@ -87,33 +87,33 @@ msd_service_endpoint_new_from_doc(const MsdJsonDoc *doc, gint root)
 		gint j = ports + 1;
 
 		/* upstream keeps the ports of the last entry */
-		for (gint k = 0; k < doc->tok[ports].size; k++) {
+		for (gint k = 0; k < doc->tokens[ports].size; k++) {
 			cluster_port = 0;
 			node_port = 0;
-			if (doc->tok[j].type == MSD_JSON_OBJECT) {
+			if (doc->tokens[j].type == MSD_JSON_OBJECT) {
 				cluster_port = member_int32(&d, j, "port");
 				node_port = member_int32(&d, j, "nodePort");
-			} else if (doc->tok[j].type != MSD_JSON_NULL) {
+			} else if (doc->tokens[j].type != MSD_JSON_NULL) {
 				d.ok = FALSE;
 			}
-			j = doc->tok[j].next;
+			j = doc->tokens[j].next;
 		}
 	}
 	status = member_of_type(&d, root, "status", MSD_JSON_OBJECT);
 	lb = member_of_type(&d, status, "loadBalancer", MSD_JSON_OBJECT);
 	ingress = member_of_type(&d, lb, "ingress", MSD_JSON_ARRAY);
-	if (ingress >= 0 && doc->tok[ingress].size > 0) {
+	if (ingress >= 0 && doc->tokens[ingress].size > 0) {
 		gint first = ingress + 1;
 
-		if (doc->tok[first].type == MSD_JSON_OBJECT) {
+		if (doc->tokens[first].type == MSD_JSON_OBJECT) {
 			gint mode = member_of_type(&d, first, "ipMode", MSD_JSON_STRING);
 			gint iports = member_of_type(&d, first, "ports", MSD_JSON_ARRAY);
 
 			ip = member_string(&d, first, "ip");
 			hostname = member_string(&d, first, "hostname");
 			ingress_set = ip[0] != '\0' || hostname[0] != '\0' || mode >= 0 ||
-			              (iports >= 0 && doc->tok[iports].size > 0);
-		} else if (doc->tok[first].type != MSD_JSON_NULL) {
+			              (iports >= 0 && doc->tokens[iports].size > 0);
+		} else if (doc->tokens[first].type != MSD_JSON_NULL) {
 			d.ok = FALSE;
 		}
 	}

@@ -7,7 +7,7 @@
 
 #include <gio/gio.h>
 
-#include "msd-json-scan.h"
+#include "msd-json-tokens.h"
 #include "msd-model.h"
 
 G_BEGIN_DECLS
@@ -37,7 +37,7 @@ struct _MsdServiceEndpoint {
 	gint64 external_port;
 };
 
-MsdServiceEndpoint *msd_service_endpoint_new_from_doc(const MsdJsonDoc *doc, gint root);
+MsdServiceEndpoint *msd_service_endpoint_new_from_doc(const MsdJsonTokens *doc, gint root);
 void msd_service_endpoint_free(MsdServiceEndpoint *ep);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsdServiceEndpoint, msd_service_endpoint_free)
 

@@ -343,7 +343,7 @@ msd_snapshot_member_clear(gpointer data)
 static gboolean
 msd_snapshot_emit_mapping(MsdSnapshotEmit *ctx, guint index)
 {
-	const jsmntok_t *object = &ctx->tokens->tokens[index];
+	const MsdJsonToken *object = &ctx->tokens->tokens[index];
 	g_autoptr(GArray) members =
 	        g_array_sized_new(FALSE, FALSE, sizeof(MsdSnapshotMember), (guint)object->size);
 	yaml_event_t event;
@@ -383,13 +383,13 @@ msd_snapshot_emit_mapping(MsdSnapshotEmit *ctx, guint index)
 static gboolean
 msd_snapshot_emit_value(MsdSnapshotEmit *ctx, guint index)
 {
-	const jsmntok_t *token = &ctx->tokens->tokens[index];
+	const MsdJsonToken *token = &ctx->tokens->tokens[index];
 	yaml_event_t event;
 
 	switch (token->type) {
-	case JSMN_OBJECT:
+	case MSD_JSON_OBJECT:
 		return msd_snapshot_emit_mapping(ctx, index);
-	case JSMN_ARRAY: {
+	case MSD_JSON_ARRAY: {
 		guint child = index + 1;
 
 		yaml_sequence_start_event_initialize(&event, NULL, NULL, 1,
@@ -404,7 +404,7 @@ msd_snapshot_emit_value(MsdSnapshotEmit *ctx, guint index)
 		yaml_sequence_end_event_initialize(&event);
 		return msd_snapshot_emit(ctx, &event);
 	}
-	case JSMN_STRING: {
+	case MSD_JSON_STRING: {
 		g_autofree gchar *text = msd_json_tokens_dup_string(ctx->tokens, (gint)index);
 
 		if (text == NULL) {
@@ -414,8 +414,6 @@ msd_snapshot_emit_value(MsdSnapshotEmit *ctx, guint index)
 		}
 		return msd_snapshot_emit_scalar(ctx, text, strlen(text), TRUE);
 	}
-	case JSMN_PRIMITIVE:
-	case JSMN_UNDEFINED:
 	default: {
 		gsize length;
 		const gchar *raw = msd_json_tokens_raw(ctx->tokens, index, &length);

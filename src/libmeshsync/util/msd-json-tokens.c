@@ -5,99 +5,311 @@
 
 #include "config.h"
 
+#include <math.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "meshsync-error.h"
-
-/* The only translation unit that compiles jsmn's functions. */
-#undef JSMN_HEADER
-#define JSMN_PARENT_LINKS
-#define JSMN_STRICT
-#include <jsmn.h>
-
 #include "msd-json-tokens.h"
+#include "msd-utf8.h"
 
-/* Deep enough for any Kubernetes object; bounds recursion on hostile input. */
-#define MSD_JSON_MAX_DEPTH 512
+/* The one translation unit that instantiates jsmn, with the one configuration the project
+ * uses: strict mode (no bare words as keys) and parent links (closing a bracket is O(depth)). */
+#define JSMN_STATIC
+#define JSMN_STRICT
+#define JSMN_PARENT_LINKS
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wshadow"
+#pragma GCC diagnostic ignored "-Wsign-compare"
+#pragma GCC diagnostic ignored "-Wdeclaration-after-statement"
+#include <jsmn.h>
+#pragma GCC diagnostic pop
 
-static gboolean
-msd_json_tokens_primitive_valid(const gchar *p, gsize length)
+void
+msd_json_tokens_init(MsdJsonTokens *self)
 {
-	gsize i = 0;
+	memset(self, 0, sizeof(*self));
+}
 
-	if (length == 4 && (memcmp(p, "true", 4) == 0 || memcmp(p, "null", 4) == 0))
-		return TRUE;
-	if (length == 5 && memcmp(p, "false", 5) == 0)
-		return TRUE;
-	/* A number as RFC 8259 spells it: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
-	if (i < length && p[i] == '-')
+void
+msd_json_tokens_clear(MsdJsonTokens *self)
+{
+	g_free(self->tokens);
+	g_free(self->jsmn);
+	memset(self, 0, sizeof(*self));
+}
+
+static inline gboolean
+is_ws(gchar c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* First byte of the value's text (the opening quote for strings). */
+static inline gint32
+tok_text_start(const MsdJsonToken *t)
+{
+	return t->type == MSD_JSON_STRING ? t->start - 1 : t->start;
+}
+
+/* One past the last byte of the value's text. */
+static inline gint32
+tok_text_end(const MsdJsonToken *t)
+{
+	return t->type == MSD_JSON_STRING ? t->end + 1 : t->end;
+}
+
+/* jsmn does not look at the bytes between tokens, so "[1 2]" and "{"a" 1}" pass it: the bytes
+ * in [from, to) must be whitespace around exactly one @sep (or none if @sep is 0). */
+static gboolean
+check_gap(const gchar *js, gint32 from, gint32 to, gchar sep)
+{
+	gint32 i = from;
+
+	while (i < to && is_ws(js[i]))
 		i++;
-	if (i < length && p[i] == '0') {
+	if (sep != 0) {
+		if (i >= to || js[i] != sep)
+			return FALSE;
 		i++;
-	} else if (i < length && p[i] >= '1' && p[i] <= '9') {
-		while (i < length && g_ascii_isdigit(p[i]))
+		while (i < to && is_ws(js[i]))
+			i++;
+	}
+	return i == to;
+}
+
+/* A number as RFC 8259 spells it: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+static gboolean
+check_number(const gchar *p, gint32 n)
+{
+	gint32 i = 0;
+
+	if (i < n && p[i] == '-')
+		i++;
+	if (i >= n)
+		return FALSE;
+	if (p[i] == '0') {
+		i++;
+	} else if (p[i] >= '1' && p[i] <= '9') {
+		while (i < n && g_ascii_isdigit(p[i]))
 			i++;
 	} else {
 		return FALSE;
 	}
-	if (i < length && p[i] == '.') {
-		if (++i >= length || !g_ascii_isdigit(p[i]))
-			return FALSE;
-		while (i < length && g_ascii_isdigit(p[i]))
-			i++;
-	}
-	if (i < length && (p[i] == 'e' || p[i] == 'E')) {
+	if (i < n && p[i] == '.') {
 		i++;
-		if (i < length && (p[i] == '+' || p[i] == '-'))
-			i++;
-		if (i >= length || !g_ascii_isdigit(p[i]))
+		if (i >= n || !g_ascii_isdigit(p[i]))
 			return FALSE;
-		while (i < length && g_ascii_isdigit(p[i]))
+		while (i < n && g_ascii_isdigit(p[i]))
 			i++;
 	}
-	return i == length;
+	if (i < n && (p[i] == 'e' || p[i] == 'E')) {
+		i++;
+		if (i < n && (p[i] == '+' || p[i] == '-'))
+			i++;
+		if (i >= n || !g_ascii_isdigit(p[i]))
+			return FALSE;
+		while (i < n && g_ascii_isdigit(p[i]))
+			i++;
+	}
+	return i == n;
 }
 
-/* jsmn tokenizes but does not validate: it takes {"a":} or a bare word. Checks the grammar of
- * the value at @index and returns the index after it, or 0 when it is invalid. */
-static guint
-msd_json_tokens_validate(const MsdJsonTokens *self, guint index, guint depth)
+/* Go's decoder rejects numbers that overflow a float64 (1e400): so do we, before any writer
+ * has to format one. Plain integers up to 18 digits cannot overflow; skip the conversion. */
+static gboolean
+check_number_range(const gchar *p, gint32 n)
 {
-	const jsmntok_t *token;
-	guint next = index + 1;
+	gchar buf[64];
+	g_autofree gchar *heap = NULL;
+	const gchar *text = buf;
+	gdouble v;
 
-	if (index >= self->n_tokens || depth > MSD_JSON_MAX_DEPTH)
-		return 0;
-	token = &self->tokens[index];
-	switch (token->type) {
-	case JSMN_OBJECT:
-		for (gint i = 0; i < token->size; i++) {
-			if (next >= self->n_tokens || self->tokens[next].type != JSMN_STRING ||
-			    self->tokens[next].size != 1)
-				return 0;
-			next = msd_json_tokens_validate(self, next + 1, depth + 1);
-			if (next == 0)
-				return 0;
+	if (n <= 18 && memchr(p, '.', n) == NULL && memchr(p, 'e', n) == NULL &&
+	    memchr(p, 'E', n) == NULL)
+		return TRUE;
+	if (n < (gint32)sizeof(buf)) {
+		memcpy(buf, p, n);
+		buf[n] = '\0';
+	} else {
+		heap = g_strndup(p, n);
+		text = heap;
+	}
+	v = g_ascii_strtod(text, NULL);
+	return isfinite(v);
+}
+
+/* Raw control bytes are not allowed inside JSON strings (jsmn lets them through); also note
+ * whether the bytes can be used as the decoded text directly. */
+static gboolean
+check_string(const gchar *p, gint32 n, guint8 *plain)
+{
+	gboolean is_plain = TRUE;
+
+	for (gint32 i = 0; i < n; i++) {
+		guchar c = (guchar)p[i];
+
+		if (c < 0x20)
+			return FALSE;
+		if (c == '\\' || c >= 0x80)
+			is_plain = FALSE;
+	}
+	*plain = is_plain;
+	return TRUE;
+}
+
+/* jsmn closes a bracket by walking up from the last token, which makes a document nested n
+ * deep cost n^2 steps (100,000 brackets: seconds). One quick pass bounds the depth first. */
+static gboolean
+check_depth(const gchar *js, gsize len)
+{
+	const gchar *p = js;
+	const gchar *end = js + len;
+	guint depth = 0;
+
+	while (p < end) {
+		switch (*p++) {
+		case '"':
+			/* skip the string with memchr: a quote ends it unless an odd number of
+			 * backslashes precedes it; jsmn reports an unterminated one */
+			for (;;) {
+				const gchar *q = memchr(p, '"', (gsize)(end - p));
+				const gchar *b;
+
+				if (q == NULL)
+					return TRUE;
+				b = q;
+				while (b > p && b[-1] == '\\')
+					b--;
+				p = q + 1;
+				if (((q - b) & 1) == 0)
+					break;
+			}
+			break;
+		case '[':
+		case '{':
+			if (++depth > MSD_JSON_MAX_DEPTH)
+				return FALSE;
+			break;
+		case ']':
+		case '}':
+			if (depth > 0)
+				depth--;
+			break;
+		default:
+			break;
 		}
-		return next;
-	case JSMN_ARRAY:
-		for (gint i = 0; i < token->size; i++) {
-			next = msd_json_tokens_validate(self, next, depth + 1);
-			if (next == 0)
-				return 0;
-		}
-		return next;
+	}
+	return TRUE;
+}
+
+typedef struct {
+	const gchar *js;
+	const jsmntok_t *raw;
+	MsdJsonToken *tok;
+	gint n;
+} Walk;
+
+/* Validates the value at token @i and everything under it, filling in our token layout;
+ * returns the index after it, or -1. */
+static gint
+walk_value(Walk *w, gint i, guint depth)
+{
+	const jsmntok_t *r;
+	MsdJsonToken *t;
+
+	if (i >= w->n || depth > MSD_JSON_MAX_DEPTH)
+		return -1;
+	r = &w->raw[i];
+	t = &w->tok[i];
+	t->start = r->start;
+	t->end = r->end;
+	t->size = r->size;
+	t->plain = 0;
+
+	switch (r->type) {
+	case JSMN_PRIMITIVE: {
+		const gchar *p = w->js + r->start;
+		gint32 n = r->end - r->start;
+
+		if (r->size != 0)
+			return -1;
+		if (n == 4 && memcmp(p, "true", 4) == 0)
+			t->type = MSD_JSON_TRUE;
+		else if (n == 5 && memcmp(p, "false", 5) == 0)
+			t->type = MSD_JSON_FALSE;
+		else if (n == 4 && memcmp(p, "null", 4) == 0)
+			t->type = MSD_JSON_NULL;
+		else if (check_number(p, n) && check_number_range(p, n))
+			t->type = MSD_JSON_NUMBER;
+		else
+			return -1;
+		t->next = i + 1;
+		return i + 1;
+	}
 	case JSMN_STRING:
-		return token->size == 0 ? next : 0;
-	case JSMN_PRIMITIVE:
-		return msd_json_tokens_primitive_valid(self->data + token->start,
-		                                       (gsize)(token->end - token->start))
-		               ? next
-		               : 0;
-	case JSMN_UNDEFINED:
+		t->type = MSD_JSON_STRING;
+		if (r->size != 0 || !check_string(w->js + r->start, r->end - r->start, &t->plain))
+			return -1;
+		t->next = i + 1;
+		return i + 1;
+	case JSMN_ARRAY: {
+		gint j = i + 1;
+		gint32 pos = r->start + 1;
+
+		t->type = MSD_JSON_ARRAY;
+		for (gint k = 0; k < r->size; k++) {
+			gint after;
+
+			if (j >= w->n)
+				return -1;
+			after = walk_value(w, j, depth + 1);
+			if (after < 0 ||
+			    !check_gap(w->js, pos, tok_text_start(&w->tok[j]), k == 0 ? 0 : ','))
+				return -1;
+			pos = tok_text_end(&w->tok[j]);
+			j = after;
+		}
+		if (!check_gap(w->js, pos, r->end - 1, 0))
+			return -1;
+		t->next = j;
+		return j;
+	}
+	case JSMN_OBJECT: {
+		gint j = i + 1;
+		gint32 pos = r->start + 1;
+
+		t->type = MSD_JSON_OBJECT;
+		for (gint k = 0; k < r->size; k++) {
+			MsdJsonToken *key;
+			gint after;
+
+			if (j + 1 >= w->n || w->raw[j].type != JSMN_STRING || w->raw[j].size != 1)
+				return -1;
+			key = &w->tok[j];
+			key->type = MSD_JSON_STRING;
+			key->start = w->raw[j].start;
+			key->end = w->raw[j].end;
+			key->size = 0;
+			key->next = j + 1;
+			if (!check_string(w->js + key->start, key->end - key->start, &key->plain) ||
+			    !check_gap(w->js, pos, key->start - 1, k == 0 ? 0 : ','))
+				return -1;
+			after = walk_value(w, j + 1, depth + 1);
+			if (after < 0 ||
+			    !check_gap(w->js, key->end + 1, tok_text_start(&w->tok[j + 1]), ':'))
+				return -1;
+			pos = tok_text_end(&w->tok[j + 1]);
+			j = after;
+		}
+		if (!check_gap(w->js, pos, r->end - 1, 0))
+			return -1;
+		t->next = j;
+		return j;
+	}
 	default:
-		return 0;
+		return -1;
 	}
 }
 
@@ -105,263 +317,362 @@ gboolean
 msd_json_tokens_parse(MsdJsonTokens *self, const gchar *data, gsize length, GError **error)
 {
 	jsmn_parser parser;
+	Walk w;
 	gint rc;
+	gint after;
+
+	g_return_val_if_fail(data != NULL || length == 0, FALSE);
 
 	self->data = data;
 	self->length = length;
 	self->n_tokens = 0;
-	if (self->allocated == 0) {
-		/* Kubernetes objects average one token per 12-20 bytes. */
-		self->allocated = MAX(64, length / 8);
-		self->tokens = g_new(jsmntok_t, self->allocated);
+	/* jsmn's offsets are ints, ours gint32 */
+	if (length > G_MAXINT32 / 2) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+		            "malformed JSON (document too large: %" G_GSIZE_FORMAT " bytes)",
+		            length);
+		return FALSE;
 	}
-
+	if (!check_depth(data, length)) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+		            "malformed JSON (nested deeper than %d levels)", MSD_JSON_MAX_DEPTH);
+		return FALSE;
+	}
+	if (self->jsmn_allocated == 0) {
+		/* Kubernetes objects average one token per 12-20 bytes */
+		self->jsmn_allocated = (gint)MIN(length / 6 + 16, 1 << 16);
+		self->jsmn = g_new(jsmntok_t, self->jsmn_allocated);
+	}
 	jsmn_init(&parser);
 	for (;;) {
-		rc = jsmn_parse(&parser, data, length, self->tokens, self->allocated);
+		rc = jsmn_parse(&parser, data, length, self->jsmn, (guint)self->jsmn_allocated);
 		if (rc != JSMN_ERROR_NOMEM)
 			break;
-		/* jsmn resumes where it stopped when given a larger array. */
-		self->allocated *= 2;
-		self->tokens = g_renew(jsmntok_t, self->tokens, self->allocated);
+		/* jsmn resumes where it stopped once it has room for more tokens */
+		self->jsmn_allocated *= 2;
+		self->jsmn = g_renew(jsmntok_t, self->jsmn, self->jsmn_allocated);
 	}
-	if (rc < 0 || rc == 0) {
+	if (rc <= 0) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "malformed JSON (%s at byte %u of %zu)",
+		            "malformed JSON (%s at byte %u of %" G_GSIZE_FORMAT ")",
 		            rc == JSMN_ERROR_PART ? "truncated document"
 		            : rc == 0             ? "no value"
 		                                  : "invalid character",
 		            parser.pos, length);
 		return FALSE;
 	}
-	self->n_tokens = (guint)rc;
-	/* jsmn accepts several top-level values in a row; a document is exactly one. */
-	if (msd_json_tokens_skip(self, 0) != self->n_tokens) {
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "malformed JSON (trailing data after byte %d of %zu)",
-		            self->tokens[0].end, length);
+	if (self->allocated < rc) {
+		g_free(self->tokens);
+		self->allocated = MAX(rc, 16);
+		self->tokens = g_new(MsdJsonToken, self->allocated);
+	}
+	w.js = data;
+	w.raw = self->jsmn;
+	w.tok = self->tokens;
+	w.n = rc;
+	after = walk_value(&w, 0, 0);
+	if (after < 0 || !check_gap(data, 0, tok_text_start(&self->tokens[0]), 0)) {
+		g_set_error(
+		        error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+		        "malformed JSON (invalid structure, literal or string in %" G_GSIZE_FORMAT
+		        " bytes)",
+		        length);
 		return FALSE;
 	}
-	if (msd_json_tokens_validate(self, 0, 0) != self->n_tokens) {
+	/* jsmn accepts several top-level values in a row; a document is exactly one */
+	if (after != rc || !check_gap(data, tok_text_end(&self->tokens[0]), (gint32)length, 0)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "malformed JSON (invalid structure or literal in %zu bytes)", length);
+		            "malformed JSON (trailing data after byte %d of %" G_GSIZE_FORMAT ")",
+		            tok_text_end(&self->tokens[0]), length);
 		return FALSE;
 	}
+	self->n_tokens = rc;
 	return TRUE;
 }
 
-void
-msd_json_tokens_clear(MsdJsonTokens *self)
+/* Whether the decoded text of string token @index is the @n bytes at @text. */
+static gboolean
+string_equals_len(const MsdJsonTokens *self, gint index, const gchar *text, gsize n)
 {
-	g_clear_pointer(&self->tokens, g_free);
-	self->allocated = 0;
-	self->n_tokens = 0;
-	self->data = NULL;
-	self->length = 0;
-}
+	const MsdJsonToken *t = &self->tokens[index];
+	g_autoptr(GString) scratch = NULL;
+	const gchar *s;
+	gsize len;
 
-guint
-msd_json_tokens_skip(const MsdJsonTokens *self, guint index)
-{
-	gint end = self->tokens[index].end;
-	guint next = index + 1;
-
-	while (next < self->n_tokens && self->tokens[next].start < end)
-		next++;
-	return next;
+	if (t->plain)
+		return (gsize)(t->end - t->start) == n &&
+		       memcmp(self->data + t->start, text, n) == 0;
+	/* an escape shortens the text: a raw span shorter than @text cannot decode to it */
+	if ((gsize)(t->end - t->start) < n)
+		return FALSE;
+	scratch = g_string_new(NULL);
+	s = msd_json_tokens_string(self, index, scratch, &len);
+	return len == n && memcmp(s, text, n) == 0;
 }
 
 gint
-msd_json_tokens_member(const MsdJsonTokens *self, guint object, const gchar *key)
+msd_json_tokens_member(const MsdJsonTokens *self, gint object, const gchar *key)
 {
-	gsize key_length = strlen(key);
-	guint members;
-	guint index;
+	gsize key_len = strlen(key);
+	gint found = -1;
+	gint j;
 
-	if (object >= self->n_tokens || self->tokens[object].type != JSMN_OBJECT)
+	if (!msd_json_tokens_is_object(self, object))
 		return -1;
-	members = (guint)self->tokens[object].size;
-	index = object + 1;
-	for (guint i = 0; i < members; i++) {
-		const jsmntok_t *name = &self->tokens[index];
-
-		if ((gsize)(name->end - name->start) == key_length &&
-		    memcmp(self->data + name->start, key, key_length) == 0)
-			return (gint)index + 1;
-		index = msd_json_tokens_skip(self, index + 1);
+	j = object + 1;
+	for (gint k = 0; k < self->tokens[object].size; k++) {
+		if (string_equals_len(self, j, key, key_len))
+			found = j + 1;
+		j = self->tokens[j + 1].next;
 	}
-	return -1;
+	return found;
 }
 
 gint
-msd_json_tokens_path(const MsdJsonTokens *self, guint object, ...)
+msd_json_tokens_path(const MsdJsonTokens *self, gint object, ...)
 {
 	va_list args;
 	const gchar *key;
-	gint index = (gint)object;
+	gint index = object;
 
 	va_start(args, object);
 	while (index >= 0 && (key = va_arg(args, const gchar *)) != NULL)
-		index = msd_json_tokens_member(self, (guint)index, key);
+		index = msd_json_tokens_member(self, index, key);
 	va_end(args);
 	return index;
 }
 
-gboolean
-msd_json_tokens_is_string(const MsdJsonTokens *self, gint index)
-{
-	return index >= 0 && (guint)index < self->n_tokens &&
-	       self->tokens[index].type == JSMN_STRING;
-}
-
-gboolean
-msd_json_tokens_is_null(const MsdJsonTokens *self, gint index)
-{
-	return index >= 0 && (guint)index < self->n_tokens &&
-	       self->tokens[index].type == JSMN_PRIMITIVE &&
-	       self->data[self->tokens[index].start] == 'n';
-}
-
 const gchar *
-msd_json_tokens_raw(const MsdJsonTokens *self, guint index, gsize *length)
+msd_json_tokens_raw(const MsdJsonTokens *self, gint index, gsize *length)
 {
 	*length = (gsize)(self->tokens[index].end - self->tokens[index].start);
 	return self->data + self->tokens[index].start;
 }
 
 const gchar *
-msd_json_tokens_span(const MsdJsonTokens *self, guint index, gsize *length)
+msd_json_tokens_span(const MsdJsonTokens *self, gint index, gsize *length)
 {
-	gint start = self->tokens[index].start;
-	gint end = self->tokens[index].end;
+	gint32 start = tok_text_start(&self->tokens[index]);
 
-	if (self->tokens[index].type == JSMN_STRING) {
-		start--;
-		end++;
-	}
-	*length = (gsize)(end - start);
+	*length = (gsize)(tok_text_end(&self->tokens[index]) - start);
 	return self->data + start;
 }
 
-static gint
-msd_json_tokens_hex(gchar c)
+static guint
+hex4(const gchar *p)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
+	guint v = 0;
+
+	for (gint i = 0; i < 4; i++)
+		v = (v << 4) | (guint)g_ascii_xdigit_value(p[i]);
+	return v;
 }
 
-static gboolean
-msd_json_tokens_read_u16(const gchar *p, const gchar *end, gunichar *value)
+gint
+msd_json_decode_escape(const gchar *p, gsize n, gunichar *cp)
 {
-	gunichar v = 0;
+	guint v;
 
-	if (end - p < 4)
-		return FALSE;
-	for (guint i = 0; i < 4; i++) {
-		gint digit = msd_json_tokens_hex(p[i]);
-
-		if (digit < 0)
-			return FALSE;
-		v = (v << 4) | (gunichar)digit;
+	/* escapes were checked by jsmn: a known letter, or u and four hex digits */
+	switch (p[1]) {
+	case 'b':
+		*cp = '\b';
+		return 2;
+	case 'f':
+		*cp = '\f';
+		return 2;
+	case 'n':
+		*cp = '\n';
+		return 2;
+	case 'r':
+		*cp = '\r';
+		return 2;
+	case 't':
+		*cp = '\t';
+		return 2;
+	case 'u':
+		break;
+	default: /* '"', '\\' and '/' stand for themselves */
+		*cp = (guchar)p[1];
+		return 2;
 	}
-	*value = v;
-	return TRUE;
+	v = hex4(p + 2);
+	if (v < 0xd800 || v >= 0xe000) {
+		*cp = v;
+		return 6;
+	}
+	/* a high surrogate pairs only with an escaped low one right after it; anything else is
+	 * U+FFFD, and the following escape is read on its own */
+	if (v < 0xdc00 && n >= 12 && p[6] == '\\' && p[7] == 'u') {
+		guint lo = hex4(p + 8);
+
+		if (lo >= 0xdc00 && lo < 0xe000) {
+			*cp = 0x10000 + ((v - 0xd800) << 10) + (lo - 0xdc00);
+			return 12;
+		}
+	}
+	*cp = 0xfffd;
+	return 6;
+}
+
+void
+msd_json_tokens_append_decoded(const MsdJsonTokens *self, gint index, GString *out)
+{
+	const MsdJsonToken *t = &self->tokens[index];
+	const gchar *p = self->data + t->start;
+	gint32 n = t->end - t->start;
+	gint32 i = 0;
+
+	if (t->plain) {
+		g_string_append_len(out, p, n);
+		return;
+	}
+	while (i < n) {
+		guchar c = (guchar)p[i];
+		gint32 run = i;
+		gunichar cp;
+		gint sz;
+
+		while (run < n && (guchar)p[run] < 0x80 && p[run] != '\\')
+			run++;
+		if (run > i) {
+			g_string_append_len(out, p + i, run - i);
+			i = run;
+			continue;
+		}
+		if (c != '\\') {
+			sz = msd_utf8_decode((const guchar *)p + i, (gsize)(n - i), &cp);
+			if (sz == 0) {
+				g_string_append_len(out, MSD_UTF8_REPLACEMENT, 3);
+				i++;
+			} else {
+				g_string_append_len(out, p + i, sz);
+				i += sz;
+			}
+			continue;
+		}
+		i += msd_json_decode_escape(p + i, (gsize)(n - i), &cp);
+		if (cp < 0x80)
+			g_string_append_c(out, (gchar)cp);
+		else
+			g_string_append_unichar(out, cp);
+	}
+}
+
+const gchar *
+msd_json_tokens_string(const MsdJsonTokens *self, gint index, GString *scratch, gsize *length)
+{
+	const MsdJsonToken *t = &self->tokens[index];
+
+	if (t->plain) {
+		*length = (gsize)(t->end - t->start);
+		return self->data + t->start;
+	}
+	g_string_truncate(scratch, 0);
+	msd_json_tokens_append_decoded(self, index, scratch);
+	*length = scratch->len;
+	return scratch->str;
 }
 
 gchar *
 msd_json_tokens_dup_string(const MsdJsonTokens *self, gint index)
 {
-	const gchar *p;
-	const gchar *end;
-	gsize length;
+	const MsdJsonToken *t;
 	GString *out;
 
-	if (index < 0 || (guint)index >= self->n_tokens)
+	switch (msd_json_tokens_type(self, index)) {
+	case MSD_JSON_STRING:
+		break;
+	case MSD_JSON_NUMBER:
+	case MSD_JSON_TRUE:
+	case MSD_JSON_FALSE:
+	case MSD_JSON_NULL:
+		t = &self->tokens[index];
+		return g_strndup(self->data + t->start, (gsize)(t->end - t->start));
+	case MSD_JSON_OBJECT:
+	case MSD_JSON_ARRAY:
+	default:
 		return NULL;
-	p = msd_json_tokens_raw(self, (guint)index, &length);
-	end = p + length;
-	if (self->tokens[index].type != JSMN_STRING || memchr(p, '\\', length) == NULL)
-		return g_strndup(p, length);
-
-	out = g_string_sized_new(length);
-	while (p < end) {
-		gunichar c;
-
-		if (*p != '\\') {
-			g_string_append_c(out, *p++);
-			continue;
-		}
-		if (++p >= end)
-			goto invalid;
-		switch (*p++) {
-		case '"':
-			g_string_append_c(out, '"');
-			break;
-		case '\\':
-			g_string_append_c(out, '\\');
-			break;
-		case '/':
-			g_string_append_c(out, '/');
-			break;
-		case 'b':
-			g_string_append_c(out, '\b');
-			break;
-		case 'f':
-			g_string_append_c(out, '\f');
-			break;
-		case 'n':
-			g_string_append_c(out, '\n');
-			break;
-		case 'r':
-			g_string_append_c(out, '\r');
-			break;
-		case 't':
-			g_string_append_c(out, '\t');
-			break;
-		case 'u':
-			if (!msd_json_tokens_read_u16(p, end, &c))
-				goto invalid;
-			p += 4;
-			if (c >= 0xD800 && c <= 0xDBFF) {
-				gunichar low;
-
-				if (end - p >= 6 && p[0] == '\\' && p[1] == 'u' &&
-				    msd_json_tokens_read_u16(p + 2, end, &low) && low >= 0xDC00 &&
-				    low <= 0xDFFF) {
-					c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
-					p += 6;
-				} else {
-					c = 0xFFFD;
-				}
-			} else if (c >= 0xDC00 && c <= 0xDFFF) {
-				c = 0xFFFD;
-			}
-			g_string_append_unichar(out, c);
-			break;
-		default:
-			goto invalid;
-		}
 	}
+	t = &self->tokens[index];
+	if (t->plain)
+		return g_strndup(self->data + t->start, (gsize)(t->end - t->start));
+	out = g_string_sized_new((gsize)(t->end - t->start));
+	msd_json_tokens_append_decoded(self, index, out);
 	return g_string_free(out, FALSE);
-
-invalid:
-	g_string_free(out, TRUE);
-	return NULL;
 }
 
 gboolean
 msd_json_tokens_string_equals(const MsdJsonTokens *self, gint index, const gchar *text)
 {
-	gsize length;
-	const gchar *raw;
+	return msd_json_tokens_is_string(self, index) &&
+	       string_equals_len(self, index, text, strlen(text));
+}
 
-	if (!msd_json_tokens_is_string(self, index))
-		return FALSE;
-	raw = msd_json_tokens_raw(self, (guint)index, &length);
-	return strlen(text) == length && memcmp(raw, text, length) == 0;
+static gint
+member_cmp(gconstpointer a, gconstpointer b)
+{
+	const MsdJsonMember *ma = a;
+	const MsdJsonMember *mb = b;
+	gint c = memcmp(ma->key, mb->key, MIN(ma->key_len, mb->key_len));
+
+	if (c != 0)
+		return c;
+	if (ma->key_len != mb->key_len)
+		return ma->key_len < mb->key_len ? -1 : 1;
+	/* keep document order among duplicates so that the last one can win */
+	return ma->key_tok < mb->key_tok ? -1 : 1;
+}
+
+MsdJsonMember *
+msd_json_tokens_sorted_members(const MsdJsonTokens *self, gint object, gint *n_members)
+{
+	gint size = self->tokens[object].size;
+	MsdJsonMember *m = g_new(MsdJsonMember, MAX(size, 1));
+	gboolean sorted = TRUE;
+	gint j = object + 1;
+	gint out = 0;
+
+	for (gint k = 0; k < size; k++) {
+		const MsdJsonToken *kt = &self->tokens[j];
+
+		m[k].key_tok = j;
+		m[k].value_tok = j + 1;
+		m[k].owned = NULL;
+		if (kt->plain) {
+			m[k].key = self->data + kt->start;
+			m[k].key_len = (gsize)(kt->end - kt->start);
+		} else {
+			GString *s = g_string_new(NULL);
+
+			msd_json_tokens_append_decoded(self, j, s);
+			m[k].key_len = s->len;
+			m[k].owned = g_string_free(s, FALSE);
+			m[k].key = m[k].owned;
+		}
+		if (k > 0 && sorted && member_cmp(&m[k - 1], &m[k]) > 0)
+			sorted = FALSE;
+		j = self->tokens[j + 1].next;
+	}
+	if (!sorted)
+		qsort(m, (gsize)size, sizeof(MsdJsonMember), member_cmp);
+	/* drop all but the last of each run of equal keys */
+	for (gint k = 0; k < size; k++) {
+		if (k + 1 < size && m[k].key_len == m[k + 1].key_len &&
+		    memcmp(m[k].key, m[k + 1].key, m[k].key_len) == 0) {
+			g_free(m[k].owned);
+			continue;
+		}
+		m[out++] = m[k];
+	}
+	*n_members = out;
+	return m;
+}
+
+void
+msd_json_members_free(MsdJsonMember *members, gint n_members)
+{
+	for (gint k = 0; k < n_members; k++)
+		g_free(members[k].owned);
+	g_free(members);
 }
