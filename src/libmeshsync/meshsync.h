@@ -24,5 +24,6 @@
 #include <libmeshsync/meshsync-handler.h>
 #include <libmeshsync/meshsync-broker.h>
 #include <libmeshsync/meshsync-broker-writer.h>
+#include <libmeshsync/meshsync-health-server.h>
 
 #undef __MESHSYNC_H_INSIDE__
