@@ -10,123 +10,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "msd-json-string.h"
 #include "msd-json-writer.h"
-#include "msd-utf8.h"
-
-static const gchar hex_digits[] = "0123456789abcdef";
-
-/* Non-zero for the ASCII bytes Go's HTML-safe encoder does not copy as they are. */
-static gboolean
-ascii_needs_escape(guchar c)
-{
-	return c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&';
-}
-
-/* Writes the escape for @c at @w; returns the new write position. */
-static gchar *
-put_ascii_escape(gchar *w, guchar c)
-{
-	*w++ = '\\';
-	switch (c) {
-	case '"':
-	case '\\':
-		*w++ = (gchar)c;
-		break;
-	case '\b':
-		*w++ = 'b';
-		break;
-	case '\f':
-		*w++ = 'f';
-		break;
-	case '\n':
-		*w++ = 'n';
-		break;
-	case '\r':
-		*w++ = 'r';
-		break;
-	case '\t':
-		*w++ = 't';
-		break;
-	default:
-		*w++ = 'u';
-		*w++ = '0';
-		*w++ = '0';
-		*w++ = hex_digits[c >> 4];
-		*w++ = hex_digits[c & 0xf];
-	}
-	return w;
-}
-
-static void
-append_ascii_escape(GString *out, guchar c)
-{
-	gchar buf[6];
-
-	g_string_append_len(out, buf, put_ascii_escape(buf, c) - buf);
-}
-
-/* Encode UTF-8 text the way Go's encoder does. @invalid_escaped: an invalid byte becomes the
- * escape \ufffd (the encoder on a raw Go string); otherwise it becomes U+FFFD itself (what
- * Go's decoder stores, so what a decode-then-encode round trip shows). The output is written
- * straight into the string's buffer: this runs over every byte that goes on the wire. */
-static void
-encode_text(GString *out, const guchar *s, gsize n, gboolean invalid_escaped)
-{
-	gsize start = out->len;
-	gsize i = 0;
-	gchar *w;
-
-	/* six output bytes per input byte is the worst case (\u0001, \ufffd) */
-	g_string_set_size(out, start + n * 6);
-	w = out->str + start;
-	while (i < n) {
-		guchar c = s[i];
-		gunichar cp;
-		gint sz;
-
-		if (c < 0x80) {
-			if (G_LIKELY(!ascii_needs_escape(c)))
-				*w++ = (gchar)c;
-			else
-				w = put_ascii_escape(w, c);
-			i++;
-			continue;
-		}
-		sz = msd_utf8_decode(s + i, n - i, &cp);
-		if (sz == 0) {
-			if (invalid_escaped) {
-				memcpy(w, "\\ufffd", 6);
-				w += 6;
-			} else {
-				memcpy(w, MSD_UTF8_REPLACEMENT, 3);
-				w += 3;
-			}
-			i++;
-		} else if (cp == 0x2028 || cp == 0x2029) {
-			memcpy(w, cp == 0x2028 ? "\\u2028" : "\\u2029", 6);
-			w += 6;
-			i += (gsize)sz;
-		} else {
-			memcpy(w, s + i, (gsize)sz);
-			w += sz;
-			i += (gsize)sz;
-		}
-	}
-	g_string_truncate(out, (gsize)(w - out->str));
-}
 
 void
 msd_json_append_escaped(GString *out, const gchar *s, gssize len)
 {
-	encode_text(out, (const guchar *)s, len < 0 ? strlen(s) : (gsize)len, TRUE);
+	msd_json_string_append_escaped(out, s, len, MSD_JSON_STRING_GO);
 }
 
 void
 msd_json_append_string(GString *out, const gchar *s, gssize len)
 {
-	g_string_append_c(out, '"');
-	msd_json_append_escaped(out, s, len);
-	g_string_append_c(out, '"');
+	msd_json_string_append(out, s, len, MSD_JSON_STRING_GO);
 }
 
 /* The body of string token @idx, decoded as Go's decoder would and re-encoded. */
@@ -134,34 +30,26 @@ static void
 write_string_body(GString *out, const MsdJsonTokens *doc, gint idx)
 {
 	const MsdJsonToken *t = &doc->tokens[idx];
-	const guchar *p = (const guchar *)doc->data + t->start;
+	const gchar *p = doc->data + t->start;
 	gsize n = (gsize)(t->end - t->start);
 	gsize i = 0;
 
 	if (t->plain) {
-		encode_text(out, p, n, FALSE);
+		msd_json_string_append_escaped(out, p, (gssize)n, MSD_JSON_STRING_GO_DECODED);
 		return;
 	}
 	while (i < n) {
-		const guchar *bs = memchr(p + i, '\\', n - i);
+		const gchar *bs = memchr(p + i, '\\', n - i);
 		gsize seg = bs != NULL ? (gsize)(bs - p) : n;
 		gunichar cp;
 
-		encode_text(out, p + i, seg - i, FALSE);
+		msd_json_string_append_escaped(out, p + i, (gssize)(seg - i),
+		                               MSD_JSON_STRING_GO_DECODED);
 		i = seg;
 		if (i >= n)
 			break;
-		i += (gsize)msd_json_decode_escape((const gchar *)p + i, n - i, &cp);
-		if (cp < 0x80) {
-			if (ascii_needs_escape((guchar)cp))
-				append_ascii_escape(out, (guchar)cp);
-			else
-				g_string_append_c(out, (gchar)cp);
-		} else if (cp == 0x2028 || cp == 0x2029) {
-			g_string_append_len(out, cp == 0x2028 ? "\\u2028" : "\\u2029", 6);
-		} else {
-			g_string_append_unichar(out, cp);
-		}
+		i += (gsize)msd_json_decode_escape(p + i, n - i, &cp);
+		msd_json_string_append_unichar(out, cp, MSD_JSON_STRING_GO);
 	}
 }
 

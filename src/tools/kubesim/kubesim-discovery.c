@@ -51,7 +51,7 @@ append_strv(GString *out, gchar **strv)
 	for (i = 0; strv != NULL && strv[i] != NULL; i++) {
 		if (i > 0)
 			g_string_append_c(out, ',');
-		kubesim_json_append_string(out, strv[i]);
+		msd_json_string_append(out, strv[i], -1, MSD_JSON_STRING_GO);
 	}
 	g_string_append_c(out, ']');
 }
@@ -91,7 +91,7 @@ append_resource_list(KubesimServer *self, GString *out, const gchar *group, cons
 	{
 		g_autofree gchar *gv = group[0] != '\0' ? g_strdup_printf("%s/%s", group, version)
 		                                        : g_strdup(version);
-		kubesim_json_append_string(out, gv);
+		msd_json_string_append(out, gv, -1, MSD_JSON_STRING_GO);
 	}
 	g_string_append(out, ",\"resources\":[");
 	for (i = 0; i < resources->len; i++) {
@@ -102,12 +102,12 @@ append_resource_list(KubesimServer *self, GString *out, const gchar *group, cons
 			g_string_append_c(out, ',');
 		first = FALSE;
 		g_string_append(out, "{\"name\":");
-		kubesim_json_append_string(out, res->resource);
+		msd_json_string_append(out, res->resource, -1, MSD_JSON_STRING_GO);
 		g_string_append(out, ",\"singularName\":");
-		kubesim_json_append_string(out, res->singular);
+		msd_json_string_append(out, res->singular, -1, MSD_JSON_STRING_GO);
 		g_string_append_printf(
 		        out, ",\"namespaced\":%s,\"kind\":", res->namespaced ? "true" : "false");
-		kubesim_json_append_string(out, res->kind);
+		msd_json_string_append(out, res->kind, -1, MSD_JSON_STRING_GO);
 		g_string_append(out, ",\"verbs\":" RESOURCE_VERBS);
 		if (res->short_names != NULL) {
 			g_string_append(out, ",\"shortNames\":");
@@ -124,7 +124,7 @@ append_resource_list(KubesimServer *self, GString *out, const gchar *group, cons
 			{
 				g_autofree gchar *name = g_strdup_printf("%s/%s", res->resource,
 				                                         res->subresources[j]);
-				kubesim_json_append_string(out, name);
+				msd_json_string_append(out, name, -1, MSD_JSON_STRING_GO);
 			}
 			g_string_append_printf(out, ",\"singularName\":\"\",\"namespaced\":%s",
 			                       res->namespaced ? "true" : "false");
@@ -132,7 +132,7 @@ append_resource_list(KubesimServer *self, GString *out, const gchar *group, cons
 				g_string_append(out,
 				                ",\"group\":\"autoscaling\",\"version\":\"v1\"");
 			g_string_append(out, ",\"kind\":");
-			kubesim_json_append_string(out, info.kind);
+			msd_json_string_append(out, info.kind, -1, MSD_JSON_STRING_GO);
 			g_string_append_printf(out, ",\"verbs\":%s}", info.verbs);
 		}
 	}
@@ -145,22 +145,23 @@ append_group(GString *out, const gchar *group, GPtrArray *gvs)
 	guint i;
 
 	g_string_append(out, "{\"name\":");
-	kubesim_json_append_string(out, group);
+	msd_json_string_append(out, group, -1, MSD_JSON_STRING_GO);
 	g_string_append(out, ",\"versions\":[");
 	for (i = 0; i < gvs->len; i++) {
 		const gchar *gv = g_ptr_array_index(gvs, i);
 		if (i > 0)
 			g_string_append_c(out, ',');
 		g_string_append(out, "{\"groupVersion\":");
-		kubesim_json_append_string(out, gv);
+		msd_json_string_append(out, gv, -1, MSD_JSON_STRING_GO);
 		g_string_append(out, ",\"version\":");
-		kubesim_json_append_string(out, strchr(gv, '/') + 1);
+		msd_json_string_append(out, strchr(gv, '/') + 1, -1, MSD_JSON_STRING_GO);
 		g_string_append_c(out, '}');
 	}
 	g_string_append(out, "],\"preferredVersion\":{\"groupVersion\":");
-	kubesim_json_append_string(out, g_ptr_array_index(gvs, 0));
+	msd_json_string_append(out, g_ptr_array_index(gvs, 0), -1, MSD_JSON_STRING_GO);
 	g_string_append(out, ",\"version\":");
-	kubesim_json_append_string(out, strchr(g_ptr_array_index(gvs, 0), '/') + 1);
+	msd_json_string_append(out, strchr(g_ptr_array_index(gvs, 0), '/') + 1, -1,
+	                       MSD_JSON_STRING_GO);
 	g_string_append(out, "}}");
 }
 
@@ -192,7 +193,7 @@ append_aggregated_group(KubesimServer *self, GString *out, const gchar *group)
 	g_string_append(out, "{\"metadata\":{");
 	if (group[0] != '\0') {
 		g_string_append(out, "\"name\":");
-		kubesim_json_append_string(out, group);
+		msd_json_string_append(out, group, -1, MSD_JSON_STRING_GO);
 		g_string_append_c(out, ',');
 	}
 	g_string_append(out, "\"creationTimestamp\":null},\"versions\":[");
@@ -203,7 +204,7 @@ append_aggregated_group(KubesimServer *self, GString *out, const gchar *group)
 		if (v > 0)
 			g_string_append_c(out, ',');
 		g_string_append(out, "{\"version\":");
-		kubesim_json_append_string(out, version);
+		msd_json_string_append(out, version, -1, MSD_JSON_STRING_GO);
 		g_string_append(out, ",\"resources\":[");
 		for (i = 0; i < resources->len; i++) {
 			KubesimResource *res = g_ptr_array_index(resources, i);
@@ -213,16 +214,16 @@ append_aggregated_group(KubesimServer *self, GString *out, const gchar *group)
 				g_string_append_c(out, ',');
 			first = FALSE;
 			g_string_append(out, "{\"resource\":");
-			kubesim_json_append_string(out, res->resource);
+			msd_json_string_append(out, res->resource, -1, MSD_JSON_STRING_GO);
 			g_string_append(out, ",\"responseKind\":{\"group\":");
-			kubesim_json_append_string(out, res->group);
+			msd_json_string_append(out, res->group, -1, MSD_JSON_STRING_GO);
 			g_string_append(out, ",\"version\":");
-			kubesim_json_append_string(out, res->version);
+			msd_json_string_append(out, res->version, -1, MSD_JSON_STRING_GO);
 			g_string_append(out, ",\"kind\":");
-			kubesim_json_append_string(out, res->kind);
+			msd_json_string_append(out, res->kind, -1, MSD_JSON_STRING_GO);
 			g_string_append_printf(out, "},\"scope\":\"%s\",\"singularResource\":",
 			                       res->namespaced ? "Namespaced" : "Cluster");
-			kubesim_json_append_string(out, res->singular);
+			msd_json_string_append(out, res->singular, -1, MSD_JSON_STRING_GO);
 			g_string_append(out, ",\"verbs\":" RESOURCE_VERBS);
 			if (res->short_names != NULL) {
 				g_string_append(out, ",\"shortNames\":");
@@ -240,21 +241,26 @@ append_aggregated_group(KubesimServer *self, GString *out, const gchar *group)
 					if (j > 0)
 						g_string_append_c(out, ',');
 					g_string_append(out, "{\"subresource\":");
-					kubesim_json_append_string(out, res->subresources[j]);
+					msd_json_string_append(out, res->subresources[j], -1,
+					                       MSD_JSON_STRING_GO);
 					g_string_append(out, ",\"responseKind\":{\"group\":");
-					kubesim_json_append_string(
-					        out, g_strcmp0(info.kind, "Scale") == 0
-					                     ? "autoscaling"
-					                     : (g_strcmp0(info.kind, res->kind) == 0
-					                                ? res->group
-					                                : ""));
+					msd_json_string_append(
+					        out,
+					        g_strcmp0(info.kind, "Scale") == 0
+					                ? "autoscaling"
+					                : (g_strcmp0(info.kind, res->kind) == 0
+					                           ? res->group
+					                           : ""),
+					        -1, MSD_JSON_STRING_GO);
 					g_string_append(out, ",\"version\":");
-					kubesim_json_append_string(
-					        out, g_strcmp0(info.kind, res->kind) == 0
-					                     ? res->version
-					                     : "v1");
+					msd_json_string_append(out,
+					                       g_strcmp0(info.kind, res->kind) == 0
+					                               ? res->version
+					                               : "v1",
+					                       -1, MSD_JSON_STRING_GO);
 					g_string_append(out, ",\"kind\":");
-					kubesim_json_append_string(out, info.kind);
+					msd_json_string_append(out, info.kind, -1,
+					                       MSD_JSON_STRING_GO);
 					g_string_append_printf(out, "},\"verbs\":%s}", info.verbs);
 				}
 				g_string_append_c(out, ']');

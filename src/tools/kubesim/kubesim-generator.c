@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kubesim-workload.h"
+#include "msd-json-string.h"
 
 /*
  * Objects are written as literal JSON fragments into one reused buffer and copied out at their
@@ -62,45 +63,6 @@ typedef struct {
 	gint64 created;
 	guint port;
 } KubesimPodOwner;
-
-static void
-kubesim_append_escaped(GString *s, const gchar *value)
-{
-	const gchar *p = value;
-	const gchar *run = value;
-
-	g_string_append_c(s, '"');
-	for (; *p != '\0'; p++) {
-		guchar c = (guchar)*p;
-
-		if (c >= 0x20 && c != '"' && c != '\\')
-			continue;
-		g_string_append_len(s, run, p - run);
-		switch (c) {
-		case '"':
-			g_string_append(s, "\\\"");
-			break;
-		case '\\':
-			g_string_append(s, "\\\\");
-			break;
-		case '\n':
-			g_string_append(s, "\\n");
-			break;
-		case '\t':
-			g_string_append(s, "\\t");
-			break;
-		case '\r':
-			g_string_append(s, "\\r");
-			break;
-		default:
-			g_string_append_printf(s, "\\u%04x", c);
-			break;
-		}
-		run = p + 1;
-	}
-	g_string_append_len(s, run, p - run);
-	g_string_append_c(s, '"');
-}
 
 /* Names, hashes and IPs never need escaping; skipping the scan keeps the hot path short. */
 static inline void
@@ -249,7 +211,7 @@ kubesim_begin_object(GString *s,
 	g_string_append(s, ",\"kind\":");
 	kubesim_append_plain(s, kind);
 	g_string_append(s, ",\"metadata\":{\"name\":");
-	kubesim_append_escaped(s, name);
+	msd_json_string_append(s, name, -1, MSD_JSON_STRING_PLAIN);
 	if (namespace_ != NULL) {
 		g_string_append(s, ",\"namespace\":");
 		kubesim_append_plain(s, namespace_);
@@ -471,7 +433,7 @@ kubesim_write_pod(KubesimGen *gen, const KubesimPodOwner *o, const gchar *name, 
 	kubesim_append_plain(s, o->app);
 	if (odd) {
 		g_string_append(s, ",\"example.com/note\":");
-		kubesim_append_escaped(s, kubesim_odd_value);
+		msd_json_string_append(s, kubesim_odd_value, -1, MSD_JSON_STRING_PLAIN);
 	}
 	g_string_append_c(s, '}');
 	if (o->rs_name != NULL)
@@ -548,7 +510,7 @@ kubesim_write_configmaps(KubesimGen *gen, const gchar *ns, gboolean with_binary)
 	kubesim_begin_object(s, "v1", "ConfigMap", ns, "static-assets", uid, KUBESIM_EPOCH + 60);
 	g_string_append(s, ",\"labels\":{\"app.kubernetes.io/part-of\":\"shop\"},\"annotations\":"
 	                   "{\"example.com/owner\":");
-	kubesim_append_escaped(s, kubesim_odd_value);
+	msd_json_string_append(s, kubesim_odd_value, -1, MSD_JSON_STRING_PLAIN);
 	g_string_append(s,
 	                "}},\"data\":{\"README\":\"Binary assets for the storefront.\\n\"},"
 	                "\"binaryData\":{\"favicon.ico\":\"AAABAAEAEBAAAAEAIABoBAAAFgAAACgAAAAQ"
@@ -756,7 +718,7 @@ kubesim_write_deployment(KubesimGen *gen,
 	kubesim_append_plain(s, o->app);
 	g_string_append(s, "},\"annotations\":{\"deployment.kubernetes.io/revision\":\"2\","
 	                   "\"example.com/description\":");
-	kubesim_append_escaped(s, kubesim_odd_value);
+	msd_json_string_append(s, kubesim_odd_value, -1, MSD_JSON_STRING_PLAIN);
 	g_string_append(s, "}},\"spec\":{\"replicas\":");
 	kubesim_append_uint(s, replicas);
 	g_string_append(s, ",\"selector\":{\"matchLabels\":{\"app\":");

@@ -38,7 +38,7 @@ continue_token_encode(const ContinueToken *token)
 	                       "{\"v\":\"meta.k8s.io/v1\",\"rv\":%" G_GUINT64_FORMAT
 	                       ",\"issued\":%" G_GINT64_FORMAT ",\"start\":",
 	                       token->rv, token->issued);
-	kubesim_json_append_string(json, token->start);
+	msd_json_string_append(json, token->start, -1, MSD_JSON_STRING_GO);
 	g_string_append_c(json, '}');
 	b64 = g_base64_encode((const guchar *)json->str, json->len);
 	g_string_free(json, TRUE);
@@ -354,15 +354,15 @@ serve_list(KubesimServer *self, SoupServerMessage *msg, KubesimRequest *req, GHa
 	{
 		GString *head = g_string_new(NULL);
 		g_string_append_printf(head, "{\"kind\":");
-		kubesim_json_append_string(head, res->list_kind);
+		msd_json_string_append(head, res->list_kind, -1, MSD_JSON_STRING_GO);
 		g_string_append(head, ",\"apiVersion\":");
-		kubesim_json_append_string(head, res->api_version);
+		msd_json_string_append(head, res->api_version, -1, MSD_JSON_STRING_GO);
 		g_string_append_printf(
 		        head, ",\"metadata\":{\"resourceVersion\":\"%" G_GUINT64_FORMAT "\"",
 		        list_rv);
 		if (next_token != NULL) {
 			g_string_append(head, ",\"continue\":");
-			kubesim_json_append_string(head, next_token);
+			msd_json_string_append(head, next_token, -1, MSD_JSON_STRING_GO);
 			if (kubesim_selector_is_empty(sel))
 				g_string_append_printf(head,
 				                       ",\"remainingItemCount\":%" G_GINT64_FORMAT,

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kubesim-json.h"
 #include "kubesim-workload.h"
 #include "meshsync-error.h"
 #include "msd-yaml.h"
@@ -16,120 +17,6 @@
  * json-glib 1.6 leaves some control characters unescaped and can print doubles such as
  * "1e+21.0", which no JSON parser accepts.
  */
-
-static void
-kubesim_json_string(GString *s, const gchar *value)
-{
-	const gchar *p;
-
-	g_string_append_c(s, '"');
-	for (p = value; *p != '\0'; p++) {
-		guchar c = (guchar)*p;
-
-		switch (c) {
-		case '"':
-			g_string_append(s, "\\\"");
-			break;
-		case '\\':
-			g_string_append(s, "\\\\");
-			break;
-		case '\n':
-			g_string_append(s, "\\n");
-			break;
-		case '\t':
-			g_string_append(s, "\\t");
-			break;
-		case '\r':
-			g_string_append(s, "\\r");
-			break;
-		default:
-			if (c < 0x20)
-				g_string_append_printf(s, "\\u%04x", c);
-			else
-				g_string_append_c(s, (gchar)c);
-			break;
-		}
-	}
-	g_string_append_c(s, '"');
-}
-
-/* The shortest text that reads back as the same double. */
-static gboolean
-kubesim_json_double(GString *s, gdouble value)
-{
-	gchar text[G_ASCII_DTOSTR_BUF_SIZE];
-
-	if (!isfinite(value))
-		return FALSE;
-	g_ascii_formatd(text, sizeof text, "%.15g", value);
-	if (g_ascii_strtod(text, NULL) != value)
-		g_ascii_formatd(text, sizeof text, "%.17g", value);
-	g_string_append(s, text);
-	return TRUE;
-}
-
-static gboolean
-kubesim_json_node(GString *s, JsonNode *node)
-{
-	switch (JSON_NODE_TYPE(node)) {
-	case JSON_NODE_NULL:
-		g_string_append(s, "null");
-		return TRUE;
-	case JSON_NODE_VALUE:
-		switch (json_node_get_value_type(node)) {
-		case G_TYPE_BOOLEAN:
-			g_string_append(s, json_node_get_boolean(node) ? "true" : "false");
-			return TRUE;
-		case G_TYPE_INT64:
-			g_string_append_printf(s, "%" G_GINT64_FORMAT, json_node_get_int(node));
-			return TRUE;
-		case G_TYPE_DOUBLE:
-			return kubesim_json_double(s, json_node_get_double(node));
-		case G_TYPE_STRING:
-			kubesim_json_string(s, json_node_get_string(node));
-			return TRUE;
-		default:
-			return FALSE;
-		}
-	case JSON_NODE_ARRAY: {
-		JsonArray *array = json_node_get_array(node);
-		guint n = json_array_get_length(array);
-		guint i;
-
-		g_string_append_c(s, '[');
-		for (i = 0; i < n; i++) {
-			if (i > 0)
-				g_string_append_c(s, ',');
-			if (!kubesim_json_node(s, json_array_get_element(array, i)))
-				return FALSE;
-		}
-		g_string_append_c(s, ']');
-		return TRUE;
-	}
-	case JSON_NODE_OBJECT: {
-		JsonObjectIter iter;
-		const gchar *member;
-		JsonNode *child;
-		gboolean first = TRUE;
-
-		g_string_append_c(s, '{');
-		json_object_iter_init_ordered(&iter, json_node_get_object(node));
-		while (json_object_iter_next_ordered(&iter, &member, &child)) {
-			if (!first)
-				g_string_append_c(s, ',');
-			first = FALSE;
-			kubesim_json_string(s, member);
-			g_string_append_c(s, ':');
-			if (!kubesim_json_node(s, child))
-				return FALSE;
-		}
-		g_string_append_c(s, '}');
-		return TRUE;
-	}
-	default:
-		return FALSE;
-	}
-}
 
 static const gchar *
 kubesim_member_string(JsonObject *object, const gchar *member)
@@ -185,7 +72,7 @@ kubesim_emit_object(JsonNode *node,
 	}
 
 	text = g_string_sized_new(1024);
-	if (!kubesim_json_node(text, node)) {
+	if (!kubesim_json_append_node(text, node, MSD_JSON_STRING_PLAIN)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		            "%s: %s contains a value JSON cannot represent (infinity or NaN)",
 		            where, name);

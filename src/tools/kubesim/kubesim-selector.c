@@ -204,7 +204,8 @@ kubesim_selector_is_empty(const KubesimSelector *sel)
 static gchar *
 field_value(const KubesimObject *obj, const gchar *path)
 {
-	g_auto(KubesimJsonDoc) doc = {0};
+	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
+	g_auto(GStrv) parts = NULL;
 	gsize len;
 	const gchar *js;
 	gint tok;
@@ -215,12 +216,15 @@ field_value(const KubesimObject *obj, const gchar *path)
 		return g_strdup(obj->namespace_ != NULL ? obj->namespace_ : "");
 	/* other fields (spec.nodeName, status.phase, involvedObject.name...) from the JSON */
 	js = g_bytes_get_data(obj->json, &len);
-	if (!kubesim_json_doc_init(&doc, js, len))
+	if (!msd_json_tokens_parse(&doc, js, len, NULL))
 		return g_strdup("");
-	tok = kubesim_json_path(&doc, path);
+	parts = g_strsplit(path, ".", -1);
+	tok = 0;
+	for (guint i = 0; parts[i] != NULL && tok >= 0; i++)
+		tok = msd_json_tokens_member(&doc, tok, parts[i]);
 	if (tok < 0)
 		return g_strdup("");
-	return kubesim_json_string(&doc, tok);
+	return msd_json_tokens_dup_string(&doc, tok);
 }
 
 gboolean

@@ -58,27 +58,28 @@ kubesim_status_to_json(const KubesimStatus *status)
 	gboolean details = status->name != NULL || status->kind != NULL || status->group != NULL ||
 	                   status->cause_field != NULL;
 
-	kubesim_json_append_string(out, status->message != NULL ? status->message : "");
+	msd_json_string_append(out, status->message != NULL ? status->message : "", -1,
+	                       MSD_JSON_STRING_GO);
 	if (status->reason != NULL && status->reason[0] != '\0') {
 		g_string_append(out, ",\"reason\":");
-		kubesim_json_append_string(out, status->reason);
+		msd_json_string_append(out, status->reason, -1, MSD_JSON_STRING_GO);
 	}
 	if (details) {
 		const gchar *sep = "";
 		g_string_append(out, ",\"details\":{");
 		if (status->name != NULL && status->name[0] != '\0') {
 			g_string_append(out, "\"name\":");
-			kubesim_json_append_string(out, status->name);
+			msd_json_string_append(out, status->name, -1, MSD_JSON_STRING_GO);
 			sep = ",";
 		}
 		if (status->group != NULL && status->group[0] != '\0') {
 			g_string_append_printf(out, "%s\"group\":", sep);
-			kubesim_json_append_string(out, status->group);
+			msd_json_string_append(out, status->group, -1, MSD_JSON_STRING_GO);
 			sep = ",";
 		}
 		if (status->kind != NULL) {
 			g_string_append_printf(out, "%s\"kind\":", sep);
-			kubesim_json_append_string(out, status->kind);
+			msd_json_string_append(out, status->kind, -1, MSD_JSON_STRING_GO);
 			sep = ",";
 		}
 		if (status->cause_field != NULL) {
@@ -86,9 +87,9 @@ kubesim_status_to_json(const KubesimStatus *status)
 			                       "%s\"causes\":[{\"reason\":\"FieldValueInvalid\","
 			                       "\"message\":",
 			                       sep);
-			kubesim_json_append_string(out, status->message);
+			msd_json_string_append(out, status->message, -1, MSD_JSON_STRING_GO);
 			g_string_append(out, ",\"field\":");
-			kubesim_json_append_string(out, status->cause_field);
+			msd_json_string_append(out, status->cause_field, -1, MSD_JSON_STRING_GO);
 			g_string_append(out, "}]");
 		}
 		g_string_append_c(out, '}');

@@ -58,55 +58,58 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(ObjectInfo, object_info_clear)
 static gboolean
 object_info_parse(GBytes *json, ObjectInfo *info)
 {
-	g_auto(KubesimJsonDoc) doc = {0};
+	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
 	gsize len;
 	const gchar *js = g_bytes_get_data(json, &len);
 	gint meta, tok;
 
 	memset(info, 0, sizeof(*info));
-	if (!kubesim_json_doc_init(&doc, js, len) || !kubesim_json_is_object(&doc, 0))
+	if (!msd_json_tokens_parse(&doc, js, len, NULL) || !msd_json_tokens_is_object(&doc, 0))
 		return FALSE;
-	info->api_version = kubesim_json_string(&doc, kubesim_json_member(&doc, 0, "apiVersion"));
-	info->kind = kubesim_json_string(&doc, kubesim_json_member(&doc, 0, "kind"));
-	tok = kubesim_json_member(&doc, 0, "spec");
+	info->api_version =
+	        msd_json_tokens_dup_string(&doc, msd_json_tokens_member(&doc, 0, "apiVersion"));
+	info->kind = msd_json_tokens_dup_string(&doc, msd_json_tokens_member(&doc, 0, "kind"));
+	tok = msd_json_tokens_member(&doc, 0, "spec");
 	if (tok >= 0) {
 		const gchar *raw;
 		gsize raw_len, k;
-		kubesim_json_raw(&doc, tok, &raw, &raw_len);
+		raw = msd_json_tokens_span(&doc, tok, &raw_len);
 		info->has_spec = TRUE;
 		/* FNV-1a */
 		info->spec_hash = 0xcbf29ce484222325ULL;
 		for (k = 0; k < raw_len; k++)
 			info->spec_hash = (info->spec_hash ^ (guchar)raw[k]) * 0x100000001b3ULL;
 	}
-	meta = kubesim_json_member(&doc, 0, "metadata");
-	if (!kubesim_json_is_object(&doc, meta))
+	meta = msd_json_tokens_member(&doc, 0, "metadata");
+	if (!msd_json_tokens_is_object(&doc, meta))
 		return TRUE;
-	info->name = kubesim_json_string(&doc, kubesim_json_member(&doc, meta, "name"));
-	info->generate_name =
-	        kubesim_json_string(&doc, kubesim_json_member(&doc, meta, "generateName"));
-	info->namespace_ = kubesim_json_string(&doc, kubesim_json_member(&doc, meta, "namespace"));
-	info->uid = kubesim_json_string(&doc, kubesim_json_member(&doc, meta, "uid"));
-	info->rv = kubesim_json_string(&doc, kubesim_json_member(&doc, meta, "resourceVersion"));
-	info->creation =
-	        kubesim_json_string(&doc, kubesim_json_member(&doc, meta, "creationTimestamp"));
+	info->name = msd_json_tokens_dup_string(&doc, msd_json_tokens_member(&doc, meta, "name"));
+	info->generate_name = msd_json_tokens_dup_string(
+	        &doc, msd_json_tokens_member(&doc, meta, "generateName"));
+	info->namespace_ =
+	        msd_json_tokens_dup_string(&doc, msd_json_tokens_member(&doc, meta, "namespace"));
+	info->uid = msd_json_tokens_dup_string(&doc, msd_json_tokens_member(&doc, meta, "uid"));
+	info->rv = msd_json_tokens_dup_string(
+	        &doc, msd_json_tokens_member(&doc, meta, "resourceVersion"));
+	info->creation = msd_json_tokens_dup_string(
+	        &doc, msd_json_tokens_member(&doc, meta, "creationTimestamp"));
 	{
-		g_autofree gchar *gen =
-		        kubesim_json_string(&doc, kubesim_json_member(&doc, meta, "generation"));
+		g_autofree gchar *gen = msd_json_tokens_dup_string(
+		        &doc, msd_json_tokens_member(&doc, meta, "generation"));
 		info->generation = gen != NULL ? g_ascii_strtoll(gen, NULL, 10) : 0;
 	}
-	tok = kubesim_json_member(&doc, meta, "labels");
-	if (kubesim_json_is_object(&doc, tok) && kubesim_json_size(&doc, tok) > 0) {
-		gint i, n = kubesim_json_size(&doc, tok);
+	tok = msd_json_tokens_member(&doc, meta, "labels");
+	if (msd_json_tokens_is_object(&doc, tok) && msd_json_tokens_size(&doc, tok) > 0) {
+		gint i, n = msd_json_tokens_size(&doc, tok);
 		gint k = tok + 1;
 		info->labels = g_string_new(NULL);
 		for (i = 0; i < n; i++) {
-			g_autofree gchar *key = kubesim_json_string(&doc, k);
-			g_autofree gchar *value = kubesim_json_string(&doc, k + 1);
+			g_autofree gchar *key = msd_json_tokens_dup_string(&doc, k);
+			g_autofree gchar *value = msd_json_tokens_dup_string(&doc, k + 1);
 			g_string_append_len(info->labels, key, strlen(key) + 1);
 			g_string_append_len(info->labels, value != NULL ? value : "",
 			                    (value != NULL ? strlen(value) : 0) + 1);
-			k = kubesim_json_skip(&doc, k + 1);
+			k = msd_json_tokens_skip(&doc, k + 1);
 		}
 		g_string_append_c(info->labels, '\0');
 	}
@@ -136,7 +139,7 @@ typedef struct {
 static GBytes *
 rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits)
 {
-	g_auto(KubesimJsonDoc) doc = {0};
+	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
 	gsize len;
 	const gchar *js = g_bytes_get_data(json, &len);
 	GString *out = g_string_sized_new(len + 160);
@@ -144,13 +147,13 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits)
 	gboolean first = TRUE;
 	guint e;
 
-	if (!kubesim_json_doc_init(&doc, js, len) || !kubesim_json_is_object(&doc, 0)) {
+	if (!msd_json_tokens_parse(&doc, js, len, NULL) || !msd_json_tokens_is_object(&doc, 0)) {
 		g_string_free(out, TRUE);
 		return NULL;
 	}
-	meta = kubesim_json_member(&doc, 0, "metadata");
+	meta = msd_json_tokens_member(&doc, 0, "metadata");
 	g_string_append_c(out, '{');
-	n = kubesim_json_size(&doc, 0);
+	n = msd_json_tokens_size(&doc, 0);
 	tok = 1;
 	for (i = 0; i <= n; i++) {
 		const gchar *raw;
@@ -163,14 +166,14 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits)
 			break;
 		is_meta = (i == n) || tok + 1 == meta;
 		if (!is_meta) {
-			next = kubesim_json_skip(&doc, tok + 1);
-			kubesim_json_raw(&doc, tok, &raw, &raw_len);
+			next = msd_json_tokens_skip(&doc, tok + 1);
+			raw = msd_json_tokens_span(&doc, tok, &raw_len);
 			if (!first)
 				g_string_append_c(out, ',');
 			first = FALSE;
 			g_string_append_len(out, raw, raw_len);
 			g_string_append_c(out, ':');
-			kubesim_json_raw(&doc, tok + 1, &raw, &raw_len);
+			raw = msd_json_tokens_span(&doc, tok + 1, &raw_len);
 			g_string_append_len(out, raw, raw_len);
 			tok = next;
 			continue;
@@ -181,11 +184,11 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits)
 		g_string_append(out, "\"metadata\":{");
 		{
 			gboolean mfirst = TRUE;
-			if (meta >= 0 && kubesim_json_is_object(&doc, meta)) {
-				gint j, m = kubesim_json_size(&doc, meta);
+			if (meta >= 0 && msd_json_tokens_is_object(&doc, meta)) {
+				gint j, m = msd_json_tokens_size(&doc, meta);
 				gint k = meta + 1;
 				for (j = 0; j < m; j++) {
-					g_autofree gchar *key = kubesim_json_string(&doc, k);
+					g_autofree gchar *key = msd_json_tokens_dup_string(&doc, k);
 					MetaEdit *edit = NULL;
 					for (e = 0; e < n_edits; e++) {
 						if (g_strcmp0(edits[e].key, key) == 0)
@@ -197,7 +200,8 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits)
 							if (!mfirst)
 								g_string_append_c(out, ',');
 							mfirst = FALSE;
-							kubesim_json_append_string(out, key);
+							msd_json_string_append(out, key, -1,
+							                       MSD_JSON_STRING_GO);
 							g_string_append_c(out, ':');
 							g_string_append(out, edit->value);
 						}
@@ -205,13 +209,13 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits)
 						if (!mfirst)
 							g_string_append_c(out, ',');
 						mfirst = FALSE;
-						kubesim_json_raw(&doc, k, &raw, &raw_len);
+						raw = msd_json_tokens_span(&doc, k, &raw_len);
 						g_string_append_len(out, raw, raw_len);
 						g_string_append_c(out, ':');
-						kubesim_json_raw(&doc, k + 1, &raw, &raw_len);
+						raw = msd_json_tokens_span(&doc, k + 1, &raw_len);
 						g_string_append_len(out, raw, raw_len);
 					}
-					k = kubesim_json_skip(&doc, k + 1);
+					k = msd_json_tokens_skip(&doc, k + 1);
 				}
 			}
 			for (e = 0; e < n_edits; e++) {
@@ -220,14 +224,14 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits)
 				if (!mfirst)
 					g_string_append_c(out, ',');
 				mfirst = FALSE;
-				kubesim_json_append_string(out, edits[e].key);
+				msd_json_string_append(out, edits[e].key, -1, MSD_JSON_STRING_GO);
 				g_string_append_c(out, ':');
 				g_string_append(out, edits[e].value);
 			}
 		}
 		g_string_append_c(out, '}');
 		if (i < n)
-			tok = kubesim_json_skip(&doc, tok + 1);
+			tok = msd_json_tokens_skip(&doc, tok + 1);
 	}
 	g_string_append_c(out, '}');
 	/* trim the GString's spare capacity: stored objects live long */
@@ -243,7 +247,7 @@ json_quote(const gchar *s)
 {
 	GString *out = g_string_new(NULL);
 
-	kubesim_json_append_string(out, s);
+	msd_json_string_append(out, s, -1, MSD_JSON_STRING_GO);
 	return g_string_free(out, FALSE);
 }
 

@@ -155,24 +155,28 @@ append_pod_cells(GString *out, JsonObject *root)
 		reason = "Terminating";
 	ready_text = g_strdup_printf("%u/%u", ready, total);
 	restarts_text = g_strdup_printf("%" G_GINT64_FORMAT, restarts);
-	kubesim_json_append_string(out,
-	                           json_object_get_string_member_with_default(meta, "name", ""));
+	msd_json_string_append(out, json_object_get_string_member_with_default(meta, "name", ""),
+	                       -1, MSD_JSON_STRING_GO);
 	g_string_append_c(out, ',');
-	kubesim_json_append_string(out, ready_text);
+	msd_json_string_append(out, ready_text, -1, MSD_JSON_STRING_GO);
 	g_string_append_c(out, ',');
-	kubesim_json_append_string(out, reason);
+	msd_json_string_append(out, reason, -1, MSD_JSON_STRING_GO);
 	g_string_append_c(out, ',');
-	kubesim_json_append_string(out, restarts_text);
+	msd_json_string_append(out, restarts_text, -1, MSD_JSON_STRING_GO);
 	g_string_append_c(out, ',');
-	kubesim_json_append_string(out, age);
+	msd_json_string_append(out, age, -1, MSD_JSON_STRING_GO);
 	g_string_append_c(out, ',');
-	kubesim_json_append_string(out, status != NULL ? json_object_get_string_member_with_default(
-	                                                         status, "podIP", "<none>")
-	                                               : "<none>");
+	msd_json_string_append(out,
+	                       status != NULL ? json_object_get_string_member_with_default(
+	                                                status, "podIP", "<none>")
+	                                      : "<none>",
+	                       -1, MSD_JSON_STRING_GO);
 	g_string_append_c(out, ',');
-	kubesim_json_append_string(out, spec != NULL ? json_object_get_string_member_with_default(
-	                                                       spec, "nodeName", "<none>")
-	                                             : "<none>");
+	msd_json_string_append(out,
+	                       spec != NULL ? json_object_get_string_member_with_default(
+	                                              spec, "nodeName", "<none>")
+	                                    : "<none>",
+	                       -1, MSD_JSON_STRING_GO);
 	g_string_append(out, ",\"<none>\",\"<none>\"");
 }
 
@@ -189,7 +193,7 @@ kubesim_table_begin(GString *out,
 	                       rv);
 	if (continue_token != NULL) {
 		g_string_append(out, ",\"continue\":");
-		kubesim_json_append_string(out, continue_token);
+		msd_json_string_append(out, continue_token, -1, MSD_JSON_STRING_GO);
 	}
 	g_string_append(out, "},\"columnDefinitions\":");
 	if (with_columns)
@@ -223,9 +227,9 @@ kubesim_table_append_row(GString *out,
 		        age_of(root != NULL && JSON_NODE_HOLDS_OBJECT(root)
 		                       ? member_object(json_node_get_object(root), "metadata")
 		                       : NULL);
-		kubesim_json_append_string(out, obj->name);
+		msd_json_string_append(out, obj->name, -1, MSD_JSON_STRING_GO);
 		g_string_append_c(out, ',');
-		kubesim_json_append_string(out, age);
+		msd_json_string_append(out, age, -1, MSD_JSON_STRING_GO);
 	}
 	g_string_append(out, "]");
 	if (g_strcmp0(include_object, "None") == 0) {
@@ -235,15 +239,15 @@ kubesim_table_append_row(GString *out,
 		g_string_append_len(out, js, len);
 		g_string_append_c(out, '}');
 	} else {
-		g_auto(KubesimJsonDoc) doc = {0};
+		g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
 		g_string_append(out, ",\"object\":{\"kind\":\"PartialObjectMetadata\","
 		                     "\"apiVersion\":\"meta.k8s.io/v1\",\"metadata\":");
-		if (kubesim_json_doc_init(&doc, js, len) &&
-		    kubesim_json_member(&doc, 0, "metadata") >= 0) {
+		if (msd_json_tokens_parse(&doc, js, len, NULL) &&
+		    msd_json_tokens_member(&doc, 0, "metadata") >= 0) {
 			const gchar *raw;
 			gsize raw_len;
-			kubesim_json_raw(&doc, kubesim_json_member(&doc, 0, "metadata"), &raw,
-			                 &raw_len);
+			raw = msd_json_tokens_span(
+			        &doc, msd_json_tokens_member(&doc, 0, "metadata"), &raw_len);
 			g_string_append_len(out, raw, raw_len);
 		} else {
 			g_string_append(out, "{}");

@@ -122,9 +122,9 @@ send_bookmark(KubesimWatch *w, guint64 rv, gboolean initial_events_end)
 {
 	GString *line = g_string_new("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":");
 
-	kubesim_json_append_string(line, w->resource->kind);
+	msd_json_string_append(line, w->resource->kind, -1, MSD_JSON_STRING_GO);
 	g_string_append(line, ",\"apiVersion\":");
-	kubesim_json_append_string(line, w->resource->api_version);
+	msd_json_string_append(line, w->resource->api_version, -1, MSD_JSON_STRING_GO);
 	g_string_append_printf(line, ",\"metadata\":{\"resourceVersion\":\"%" G_GUINT64_FORMAT "\"",
 	                       rv);
 	if (initial_events_end) {
@@ -135,7 +135,7 @@ send_bookmark(KubesimWatch *w, guint64 rv, gboolean initial_events_end)
 		        g_base64_encode((const guchar *)blueprint_json, strlen(blueprint_json));
 		g_string_append(line, ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\","
 		                      "\"kubernetes.io/initial-events-list-blueprint\":");
-		kubesim_json_append_string(line, blueprint);
+		msd_json_string_append(line, blueprint, -1, MSD_JSON_STRING_GO);
 		g_string_append_c(line, '}');
 	} else {
 		g_string_append(line, ",\"creationTimestamp\":null");

@@ -1,0 +1,38 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/*
+ * The project's one JSON string-literal writer. Output JSON is never produced by json-glib 1.6,
+ * whose generator copies byte 0x1F raw; the modes cover what the callers need.
+ */
+typedef enum {
+	/* RFC 8259: quote, backslash and control characters escaped, every other byte copied */
+	MSD_JSON_STRING_PLAIN,
+	/* Go's encoding/json: also `<` `>` `&` U+2028 U+2029 escaped; each byte of invalid UTF-8
+	 * becomes the six characters \ufffd (the encoder on a raw Go string) */
+	MSD_JSON_STRING_GO,
+	/* as GO, but invalid UTF-8 becomes U+FFFD itself: what Go's decoder stored, so what a
+	 * decode-then-encode round trip shows */
+	MSD_JSON_STRING_GO_DECODED,
+} MsdJsonStringMode;
+
+/* Appends @s escaped for the inside of a JSON string literal. @length may be -1 for a
+ * NUL-terminated string. */
+void
+msd_json_string_append_escaped(GString *out, const gchar *s, gssize length, MsdJsonStringMode mode);
+
+/* Appends @s as a complete JSON string literal, quotes included. */
+void msd_json_string_append(GString *out, const gchar *s, gssize length, MsdJsonStringMode mode);
+
+/* Appends one code point escaped as @mode escapes it inside a literal. */
+void msd_json_string_append_unichar(GString *out, gunichar c, MsdJsonStringMode mode);
+
+G_END_DECLS
