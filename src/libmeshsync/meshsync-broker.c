@@ -1326,14 +1326,17 @@ msd_broker_drain_output(MeshSyncBroker *self, guint timeout_ms, GError **error)
 	       natsConnection_Buffered(self->nc) > 0) {
 		gint64 left_ms = (deadline - g_get_monotonic_time()) / 1000;
 
-		if (left_ms <= 0) {
-			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-			            "the broker at %s took no data for %u ms", self->url->display,
-			            timeout_ms);
-			return FALSE;
-		}
-		if (msd_nats_loop_wait_writable(self->loop, (gint)left_ms))
-			natsConnection_ProcessWriteEvent(self->nc);
+		/* No socket (the connection just dropped) or no room in time: stop here. */
+		if (left_ms <= 0 || !msd_nats_loop_wait_writable(self->loop, (gint)left_ms))
+			break;
+		natsConnection_ProcessWriteEvent(self->nc);
+	}
+	if (natsConnection_Status(self->nc) == NATS_CONN_STATUS_CONNECTED &&
+	    natsConnection_Buffered(self->nc) > 0) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		            "the broker at %s took no data for %u ms", self->url->display,
+		            timeout_ms);
+		return FALSE;
 	}
 	return TRUE;
 }

@@ -753,6 +753,51 @@ test_auth_user_password(void)
 	nats_server_clear(&server);
 }
 
+static void
+test_tls(void)
+{
+	NatsServer server = {0};
+	const gchar *data = g_getenv("MESHSYNC_TEST_DATA");
+	g_autofree gchar *cert = NULL;
+	g_autofree gchar *key = NULL;
+	g_autofree gchar *ca = NULL;
+	g_autofree gchar *other_ca = NULL;
+	g_autofree gchar *url = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncBroker) broker = NULL;
+	g_autoptr(MeshSyncBroker) untrusted = NULL;
+	g_autoptr(Received) r = received_new();
+	const gchar *args[] = {"--tls", "--tlscert", NULL, "--tlskey", NULL, NULL};
+
+	g_assert_nonnull(data);
+	cert = g_build_filename(data, "tls", "server.pem", NULL);
+	key = g_build_filename(data, "tls", "server.key", NULL);
+	ca = g_build_filename(data, "tls", "ca.pem", NULL);
+	other_ca = g_build_filename(data, "tls", "other-ca.pem", NULL);
+	args[2] = cert;
+	args[4] = key;
+	nats_server_start(&server, 0, args);
+	url = g_strdup_printf("tls://127.0.0.1:%u", server.port);
+
+	broker = meshsync_broker_new(url, &error);
+	g_assert_no_error(error);
+	meshsync_broker_set_tls(broker, ca, NULL, NULL);
+	g_assert_true(broker_connect(broker, &error));
+	g_assert_no_error(error);
+	subscribe(broker, "test.tls", NULL, r);
+	broker_flush(broker);
+	publish_string(broker, "test.tls", "secret");
+	WAIT_FOR(r->payloads->len == 1);
+
+	untrusted = meshsync_broker_new(url, &error);
+	meshsync_broker_set_tls(untrusted, other_ca, NULL, NULL);
+	g_assert_false(broker_connect(untrusted, &error));
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TLS);
+	g_assert_nonnull(strstr(error->message, url));
+	meshsync_broker_close(broker);
+	nats_server_clear(&server);
+}
+
 static guint
 free_port(void)
 {
@@ -1228,6 +1273,7 @@ main(int argc, char **argv)
 	g_test_add_func("/broker/oversize", test_oversize);
 	g_test_add_func("/broker/auth/token", test_auth_token);
 	g_test_add_func("/broker/auth/user-password", test_auth_user_password);
+	g_test_add_func("/broker/tls", test_tls);
 	g_test_add_func("/broker/connect/timeout", test_connect_timeout);
 	g_test_add_func("/broker/connect/waits-for-broker", test_connect_waits_for_broker);
 	g_test_add_func("/broker/connect/cancelled", test_connect_cancelled);
