@@ -448,6 +448,30 @@ test_kube_client_cancelled(void)
 	g_assert_error(error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
 }
 
+static void
+test_kube_client_error_status(void)
+{
+	g_autoptr(GError) bad = msd_kube_client_error_from_status(
+	        "GET https://h:6443/api/v1/pods?watch=1&sendInitialEvents=true", 400, NULL);
+	g_autoptr(GError) unavailable =
+	        msd_kube_client_error_from_status("GET https://h/api/v1/pods", 503, NULL);
+	g_autoptr(GError) forbidden =
+	        msd_kube_client_error_from_status("GET https://h/api/v1/pods", 403, NULL);
+	g_autoptr(GError) transport = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_HTTP,
+	                                          "GET https://h/x: Message Corrupt");
+	g_autoptr(GError) other = g_error_new_literal(G_IO_ERROR, G_IO_ERROR_FAILED, "x: 500 y");
+
+	g_assert_cmpuint(msd_kube_client_error_get_status(bad), ==, 400);
+	g_assert_cmpuint(msd_kube_client_error_get_status(unavailable), ==, 503);
+	g_assert_cmpuint(msd_kube_client_error_get_status(forbidden), ==, 403);
+	g_assert_cmpuint(msd_kube_client_error_get_status(transport), ==, 0);
+	g_assert_cmpuint(msd_kube_client_error_get_status(other), ==, 0);
+	g_assert_cmpuint(msd_kube_client_error_get_status(NULL), ==, 0);
+	/* a caller's prefix does not hide it */
+	g_prefix_error(&unavailable, "pods.v1.: ");
+	g_assert_cmpuint(msd_kube_client_error_get_status(unavailable), ==, 503);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -466,6 +490,7 @@ main(int argc, char **argv)
 	g_test_add_func("/kube-client/status/not-found", test_kube_client_not_found);
 	g_test_add_func("/kube-client/status/error-from-status",
 	                test_kube_client_error_from_status);
+	g_test_add_func("/kube-client/status/error-status", test_kube_client_error_status);
 	g_test_add_func("/kube-client/connection-refused", test_kube_client_connection_refused);
 	g_test_add_func("/kube-client/gzip", test_kube_client_gzip);
 	g_test_add_func("/kube-client/stream", test_kube_client_stream);

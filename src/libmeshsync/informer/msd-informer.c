@@ -702,13 +702,25 @@ msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_
 			                    error->code != MESHSYNC_ERROR_FORBIDDEN &&
 			                    error->code != MESHSYNC_ERROR_NOT_FOUND;
 
-			/* refused (WatchList off, an older server, or a passing 5xx: the error does
-			 * not carry the status): a paginated list serves this cycle and the next
-			 * relist asks again. 403/404 and an unreachable server would fail the list
-			 * the same way, so they take the error path directly. */
+			/* refused: a paginated list serves this cycle. A 4xx (WatchList off, an
+			 * older server) will not change while we run, so stop asking; a 5xx or an
+			 * unreadable answer may pass, so the next relist asks again. 403/404 and an
+			 * unreachable server would fail the list the same way, so they take the
+			 * error path directly. */
 			if (answered) {
-				g_debug("%s: streaming list refused (%s); using a paginated list",
-				        self->name, error->message);
+				guint status = msd_kube_client_error_get_status(error);
+
+				if (status >= 400 && status < 500) {
+					g_debug("%s: streaming list refused (%s); using paginated "
+					        "lists "
+					        "from now on",
+					        self->name, error->message);
+					self->watch_list_supported = FALSE;
+				} else {
+					g_debug("%s: streaming list refused (%s); using a "
+					        "paginated list",
+					        self->name, error->message);
+				}
 				self->counters.errors++;
 				msd_informer_fall_back_to_list(self);
 				return;

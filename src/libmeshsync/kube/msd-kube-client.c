@@ -5,6 +5,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
 
@@ -371,6 +373,47 @@ msd_kube_client_error_from_status(const gchar *url, guint status, GBytes *body)
 	return g_error_new(MESHSYNC_ERROR, code, "%s: %u %s", url, status, phrase);
 }
 
+/**
+ * msd_kube_client_error_get_status:
+ * @error: (nullable): an error from this client
+ *
+ * The HTTP status of an error made by msd_kube_client_error_from_status(). GError has no room
+ * for data beyond its domain, code and message, and MESHSYNC_ERROR's codes are public, so the
+ * status travels in the message, which that function alone writes: the request URL (which
+ * holds no spaces), ": ", then the three digits. Reading it back here keeps the format private
+ * to this file and survives g_prefix_error(), which only adds text in front.
+ *
+ * Returns: the status (100-599), or 0 for errors that did not come from an HTTP answer
+ */
+guint
+msd_kube_client_error_get_status(const GError *error)
+{
+	const gchar *url;
+	const gchar *p;
+
+	if (error == NULL || error->domain != MESHSYNC_ERROR)
+		return 0;
+	switch (error->code) {
+	case MESHSYNC_ERROR_UNAUTHORIZED:
+	case MESHSYNC_ERROR_FORBIDDEN:
+	case MESHSYNC_ERROR_NOT_FOUND:
+	case MESHSYNC_ERROR_GONE:
+	case MESHSYNC_ERROR_HTTP:
+		break;
+	default:
+		return 0;
+	}
+	url = strstr(error->message, "://");
+	if (url == NULL)
+		return 0;
+	p = strstr(url, ": ");
+	/* a transport failure reported as MESHSYNC_ERROR_HTTP has text, not a status, here */
+	if (p == NULL || !g_ascii_isdigit(p[2]) || !g_ascii_isdigit(p[3]) ||
+	    !g_ascii_isdigit(p[4]) || (p[5] != ' ' && p[5] != '\0'))
+		return 0;
+	return (guint)((p[2] - '0') * 100 + (p[3] - '0') * 10 + (p[4] - '0'));
+}
+
 static const gchar *
 msd_kube_client_tls_flags_reason(GTlsCertificateFlags flags)
 {
@@ -638,6 +681,39 @@ msd_kube_client_request_new(MsdKubeClient *self,
 	return task;
 }
 
+/* The two public request kinds differ only in @stream and their source tag. */
+static void
+msd_kube_client_request(MsdKubeClient *self,
+                        const gchar *path_and_query,
+                        gboolean stream,
+                        gpointer source_tag,
+                        GCancellable *cancellable,
+                        GAsyncReadyCallback callback,
+                        gpointer user_data)
+{
+	g_autoptr(GTask) task = NULL;
+
+	g_return_if_fail(MSD_IS_KUBE_CLIENT(self));
+	g_return_if_fail(path_and_query != NULL);
+	g_return_if_fail(cancellable == NULL || G_IS_CANCELLABLE(cancellable));
+
+	task = msd_kube_client_request_new(self, path_and_query, stream, cancellable, callback,
+	                                   user_data);
+	g_task_set_source_tag(task, source_tag);
+	msd_kube_client_request_start(task);
+}
+
+static gpointer
+msd_kube_client_request_finish(MsdKubeClient *self,
+                               GAsyncResult *result,
+                               gpointer source_tag,
+                               GError **error)
+{
+	g_return_val_if_fail(g_task_is_valid(result, self), NULL);
+	g_return_val_if_fail(g_task_get_source_tag(G_TASK(result)) == source_tag, NULL);
+	return g_task_propagate_pointer(G_TASK(result), error);
+}
+
 /**
  * msd_kube_client_get_async:
  * @self: a #MsdKubeClient
@@ -655,16 +731,8 @@ msd_kube_client_get_async(MsdKubeClient *self,
                           GAsyncReadyCallback callback,
                           gpointer user_data)
 {
-	g_autoptr(GTask) task = NULL;
-
-	g_return_if_fail(MSD_IS_KUBE_CLIENT(self));
-	g_return_if_fail(path_and_query != NULL);
-	g_return_if_fail(cancellable == NULL || G_IS_CANCELLABLE(cancellable));
-
-	task = msd_kube_client_request_new(self, path_and_query, FALSE, cancellable, callback,
-	                                   user_data);
-	g_task_set_source_tag(task, msd_kube_client_get_async);
-	msd_kube_client_request_start(task);
+	msd_kube_client_request(self, path_and_query, FALSE, msd_kube_client_get_async, cancellable,
+	                        callback, user_data);
 }
 
 /**
@@ -678,10 +746,7 @@ msd_kube_client_get_async(MsdKubeClient *self,
 GBytes *
 msd_kube_client_get_finish(MsdKubeClient *self, GAsyncResult *result, GError **error)
 {
-	g_return_val_if_fail(g_task_is_valid(result, self), NULL);
-	g_return_val_if_fail(g_task_get_source_tag(G_TASK(result)) == msd_kube_client_get_async,
-	                     NULL);
-	return g_task_propagate_pointer(G_TASK(result), error);
+	return msd_kube_client_request_finish(self, result, msd_kube_client_get_async, error);
 }
 
 /**
@@ -702,16 +767,8 @@ msd_kube_client_stream_async(MsdKubeClient *self,
                              GAsyncReadyCallback callback,
                              gpointer user_data)
 {
-	g_autoptr(GTask) task = NULL;
-
-	g_return_if_fail(MSD_IS_KUBE_CLIENT(self));
-	g_return_if_fail(path_and_query != NULL);
-	g_return_if_fail(cancellable == NULL || G_IS_CANCELLABLE(cancellable));
-
-	task = msd_kube_client_request_new(self, path_and_query, TRUE, cancellable, callback,
-	                                   user_data);
-	g_task_set_source_tag(task, msd_kube_client_stream_async);
-	msd_kube_client_request_start(task);
+	msd_kube_client_request(self, path_and_query, TRUE, msd_kube_client_stream_async,
+	                        cancellable, callback, user_data);
 }
 
 /**
@@ -725,8 +782,5 @@ msd_kube_client_stream_async(MsdKubeClient *self,
 GInputStream *
 msd_kube_client_stream_finish(MsdKubeClient *self, GAsyncResult *result, GError **error)
 {
-	g_return_val_if_fail(g_task_is_valid(result, self), NULL);
-	g_return_val_if_fail(g_task_get_source_tag(G_TASK(result)) == msd_kube_client_stream_async,
-	                     NULL);
-	return g_task_propagate_pointer(G_TASK(result), error);
+	return msd_kube_client_request_finish(self, result, msd_kube_client_stream_async, error);
 }

@@ -50,4 +50,11 @@ msd_kube_client_stream_finish(MsdKubeClient *self, GAsyncResult *result, GError 
  * one. Shared with the tests so they can check the wording. */
 GError *msd_kube_client_error_from_status(const gchar *url, guint status, GBytes *body);
 
+/* The HTTP status of an error from msd_kube_client_error_from_status() (whatever its code:
+ * MESHSYNC_ERROR_HTTP, _UNAUTHORIZED, _FORBIDDEN, _NOT_FOUND, _GONE), or 0 for any other error
+ * (transport, TLS, cancellation, another domain). Callers use it to tell a refusal (4xx) from
+ * a passing server failure (5xx). The status is carried in the error's message, in a form
+ * written and read only by the client. */
+guint msd_kube_client_error_get_status(const GError *error);
+
 G_END_DECLS
