@@ -1,0 +1,341 @@
+"""The meshsync daemon in file mode against meshsync-kubesim, after upstream's file-mode
+integration cases: snapshot content, filters, -stopAfter, objects changed during the run,
+dropped and expired watches, CustomResourceDefinitions added at run time, and startup errors.
+"""
+
+import os
+import re
+import subprocess
+
+import pytest
+from kubesim import Kubesim
+from meshsync_run import (DAEMON, META_KEYS, TIMEOUT, TOP_KEYS, Meshsync, cluster_view,
+                          extended_events, read_documents, uid_counts)
+
+# Small clusters keep the suite fast; three team namespaces besides the system ones.
+SMALL = {"pods": 60, "namespaces": 3}
+
+
+def configmap(name, namespace="team-1", value="1"):
+    return {"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": namespace}, "data": {"value": value}}
+
+
+def pod(name, namespace="team-1"):
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": namespace, "labels": {"app": name}},
+            "spec": {"containers": [{"name": "main", "image": "nginx:1.14.2"}]},
+            "status": {"phase": "Pending"}}
+
+
+def kube_system_uid(sim):
+    status, body = sim.request("GET", "/api/v1/namespaces/kube-system")
+    assert status == 200, body
+    return body["metadata"]["uid"]
+
+
+def test_snapshot_holds_every_object_once(tmp_path):
+    with Kubesim(**SMALL) as sim:
+        view = cluster_view(sim)
+        cluster_id = kube_system_uid(sim)
+        with Meshsync(str(tmp_path), sim.kubeconfig, "--stop-after-sync") as run:
+            assert run.wait_exit() == 0, run.log()
+            log = run.log()
+        documents = read_documents(run.output_file)
+
+    counts = uid_counts(documents)
+    duplicates = {uid: n for uid, n in counts.items() if n > 1}
+    assert not duplicates, f"written more than once: {duplicates}"
+    assert set(counts) == set(view), (
+        f"missing: {[view[u] for u in set(view) - set(counts)]}, "
+        f"unexpected: {sorted(set(counts) - set(view))}")
+    assert f"snapshot {run.output_file}: {len(documents)} documents written" in log
+
+    for doc in documents:
+        assert TOP_KEYS <= set(doc), f"{sorted(TOP_KEYS - set(doc))} missing: {doc}"
+        assert META_KEYS <= set(doc["metadata"]), doc["metadata"]
+        kind, namespace, name = view[doc["metadata"]["uid"]]
+        assert doc["kind"] == kind
+        assert doc["metadata"]["name"] == name
+        assert doc["metadata"].get("namespace", "") == namespace
+        assert doc["id"] == "" and doc["model"] == "" and doc["metadata"]["id"] == ""
+        assert doc["cluster_id"] == cluster_id
+        assert doc["metadata"]["cluster_id"] == ""
+    # every kind kubesim generated made it, not just some
+    assert {view[u][0] for u in view} == {doc["kind"] for doc in documents}
+    assert {"Pod", "Deployment", "ReplicaSet", "Service", "ConfigMap", "Secret",
+            "Namespace"} <= {doc["kind"] for doc in documents}
+
+
+@pytest.mark.parametrize("flags, kinds, namespaces", [
+    (["-outputNamespaces", "team-1"], None, {"team-1"}),
+    (["-outputResources", "pod,deployment"], {"Pod", "Deployment"}, None),
+    (["-outputResources", "pod,deployment", "-outputNamespaces", "team-1"],
+     {"Pod", "Deployment"}, {"team-1"}),
+], ids=["namespaces", "resources", "both"])
+def test_filters(tmp_path, flags, kinds, namespaces):
+    with Kubesim(**SMALL) as sim:
+        view = cluster_view(sim)
+        with Meshsync(str(tmp_path), sim.kubeconfig, "--stop-after-sync", *flags) as run:
+            assert run.wait_exit() == 0, run.log()
+        documents = read_documents(run.output_file)
+
+    expected = {uid for uid, (kind, namespace, _) in view.items()
+                if (kinds is None or kind in kinds)
+                and (namespaces is None or namespace in namespaces)}
+    assert expected, "the cluster has nothing the filters let through"
+    for doc in documents:
+        if namespaces is not None:
+            assert doc["metadata"].get("namespace") in namespaces, doc["metadata"]
+        if kinds is not None:
+            assert doc["kind"] in kinds, doc["kind"]
+    if namespaces is not None:
+        assert not {"Namespace", "Node", "PersistentVolume"} & {d["kind"] for d in documents}
+    assert sorted(uid_counts(documents).elements()) == sorted(expected)
+
+
+def test_stop_after_exits_zero(tmp_path):
+    with Kubesim(**SMALL) as sim:
+        view = cluster_view(sim)
+        with Meshsync(str(tmp_path), sim.kubeconfig, "-stopAfter", "2s") as run:
+            # nothing stops it but its own timer
+            assert run.wait_exit() == 0, run.log()
+            log = run.log()
+        documents = read_documents(run.output_file)
+    assert "initial sync complete" in log
+    assert set(uid_counts(documents)) == set(view)
+
+
+def test_objects_created_during_the_run_are_appended(tmp_path):
+    with Kubesim(**SMALL) as sim:
+        with Meshsync(str(tmp_path), sim.kubeconfig, extended=True, debug=True) as run:
+            run.wait_synced()
+            created_cm = sim.create(configmap("created-during-run"))
+            created_pod = sim.create(pod("created-during-run"))
+            run.confirm_seen(sim, "configmaps.v1.",
+                             int(created_cm["metadata"]["resourceVersion"]))
+            run.confirm_seen(sim, "pods.v1.", int(created_pod["metadata"]["resourceVersion"]))
+            assert run.terminate() == 0, run.log()
+            view = cluster_view(sim)
+        documents = read_documents(run.output_file)
+        events = extended_events(run.extended_file)
+
+    counts = uid_counts(documents)
+    assert set(counts) == set(view)
+    assert max(counts.values()) == 1
+    for obj in (created_cm, created_pod):
+        uid = obj["metadata"]["uid"]
+        assert counts[uid] == 1
+        assert ("ADDED", obj["kind"], "team-1", "created-during-run", uid) in events
+    # appended: after the initial state, not in the middle of it
+    uids = [doc["metadata"]["uid"] for doc in documents]
+    assert uids.index(created_cm["metadata"]["uid"]) >= len(documents) - 2
+    assert uids.index(created_pod["metadata"]["uid"]) >= len(documents) - 2
+
+
+# Known product bug: the file writer buffers up to 256 KiB and nothing flushes it while the
+# daemon runs, so events after the last full buffer reach the disk only at exit. Remove the
+# marker with the fix (strict: an unexpected pass fails the suite).
+@pytest.mark.xfail(strict=True, reason="snapshot files are only flushed at exit")
+def test_snapshot_on_disk_shows_objects_created_during_the_run(tmp_path):
+    """While the daemon runs, what it received is in the files: upstream writes each record
+    as it arrives, so a reader (or a crash) sees the snapshot up to the last event."""
+    with Kubesim(**SMALL) as sim:
+        with Meshsync(str(tmp_path), sim.kubeconfig, extended=True) as run:
+            run.wait_synced()
+            created = sim.create(configmap("visible-while-running"))
+            uid = created["metadata"]["uid"]
+
+            def on_disk():
+                with open(run.extended_file, encoding="utf-8") as f:
+                    return uid in f.read()
+
+            # the event arrives within milliseconds; 30 s is generous
+            sim.wait_for(on_disk, f"{uid} in {run.extended_file} while meshsync runs",
+                         timeout=30)
+            with open(run.output_file, encoding="utf-8") as f:
+                assert uid in f.read()
+            assert run.terminate() == 0
+
+
+def _changes_around_watch_loss(tmp_path, expire):
+    """Creates, replaces and deletes ConfigMaps and Pods before, during and after a loss of
+    every watch (with a 410 for the next watch when @expire); returns (events, log, view)."""
+    resources = "configmap" if expire else "configmap,pod"
+    with Kubesim(**SMALL) as sim:
+        seeded = [name for _, _, name in
+                  sorted(v for v in cluster_view(sim, {"configmaps"}).values()
+                         if v[1] == "team-1")]
+        assert len(seeded) >= 2, seeded
+        with Meshsync(str(tmp_path), sim.kubeconfig, "-outputResources", resources,
+                      extended=True, debug=True) as run:
+            run.wait_synced()
+            expected = []
+            before = sim.create(configmap("before-loss"))
+            expected.append(("ADDED", before))
+            sim.delete("v1", "ConfigMap", seeded[0], "team-1")
+            expected.append(("DELETED", seeded[0]))
+
+            if expire:
+                sim.admin("expire-next-watch")
+            sim.admin("close-watches")
+            # made while the informers reconnect: they come back through the resumed watch
+            # or, after the 410, through the relist
+            during = sim.create(configmap("during-loss"))
+            expected.append(("ADDED", during))
+            modified = sim.replace(configmap("before-loss", value="2"))
+            expected.append(("MODIFIED", modified))
+            sim.delete("v1", "ConfigMap", seeded[1], "team-1")
+            expected.append(("DELETED", seeded[1]))
+            if not expire:
+                during_pod = sim.create(pod("during-loss"))
+                expected.append(("ADDED", during_pod))
+
+            if expire:
+                run.wait_for_line("configmaps.v1.: watch expired")
+            else:
+                run.wait_for_line("configmaps.v1.: watch ended, resuming at resourceVersion")
+            after = sim.create(configmap("after-loss"))
+            expected.append(("ADDED", after))
+            last_cm = int(after["metadata"]["resourceVersion"])
+            run.confirm_seen(sim, "configmaps.v1.", last_cm)
+            if not expire:
+                run.confirm_seen(sim, "pods.v1.",
+                                 int(during_pod["metadata"]["resourceVersion"]))
+            assert run.terminate() == 0, run.log()
+            log = run.log()
+            view = cluster_view(sim, {"configmaps", "pods"})
+        events = extended_events(run.extended_file)
+        documents = read_documents(run.output_file)
+    return expected, events, documents, log, view
+
+
+def _check_changes(expected, events, documents, view, kinds):
+    seen = {(event_type, name) for event_type, _, _, name, _ in events}
+    for event_type, obj in expected:
+        name = obj if isinstance(obj, str) else obj["metadata"]["name"]
+        assert (event_type, name) in seen, f"{event_type} {name} lost: {sorted(seen)}"
+    # the end state: everything kubesim holds is in the snapshot exactly once, and the
+    # deleted objects keep their first state there
+    counts = uid_counts(documents)
+    assert max(counts.values()) == 1
+    live = {uid for uid, (kind, _, _) in view.items() if kind in kinds}
+    assert live <= set(counts)
+    # nothing reported DELETED that still exists, nothing live missing its ADDED
+    deleted = {uid for event_type, _, _, _, uid in events if event_type == "DELETED"}
+    assert not deleted & live
+    added = {uid for event_type, _, _, _, uid in events if event_type == "ADDED"}
+    assert live <= added
+
+
+def test_expired_watch_loses_nothing(tmp_path):
+    expected, events, documents, log, view = _changes_around_watch_loss(tmp_path, expire=True)
+    assert "configmaps.v1.: watch expired" in log
+    _check_changes(expected, events, documents, view, {"ConfigMap"})
+
+
+def test_dropped_watch_loses_nothing(tmp_path):
+    expected, events, documents, log, view = _changes_around_watch_loss(tmp_path, expire=False)
+    assert "watch expired" not in log
+    _check_changes(expected, events, documents, view, {"ConfigMap", "Pod"})
+
+
+WIDGET_CRD = {
+    "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+    "metadata": {"name": "widgets.example.com"},
+    "spec": {"group": "example.com", "scope": "Namespaced",
+             "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets",
+                       "singular": "widget"},
+             "versions": [{"name": "v1", "served": True, "storage": True,
+                           "schema": {"openAPIV3Schema": {
+                               "type": "object",
+                               "x-kubernetes-preserve-unknown-fields": True}}}]},
+}
+
+
+def test_crd_added_at_run_time_is_watched_after_resync(tmp_path):
+    with Kubesim(**SMALL) as sim:
+        sim.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "meshery"}})
+        sim.create({"apiVersion": "meshery.io/v1alpha1", "kind": "MeshSync",
+                    "metadata": {"name": "meshery-meshsync", "namespace": "meshery"},
+                    "spec": {"watch-list": {"data": {"blacklist": '["secrets.v1."]'}}}})
+        with Meshsync(str(tmp_path), sim.kubeconfig) as run:
+            run.wait_synced()
+            assert "watch configuration from the MeshSync resource" in run.log()
+            assert "widgets" not in run.log()
+            sim.create(WIDGET_CRD)
+            widget = sim.create({"apiVersion": "example.com/v1", "kind": "Widget",
+                                 "metadata": {"name": "gear", "namespace": "team-1"},
+                                 "spec": {"teeth": 12}})
+            run.wait_for_line("custom resource type widgets.v1.example.com added: "
+                              "resync scheduled")
+            # the resync waits for 5 s without further CRD changes, then lists everything
+            run.wait_synced(count=2)
+            log = run.wait_for_line("widgets.v1.example.com: synced, 1 objects")
+            assert run.terminate() == 0, run.log()
+        documents = read_documents(run.output_file)
+
+    widgets = [doc for doc in documents if doc["kind"] == "Widget"]
+    assert [w["metadata"]["uid"] for w in widgets] == [widget["metadata"]["uid"]], log
+    assert widgets[0]["apiVersion"] == "example.com/v1"
+    assert widgets[0]["metadata"]["namespace"] == "team-1"
+    # the resync re-lists everything as ADDED; the snapshot still has each object once
+    assert max(uid_counts(documents).values()) == 1
+    # the blacklist held through the resync
+    assert "Secret" not in {doc["kind"] for doc in documents}
+    assert "Pod" in {doc["kind"] for doc in documents}
+
+
+def _run(args, timeout=TIMEOUT):
+    return subprocess.run([DAEMON] + args, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL, check=False)
+
+
+def test_missing_kubeconfig_fails(tmp_path):
+    missing = str(tmp_path / "no-such-kubeconfig")
+    run = _run(["-output", "file", "-outputFile", str(tmp_path / "out.yaml"),
+                "--kubeconfig", missing])
+    assert run.returncode == 1, run.stderr
+    assert missing in run.stderr
+
+
+def test_malformed_kubeconfig_fails(tmp_path):
+    bad = tmp_path / "kubeconfig"
+    bad.write_text("just a string\n", encoding="utf-8")
+    run = _run(["-output", "file", "-outputFile", str(tmp_path / "out.yaml"),
+                "--kubeconfig", str(bad)])
+    assert run.returncode == 1, run.stderr
+    assert str(bad) in run.stderr
+
+
+def test_unsupported_output_mode_fails(tmp_path):
+    run = _run(["-output", "bogus", "--kubeconfig", str(tmp_path / "unused")])
+    assert run.returncode == 1, run.stderr
+    assert 'unsupported output mode "bogus", supported list is [broker, file]' in run.stderr
+
+
+def test_unwritable_output_file_fails(tmp_path):
+    target = str(tmp_path / "missing-directory" / "out.yaml")
+    with Kubesim(pods=5, namespaces=1) as sim:
+        run = _run(["-output", "file", "-outputFile", target, "--kubeconfig", sim.kubeconfig])
+    assert run.returncode == 1, run.stderr
+    assert target in run.stderr
+    assert not os.path.exists(target)
+
+
+def test_full_disk_fails(tmp_path):
+    with Kubesim(**SMALL) as sim:
+        run = _run(["-output", "file", "-outputFile", "/dev/full", "--stop-after-sync",
+                    "--kubeconfig", sim.kubeconfig])
+    assert run.returncode == 1, run.stderr
+    assert "No space left on device" in run.stderr
+    assert "/dev/full" in run.stderr
+
+
+@pytest.mark.parametrize("value", ["8x", "abc", "1.5.3s", ""])
+def test_bad_stop_after_is_a_usage_error(tmp_path, value):
+    run = _run(["-output", "file", "-outputFile", str(tmp_path / "out.yaml"),
+                "-stopAfter", value, "--kubeconfig", str(tmp_path / "unused")])
+    assert run.returncode == 2, run.stderr
+    assert re.search(r"stopAfter", run.stderr), run.stderr
+    assert not os.path.exists(tmp_path / "out.yaml")
