@@ -227,18 +227,24 @@ msd_discovery_key(const gchar *group, const gchar *version, const gchar *plural)
 	return g_strdup_printf("%s/%s/%s", group, version, plural);
 }
 
+/* Finishes a GET of @path and parses its body into @parser; the object is owned by @parser. */
 static JsonObject *
-msd_discovery_parse_object(MeshSyncDiscovery *self,
-                           const gchar *path,
-                           GBytes *body,
-                           JsonParser *parser,
-                           GError **error)
+msd_discovery_get_object_finish(MeshSyncDiscovery *self,
+                                GObject *source,
+                                GAsyncResult *result,
+                                const gchar *path,
+                                JsonParser *parser,
+                                GError **error)
 {
 	g_autoptr(GError) error_local = NULL;
+	g_autoptr(GBytes) body = NULL;
 	const gchar *data;
 	gsize size = 0;
 	JsonNode *root;
 
+	body = msd_kube_client_get_finish(MSD_KUBE_CLIENT(source), result, error);
+	if (body == NULL)
+		return NULL;
 	data = g_bytes_get_data(body, &size);
 	if (!json_parser_load_from_data(parser, data != NULL ? data : "", (gssize)size,
 	                                &error_local)) {
@@ -428,7 +434,6 @@ msd_discovery_group_version_cb(GObject *source, GAsyncResult *result, gpointer u
 	MsdDiscoverySlot *slot = fetch->slot;
 	MeshSyncDiscovery *self = g_task_get_source_object(task);
 	g_autoptr(JsonParser) parser = json_parser_new();
-	g_autoptr(GBytes) body = NULL;
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *path = NULL;
 	JsonObject *doc;
@@ -439,11 +444,7 @@ msd_discovery_group_version_cb(GObject *source, GAsyncResult *result, gpointer u
 	else
 		path = g_strdup_printf("/apis/%s/%s", slot->group, slot->version);
 
-	body = msd_kube_client_get_finish(MSD_KUBE_CLIENT(source), result, &error);
-	if (body != NULL)
-		doc = msd_discovery_parse_object(self, path, body, parser, &error);
-	else
-		doc = NULL;
+	doc = msd_discovery_get_object_finish(self, source, result, path, parser, &error);
 	if (doc != NULL) {
 		slot->resources =
 		        msd_discovery_parse_resource_list(doc, slot->group, slot->version);
@@ -487,13 +488,10 @@ msd_discovery_version_cb(GObject *source, GAsyncResult *result, gpointer user_da
 	MeshSyncDiscovery *self = g_task_get_source_object(task);
 	MsdDiscoveryRun *run = g_task_get_task_data(task);
 	g_autoptr(JsonParser) parser = json_parser_new();
-	g_autoptr(GBytes) body = NULL;
 	g_autoptr(GError) error = NULL;
 	JsonObject *doc = NULL;
 
-	body = msd_kube_client_get_finish(MSD_KUBE_CLIENT(source), result, &error);
-	if (body != NULL)
-		doc = msd_discovery_parse_object(self, "/version", body, parser, &error);
+	doc = msd_discovery_get_object_finish(self, source, result, "/version", parser, &error);
 	if (doc == NULL) {
 		msd_discovery_run_fail(run, g_steal_pointer(&error));
 	} else {
@@ -517,14 +515,11 @@ msd_discovery_api_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	MeshSyncDiscovery *self = g_task_get_source_object(task);
 	MsdDiscoveryRun *run = g_task_get_task_data(task);
 	g_autoptr(JsonParser) parser = json_parser_new();
-	g_autoptr(GBytes) body = NULL;
 	g_autoptr(GError) error = NULL;
 	g_auto(GStrv) versions = NULL;
 	JsonObject *doc = NULL;
 
-	body = msd_kube_client_get_finish(MSD_KUBE_CLIENT(source), result, &error);
-	if (body != NULL)
-		doc = msd_discovery_parse_object(self, "/api", body, parser, &error);
+	doc = msd_discovery_get_object_finish(self, source, result, "/api", parser, &error);
 	if (doc == NULL) {
 		msd_discovery_run_fail(run, g_steal_pointer(&error));
 		msd_discovery_run_done(task);
@@ -545,14 +540,11 @@ msd_discovery_apis_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	MeshSyncDiscovery *self = g_task_get_source_object(task);
 	MsdDiscoveryRun *run = g_task_get_task_data(task);
 	g_autoptr(JsonParser) parser = json_parser_new();
-	g_autoptr(GBytes) body = NULL;
 	g_autoptr(GError) error = NULL;
 	JsonObject *doc = NULL;
 	JsonArray *groups;
 
-	body = msd_kube_client_get_finish(MSD_KUBE_CLIENT(source), result, &error);
-	if (body != NULL)
-		doc = msd_discovery_parse_object(self, "/apis", body, parser, &error);
+	doc = msd_discovery_get_object_finish(self, source, result, "/apis", parser, &error);
 	if (doc == NULL) {
 		msd_discovery_run_fail(run, g_steal_pointer(&error));
 		msd_discovery_run_done(task);

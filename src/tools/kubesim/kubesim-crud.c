@@ -192,6 +192,29 @@ handle_patch(KubesimServer *self,
 	respond_object(msg, 200, req->resource, obj, query);
 }
 
+/* Answers with @obj, or with @status (taken) when the store refused the change. */
+static void
+respond_result(SoupServerMessage *msg,
+               guint code,
+               KubesimResource *res,
+               KubesimObject *obj,
+               KubesimStatus *status,
+               GHashTable *query)
+{
+	if (obj == NULL)
+		kubesim_respond_status(msg, status);
+	else
+		respond_object(msg, code, res, obj, query);
+}
+
+static void
+respond_method_not_allowed(SoupServerMessage *msg)
+{
+	kubesim_respond_status(msg, kubesim_status_new(405, "MethodNotAllowed",
+	                                               "the server does not allow this method on "
+	                                               "the requested resource"));
+}
+
 void
 kubesim_crud_handle(KubesimServer *self,
                     SoupServerMessage *msg,
@@ -218,16 +241,10 @@ kubesim_crud_handle(KubesimServer *self,
 			g_autoptr(KubesimObject) obj = NULL;
 			if (json != NULL)
 				obj = kubesim_store_create(self->store, res, json, &status);
-			if (obj == NULL) {
-				kubesim_respond_status(msg, status);
-				return;
-			}
-			respond_object(msg, 201, res, obj, query);
+			respond_result(msg, 201, res, obj, status, query);
 			return;
 		}
-		kubesim_respond_status(msg, kubesim_status_new(405, "MethodNotAllowed",
-		                                               "the server does not allow this "
-		                                               "method on the requested resource"));
+		respond_method_not_allowed(msg);
 		return;
 	}
 
@@ -246,11 +263,7 @@ kubesim_crud_handle(KubesimServer *self,
 		g_autoptr(KubesimObject) obj = NULL;
 		if (json != NULL)
 			obj = kubesim_store_update(self->store, res, json, TRUE, &status);
-		if (obj == NULL) {
-			kubesim_respond_status(msg, status);
-			return;
-		}
-		respond_object(msg, 200, res, obj, query);
+		respond_result(msg, 200, res, obj, status, query);
 		return;
 	}
 	if (g_strcmp0(method, "PATCH") == 0) {
@@ -267,14 +280,8 @@ kubesim_crud_handle(KubesimServer *self,
 	if (g_strcmp0(method, "DELETE") == 0 && req->subresource == NULL) {
 		g_autoptr(KubesimObject) obj =
 		        kubesim_store_delete(self->store, res, req->namespace_, req->name, &status);
-		if (obj == NULL) {
-			kubesim_respond_status(msg, status);
-			return;
-		}
-		respond_object(msg, 200, res, obj, query);
+		respond_result(msg, 200, res, obj, status, query);
 		return;
 	}
-	kubesim_respond_status(msg, kubesim_status_new(405, "MethodNotAllowed",
-	                                               "the server does not allow this method on "
-	                                               "the requested resource"));
+	respond_method_not_allowed(msg);
 }

@@ -56,6 +56,21 @@ append_strv(GString *out, gchar **strv)
 	g_string_append_c(out, ']');
 }
 
+/* The verbs, shortNames and categories of @res: the part both discovery formats share. */
+static void
+append_verbs_and_names(GString *out, const KubesimResource *res)
+{
+	g_string_append(out, ",\"verbs\":" RESOURCE_VERBS);
+	if (res->short_names != NULL) {
+		g_string_append(out, ",\"shortNames\":");
+		append_strv(out, res->short_names);
+	}
+	if (res->categories != NULL) {
+		g_string_append(out, ",\"categories\":");
+		append_strv(out, res->categories);
+	}
+}
+
 /* The group versions served, in registration order, as "group/version" (core: "v1"). */
 static GPtrArray *
 served_group_versions(KubesimServer *self, const gchar *only_group)
@@ -108,15 +123,7 @@ append_resource_list(KubesimServer *self, GString *out, const gchar *group, cons
 		g_string_append_printf(
 		        out, ",\"namespaced\":%s,\"kind\":", res->namespaced ? "true" : "false");
 		msd_json_string_append(out, res->kind, -1, MSD_JSON_STRING_GO);
-		g_string_append(out, ",\"verbs\":" RESOURCE_VERBS);
-		if (res->short_names != NULL) {
-			g_string_append(out, ",\"shortNames\":");
-			append_strv(out, res->short_names);
-		}
-		if (res->categories != NULL) {
-			g_string_append(out, ",\"categories\":");
-			append_strv(out, res->categories);
-		}
+		append_verbs_and_names(out, res);
 		g_string_append_c(out, '}');
 		for (j = 0; res->subresources != NULL && res->subresources[j] != NULL; j++) {
 			SubresourceInfo info = subresource_info(res, res->subresources[j]);
@@ -224,15 +231,7 @@ append_aggregated_group(KubesimServer *self, GString *out, const gchar *group)
 			g_string_append_printf(out, "},\"scope\":\"%s\",\"singularResource\":",
 			                       res->namespaced ? "Namespaced" : "Cluster");
 			msd_json_string_append(out, res->singular, -1, MSD_JSON_STRING_GO);
-			g_string_append(out, ",\"verbs\":" RESOURCE_VERBS);
-			if (res->short_names != NULL) {
-				g_string_append(out, ",\"shortNames\":");
-				append_strv(out, res->short_names);
-			}
-			if (res->categories != NULL) {
-				g_string_append(out, ",\"categories\":");
-				append_strv(out, res->categories);
-			}
+			append_verbs_and_names(out, res);
 			if (res->subresources != NULL) {
 				g_string_append(out, ",\"subresources\":[");
 				for (j = 0; res->subresources[j] != NULL; j++) {

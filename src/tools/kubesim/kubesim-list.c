@@ -87,19 +87,6 @@ continue_token_decode(const gchar *text, ContinueToken *token)
 	return TRUE;
 }
 
-static KubesimStatus *
-list_invalid(const gchar *field, const gchar *message)
-{
-	KubesimStatus *status = kubesim_status_new(422, "Invalid",
-	                                           "ListOptions.meta.k8s.io \"\" "
-	                                           "is invalid: %s: %s",
-	                                           field, message);
-
-	kubesim_status_details(status, "meta.k8s.io", "ListOptions", "");
-	status->cause_field = g_strdup(field);
-	return status;
-}
-
 typedef struct {
 	KubesimServer *self;
 	SoupServerMessage *msg;
@@ -168,33 +155,37 @@ kubesim_list_handle(KubesimServer *self,
 	if (cont != NULL && cont[0] == '\0')
 		cont = NULL;
 	if (kubesim_query_get(query, "sendInitialEvents") != NULL) {
-		kubesim_respond_status(msg, list_invalid("sendInitialEvents",
-		                                         "Forbidden: sendInitialEvents is "
-		                                         "forbidden for list"));
+		kubesim_respond_status(msg, kubesim_status_new_invalid_list_options(
+		                                    "sendInitialEvents",
+		                                    "Forbidden: sendInitialEvents is "
+		                                    "forbidden for list"));
 		return;
 	}
 	if (rvm != NULL && g_strcmp0(rvm, "Exact") != 0 && g_strcmp0(rvm, "NotOlderThan") != 0) {
-		kubesim_respond_status(msg, list_invalid("resourceVersionMatch",
-		                                         "Unsupported value: must be Exact or "
-		                                         "NotOlderThan"));
+		kubesim_respond_status(msg, kubesim_status_new_invalid_list_options(
+		                                    "resourceVersionMatch",
+		                                    "Unsupported value: must be Exact or "
+		                                    "NotOlderThan"));
 		return;
 	}
 	if (rvm != NULL && rv == NULL) {
-		kubesim_respond_status(msg, list_invalid("resourceVersionMatch",
-		                                         "Forbidden: resourceVersionMatch is "
-		                                         "forbidden unless resourceVersion is "
-		                                         "provided"));
+		kubesim_respond_status(msg, kubesim_status_new_invalid_list_options(
+		                                    "resourceVersionMatch",
+		                                    "Forbidden: resourceVersionMatch is "
+		                                    "forbidden unless resourceVersion is "
+		                                    "provided"));
 		return;
 	}
 	if (rvm != NULL && cont != NULL) {
-		kubesim_respond_status(msg, list_invalid("resourceVersionMatch",
-		                                         "Forbidden: resourceVersionMatch is "
-		                                         "forbidden when continue is provided"));
+		kubesim_respond_status(msg, kubesim_status_new_invalid_list_options(
+		                                    "resourceVersionMatch",
+		                                    "Forbidden: resourceVersionMatch is "
+		                                    "forbidden when continue is provided"));
 		return;
 	}
 	if (g_strcmp0(rvm, "Exact") == 0 && g_strcmp0(rv, "0") == 0) {
-		kubesim_respond_status(msg,
-		                       list_invalid("resourceVersionMatch",
+		kubesim_respond_status(msg, kubesim_status_new_invalid_list_options(
+		                                    "resourceVersionMatch",
 		                                    "Forbidden: resourceVersionMatch \"exact\" "
 		                                    "is forbidden for resourceVersion \"0\""));
 		return;

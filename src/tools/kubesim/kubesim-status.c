@@ -129,3 +129,16 @@ kubesim_status_invalid(
 	                        name != NULL ? name : "", detail);
 	return kubesim_status_details(status, group, kind, name);
 }
+
+KubesimStatus *
+kubesim_status_new_invalid_list_options(const gchar *field, const gchar *message)
+{
+	KubesimStatus *status = kubesim_status_new(422, "Invalid",
+	                                           "ListOptions.meta.k8s.io \"\" "
+	                                           "is invalid: %s: %s",
+	                                           field, message);
+
+	kubesim_status_details(status, "meta.k8s.io", "ListOptions", "");
+	status->cause_field = g_strdup(field);
+	return status;
+}

@@ -45,4 +45,7 @@ KubesimStatus *kubesim_status_invalid(const gchar *group,
                                       const gchar *format,
                                       ...) G_GNUC_PRINTF(4, 5);
 
+/* 422 Invalid for a bad list or watch query parameter @field, as the API server words it. */
+KubesimStatus *kubesim_status_new_invalid_list_options(const gchar *field, const gchar *message);
+
 G_END_DECLS

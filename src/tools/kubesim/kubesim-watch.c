@@ -242,19 +242,6 @@ on_hangup(GSocket *socket, GIOCondition condition, gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-static KubesimStatus *
-watch_invalid(const gchar *field, const gchar *message)
-{
-	KubesimStatus *status = kubesim_status_new(422, "Invalid",
-	                                           "ListOptions.meta.k8s.io \"\" "
-	                                           "is invalid: %s: %s",
-	                                           field, message);
-
-	kubesim_status_details(status, "meta.k8s.io", "ListOptions", "");
-	status->cause_field = g_strdup(field);
-	return status;
-}
-
 void
 kubesim_watch_start(KubesimServer *self,
                     SoupServerMessage *msg,
@@ -275,17 +262,19 @@ kubesim_watch_start(KubesimServer *self,
 	if (rvm != NULL && rvm[0] == '\0')
 		rvm = NULL;
 	if (initial_events && g_strcmp0(rvm, "NotOlderThan") != 0) {
-		kubesim_respond_status(msg, watch_invalid("resourceVersionMatch",
-		                                          "Forbidden: sendInitialEvents requires "
-		                                          "setting resourceVersionMatch to "
-		                                          "NotOlderThan"));
+		kubesim_respond_status(msg, kubesim_status_new_invalid_list_options(
+		                                    "resourceVersionMatch",
+		                                    "Forbidden: sendInitialEvents requires "
+		                                    "setting resourceVersionMatch to "
+		                                    "NotOlderThan"));
 		return;
 	}
 	if (!initial_events && rvm != NULL) {
-		kubesim_respond_status(msg, watch_invalid("resourceVersionMatch",
-		                                          "Forbidden: resourceVersionMatch is "
-		                                          "forbidden for watch unless "
-		                                          "sendInitialEvents is provided"));
+		kubesim_respond_status(msg, kubesim_status_new_invalid_list_options(
+		                                    "resourceVersionMatch",
+		                                    "Forbidden: resourceVersionMatch is "
+		                                    "forbidden for watch unless "
+		                                    "sendInitialEvents is provided"));
 		return;
 	}
 	selector = kubesim_selector_new(kubesim_query_get(query, "labelSelector"),
