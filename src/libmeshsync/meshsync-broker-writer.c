@@ -116,7 +116,8 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 	if (max_payload > 0 && (gint64)g_bytes_get_size(payload) > max_payload) {
 		self->n_oversize++;
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "%s %s/%s is %" G_GSIZE_FORMAT " bytes as a message on %s; the broker at "
+		            "%s %s/%s is %" G_GSIZE_FORMAT
+		            " bytes as a message on %s; the broker at "
 		            "%s takes at most %" G_GINT64_FORMAT,
 		            meshsync_resource_get_kind(resource),
 		            meshsync_resource_get_namespace(resource) != NULL
@@ -208,8 +209,8 @@ meshsync_broker_writer_class_init(MeshSyncBrokerWriterClass *klass)
 static void
 meshsync_broker_writer_init(MeshSyncBrokerWriter *self)
 {
-	self->published =
-	        g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_bytes_unref);
+	self->published = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+	                                        (GDestroyNotify)g_bytes_unref);
 }
 
 /**
@@ -229,11 +230,10 @@ meshsync_broker_writer_new(MeshSyncBroker *broker, const gchar *subject)
 	g_return_val_if_fail(MESHSYNC_IS_BROKER(broker), NULL);
 	self = g_object_new(MESHSYNC_TYPE_BROKER_WRITER, NULL);
 	self->broker = g_object_ref(broker);
-	self->subject = g_strdup(subject != NULL && *subject != '\0' ? subject
-	                                                             : MESHSYNC_SUBJECT_CORE);
-	self->writable_handler =
-	        g_signal_connect(broker, "notify::writable",
-	                         G_CALLBACK(meshsync_broker_writer_writable_cb), self);
+	self->subject =
+	        g_strdup(subject != NULL && *subject != '\0' ? subject : MESHSYNC_SUBJECT_CORE);
+	self->writable_handler = g_signal_connect(
+	        broker, "notify::writable", G_CALLBACK(meshsync_broker_writer_writable_cb), self);
 	return self;
 }
 

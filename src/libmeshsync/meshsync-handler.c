@@ -11,7 +11,7 @@
 #include "meshsync-discovery-private.h"
 #include "meshsync-enum-types.h"
 #include "meshsync-error.h"
-#include "meshsync-handler.h"
+#include "meshsync-handler-private.h"
 #include "meshsync-pipeline-private.h"
 #include "meshsync-resource.h"
 #include "msd-builtin-stages.h"
@@ -90,6 +90,10 @@ struct _MeshSyncHandler {
 	gint64 run_started_us;
 	gdouble initial_sync_seconds;
 
+	MsdMetrics *metrics;  /* (owned) (nullable) */
+	guint64 past_relists; /* of runs already torn down */
+	guint64 past_restarts;
+
 	GQueue pending; /* (element-type MeshSyncPendingEvent) */
 	gboolean probing;
 	gboolean backlog_paused;
@@ -146,6 +150,15 @@ meshsync_handler_end_run(MeshSyncHandler *self)
 		g_cancellable_cancel(self->cancellable);
 	g_clear_object(&self->cancellable);
 	if (self->run != NULL) {
+		GPtrArray *informers = msd_run_get_informers(self->run);
+
+		for (guint i = 0; i < informers->len; i++) {
+			MsdInformerCounters counters;
+
+			msd_informer_get_counters(g_ptr_array_index(informers, i), &counters);
+			self->past_relists += counters.relists;
+			self->past_restarts += counters.watch_restarts;
+		}
 		g_signal_handlers_disconnect_by_data(self->run, self);
 		msd_run_stop(self->run);
 	}
@@ -202,6 +215,11 @@ meshsync_handler_deliver(MeshSyncHandler *self, MeshSyncResource *resource, Mesh
 	g_autoptr(GError) error = NULL;
 
 	g_signal_emit(self, signals[SIGNAL_RESOURCE_EVENT], 0, resource, type);
+	if (self->metrics != NULL)
+		msd_metrics_counter_add(self->metrics, "meshsync_events_total",
+		                        "Resource events handed to the output, by kind and type", 1,
+		                        "kind", meshsync_resource_get_kind(resource), "type",
+		                        meshsync_event_type_to_string(type), NULL);
 	if (self->writer == NULL || self->failed)
 		return;
 	if (meshsync_writer_write(self->writer, resource, type, &error))
@@ -679,12 +697,30 @@ meshsync_handler_set_property(GObject *object,
 	}
 }
 
+static const gchar *const meshsync_handler_gauges[] = {
+        "meshsync_objects",
+        "meshsync_relists",
+        "meshsync_watch_restarts",
+        "meshsync_ready",
+};
+
+static void
+meshsync_handler_drop_metrics(MeshSyncHandler *self)
+{
+	if (self->metrics == NULL)
+		return;
+	for (guint i = 0; i < G_N_ELEMENTS(meshsync_handler_gauges); i++)
+		msd_metrics_remove(self->metrics, meshsync_handler_gauges[i], NULL);
+	g_clear_object(&self->metrics);
+}
+
 static void
 meshsync_handler_dispose(GObject *object)
 {
 	MeshSyncHandler *self = MESHSYNC_HANDLER(object);
 
 	meshsync_handler_stop(self);
+	meshsync_handler_drop_metrics(self);
 	G_OBJECT_CLASS(meshsync_handler_parent_class)->dispose(object);
 }
 
@@ -1078,4 +1114,94 @@ meshsync_handler_get_resource_names(MeshSyncHandler *self)
 	if (self->run == NULL)
 		return g_new0(gchar *, 1);
 	return msd_run_dup_informer_names(self->run);
+}
+
+static guint64
+meshsync_handler_sum_counters(MeshSyncHandler *self, gboolean relists)
+{
+	guint64 total = relists ? self->past_relists : self->past_restarts;
+	GPtrArray *informers;
+
+	if (self->run == NULL)
+		return total;
+	informers = msd_run_get_informers(self->run);
+	for (guint i = 0; i < informers->len; i++) {
+		MsdInformerCounters counters;
+
+		msd_informer_get_counters(g_ptr_array_index(informers, i), &counters);
+		total += relists ? counters.relists : counters.watch_restarts;
+	}
+	return total;
+}
+
+static gdouble
+meshsync_handler_objects_gauge(gpointer user_data)
+{
+	return meshsync_handler_get_n_objects(user_data);
+}
+
+static gdouble
+meshsync_handler_relists_gauge(gpointer user_data)
+{
+	return (gdouble)meshsync_handler_sum_counters(user_data, TRUE);
+}
+
+static gdouble
+meshsync_handler_restarts_gauge(gpointer user_data)
+{
+	return (gdouble)meshsync_handler_sum_counters(user_data, FALSE);
+}
+
+static gdouble
+meshsync_handler_ready_gauge(gpointer user_data)
+{
+	return meshsync_handler_get_ready(user_data) ? 1 : 0;
+}
+
+void
+meshsync_handler_set_metrics(MeshSyncHandler *self, MsdMetrics *metrics)
+{
+	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+
+	meshsync_handler_drop_metrics(self);
+	if (metrics == NULL)
+		return;
+	self->metrics = g_object_ref(metrics);
+	/* The gauges read the handler at scrape time and are removed when it goes away. */
+	msd_metrics_gauge_set_func(metrics, "meshsync_objects",
+	                           "Objects held by the informers of the current run",
+	                           meshsync_handler_objects_gauge, self, NULL, NULL);
+	msd_metrics_gauge_set_func(
+	        metrics, "meshsync_relists",
+	        "Lists started again after a watch expired or broke (cumulative)",
+	        meshsync_handler_relists_gauge, self, NULL, NULL);
+	msd_metrics_gauge_set_func(metrics, "meshsync_watch_restarts",
+	                           "Watches reopened after they ended (cumulative)",
+	                           meshsync_handler_restarts_gauge, self, NULL, NULL);
+	msd_metrics_gauge_set_func(metrics, "meshsync_ready",
+	                           "1 once the current run has its complete initial state",
+	                           meshsync_handler_ready_gauge, self, NULL, NULL);
+}
+
+static void
+meshsync_handler_collect_object(MsdStoreEntry *entry, gpointer user_data)
+{
+	g_ptr_array_add(user_data, g_bytes_ref(entry->object));
+}
+
+GPtrArray *
+meshsync_handler_dup_objects(MeshSyncHandler *self)
+{
+	GPtrArray *objects = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+	GPtrArray *informers;
+
+	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), objects);
+
+	if (self->run == NULL)
+		return objects;
+	informers = msd_run_get_informers(self->run);
+	for (guint i = 0; i < informers->len; i++)
+		msd_store_foreach(msd_informer_get_store(g_ptr_array_index(informers, i)),
+		                  meshsync_handler_collect_object, objects);
+	return objects;
 }

@@ -1,0 +1,23 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#pragma once
+
+#include "meshsync-handler.h"
+#include "msd-metrics.h"
+
+G_BEGIN_DECLS
+
+/* Where the handler counts what it does (events by kind and type, conversion errors) and
+ * publishes its gauges (objects held, relists, watch restarts, initial sync seconds, ready).
+ * The gauges are removed again when the handler goes away. */
+void meshsync_handler_set_metrics(MeshSyncHandler *self, MsdMetrics *metrics);
+
+/* Every object the current run's informers hold, as compact JSON (GBytes), informer by
+ * informer; empty before the first run has registered informers. For informer-store
+ * replies. */
+GPtrArray *meshsync_handler_dup_objects(MeshSyncHandler *self);
+
+G_END_DECLS
