@@ -481,30 +481,43 @@ msd_discovery_fetch_group_version(GTask *task,
 	                          msd_discovery_group_version_cb, fetch);
 }
 
+/* The top-level GETs of a run: a failure fails the run, and the request is done with. */
+static JsonObject *
+msd_discovery_run_get_object_finish(
+        GTask *task, GObject *source, GAsyncResult *result, const gchar *path, JsonParser *parser)
+{
+	MsdDiscoveryRun *run = g_task_get_task_data(task);
+	g_autoptr(GError) error = NULL;
+	JsonObject *doc;
+
+	doc = msd_discovery_get_object_finish(g_task_get_source_object(task), source, result, path,
+	                                      parser, &error);
+	if (doc == NULL) {
+		msd_discovery_run_fail(run, g_steal_pointer(&error));
+		msd_discovery_run_done(task);
+	}
+	return doc;
+}
+
 static void
 msd_discovery_version_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
 	g_autoptr(GTask) task = G_TASK(user_data);
-	MeshSyncDiscovery *self = g_task_get_source_object(task);
 	MsdDiscoveryRun *run = g_task_get_task_data(task);
 	g_autoptr(JsonParser) parser = json_parser_new();
-	g_autoptr(GError) error = NULL;
-	JsonObject *doc = NULL;
+	JsonObject *doc;
+	const gchar *git;
 
-	doc = msd_discovery_get_object_finish(self, source, result, "/version", parser, &error);
-	if (doc == NULL) {
-		msd_discovery_run_fail(run, g_steal_pointer(&error));
-	} else {
-		const gchar *git = msd_discovery_get_string(doc, "gitVersion");
-
-		if (git != NULL && git[0] != '\0')
-			run->server_version = g_strdup(git);
-		else
-			run->server_version = g_strdup_printf(
-			        "v%s.%s",
-			        json_object_get_string_member_with_default(doc, "major", "0"),
-			        json_object_get_string_member_with_default(doc, "minor", "0"));
-	}
+	doc = msd_discovery_run_get_object_finish(task, source, result, "/version", parser);
+	if (doc == NULL)
+		return;
+	git = msd_discovery_get_string(doc, "gitVersion");
+	if (git != NULL && git[0] != '\0')
+		run->server_version = g_strdup(git);
+	else
+		run->server_version = g_strdup_printf(
+		        "v%s.%s", json_object_get_string_member_with_default(doc, "major", "0"),
+		        json_object_get_string_member_with_default(doc, "minor", "0"));
 	msd_discovery_run_done(task);
 }
 
@@ -512,19 +525,14 @@ static void
 msd_discovery_api_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
 	g_autoptr(GTask) task = G_TASK(user_data);
-	MeshSyncDiscovery *self = g_task_get_source_object(task);
 	MsdDiscoveryRun *run = g_task_get_task_data(task);
 	g_autoptr(JsonParser) parser = json_parser_new();
-	g_autoptr(GError) error = NULL;
 	g_auto(GStrv) versions = NULL;
 	JsonObject *doc = NULL;
 
-	doc = msd_discovery_get_object_finish(self, source, result, "/api", parser, &error);
-	if (doc == NULL) {
-		msd_discovery_run_fail(run, g_steal_pointer(&error));
-		msd_discovery_run_done(task);
+	doc = msd_discovery_run_get_object_finish(task, source, result, "/api", parser);
+	if (doc == NULL)
 		return;
-	}
 	versions = msd_discovery_get_strv(doc, "versions");
 	if (versions[0] != NULL)
 		g_hash_table_replace(run->preferred, g_strdup(""), g_strdup(versions[0]));
@@ -537,19 +545,14 @@ static void
 msd_discovery_apis_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
 	g_autoptr(GTask) task = G_TASK(user_data);
-	MeshSyncDiscovery *self = g_task_get_source_object(task);
 	MsdDiscoveryRun *run = g_task_get_task_data(task);
 	g_autoptr(JsonParser) parser = json_parser_new();
-	g_autoptr(GError) error = NULL;
 	JsonObject *doc = NULL;
 	JsonArray *groups;
 
-	doc = msd_discovery_get_object_finish(self, source, result, "/apis", parser, &error);
-	if (doc == NULL) {
-		msd_discovery_run_fail(run, g_steal_pointer(&error));
-		msd_discovery_run_done(task);
+	doc = msd_discovery_run_get_object_finish(task, source, result, "/apis", parser);
+	if (doc == NULL)
 		return;
-	}
 	groups = msd_discovery_get_array(doc, "groups");
 	for (guint i = 0; groups != NULL && i < json_array_get_length(groups); i++) {
 		JsonNode *node = json_array_get_element(groups, i);

@@ -518,6 +518,19 @@ msd_kube_client_maybe_retry(GTask *task, guint status)
 	return TRUE;
 }
 
+/* A non-2xx answer: retried once after a 401 (credentials may have rotated), else the error. */
+static void
+msd_kube_client_return_status_error(GTask *task, guint status, GBytes *body)
+{
+	MsdKubeRequest *req = g_task_get_task_data(task);
+	g_autofree gchar *what = NULL;
+
+	if (msd_kube_client_maybe_retry(task, status))
+		return;
+	what = g_strdup_printf("GET %s", req->url);
+	g_task_return_error(task, msd_kube_client_error_from_status(what, status, body));
+}
+
 static void
 msd_kube_client_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -537,13 +550,7 @@ msd_kube_client_read_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 		g_task_return_pointer(task, g_steal_pointer(&body), (GDestroyNotify)g_bytes_unref);
 		return;
 	}
-	if (msd_kube_client_maybe_retry(task, status))
-		return;
-	{
-		g_autofree gchar *what = g_strdup_printf("GET %s", req->url);
-
-		g_task_return_error(task, msd_kube_client_error_from_status(what, status, body));
-	}
+	msd_kube_client_return_status_error(task, status, body);
 }
 
 static void
@@ -552,17 +559,13 @@ msd_kube_client_error_body_cb(GObject *source, GAsyncResult *result, gpointer us
 	g_autoptr(GTask) task = G_TASK(user_data);
 	MsdKubeRequest *req = g_task_get_task_data(task);
 	g_autoptr(GBytes) body = NULL;
-	g_autofree gchar *what = g_strdup_printf("GET %s", req->url);
-	guint status = soup_message_get_status(req->msg);
 
 	/* a body cut short still leaves the status to report */
 	if (g_output_stream_splice_finish(G_OUTPUT_STREAM(source), result, NULL) >= 0)
 		body = g_memory_output_stream_steal_as_bytes(G_MEMORY_OUTPUT_STREAM(req->sink));
 	if (g_task_return_error_if_cancelled(task))
 		return;
-	if (msd_kube_client_maybe_retry(task, status))
-		return;
-	g_task_return_error(task, msd_kube_client_error_from_status(what, status, body));
+	msd_kube_client_return_status_error(task, soup_message_get_status(req->msg), body);
 }
 
 static void
