@@ -18,8 +18,8 @@ DAEMON = os.environ.get("MESHSYNC_DAEMON", "meshsync")
 # Generous: a loaded CI machine must not turn a slow run into a failure.
 TIMEOUT = 90.0
 
-# The default watch set (upstream's built-in whitelist) restricted to what kubesim serves,
-# as (plural, list path, kind, namespaced).
+# The default watch set (upstream's built-in whitelist) as (plural, list path, kind,
+# namespaced); types the simulator does not serve are skipped, as the daemon skips them.
 WATCHED = [
     ("namespaces", "/api/v1/namespaces", "Namespace", False),
     ("configmaps", "/api/v1/configmaps", "ConfigMap", True),
@@ -36,6 +36,13 @@ WATCHED = [
     ("ingresses", "/apis/networking.k8s.io/v1/ingresses", "Ingress", True),
     ("endpoints", "/api/v1/endpoints", "Endpoints", True),
     ("cronjobs", "/apis/batch/v1/cronjobs", "CronJob", True),
+    ("endpointslices", "/apis/discovery.k8s.io/v1/endpointslices", "EndpointSlice", True),
+    ("replicationcontrollers", "/api/v1/replicationcontrollers", "ReplicationController", True),
+    ("storageclasses", "/apis/storage.k8s.io/v1/storageclasses", "StorageClass", False),
+    ("clusterroles", "/apis/rbac.authorization.k8s.io/v1/clusterroles", "ClusterRole", False),
+    ("volumeattachments", "/apis/storage.k8s.io/v1/volumeattachments", "VolumeAttachment",
+     False),
+    ("apiservices", "/apis/apiregistration.k8s.io/v1/apiservices", "APIService", False),
 ]
 
 # Keys every KubernetesResource document carries (the fields without omitempty).
@@ -45,11 +52,14 @@ META_KEYS = {"id", "uid", "cluster_id"}
 
 
 def list_objects(sim, path):
-    """Every object kubesim holds under a list path, read through its Kubernetes API."""
+    """Every object kubesim holds under a list path, read through its Kubernetes API; None
+    when it does not serve the type."""
     items, token = [], None
     while True:
         query = "?limit=500" + (f"&continue={token}" if token else "")
         status, body = sim.request("GET", path + query)
+        if status == 404 and not items:
+            return None
         assert status == 200, f"GET {path}: {status} {body}"
         items += body["items"]
         token = body["metadata"].get("continue")
@@ -63,7 +73,7 @@ def cluster_view(sim, plurals=None):
     for plural, path, kind, _ in WATCHED:
         if plurals is not None and plural not in plurals:
             continue
-        for item in list_objects(sim, path):
+        for item in list_objects(sim, path) or []:
             meta = item["metadata"]
             view[meta["uid"]] = (kind, meta.get("namespace", ""), meta["name"])
     return view
