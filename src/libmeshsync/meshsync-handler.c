@@ -86,6 +86,7 @@ struct _MeshSyncHandler {
 	gboolean ready;
 	guint retry_id;
 	guint retry_ms;
+	guint flush_id; /* a flush of the writer waiting for the loop to go idle */
 	guint resync_id;
 	gint64 run_started_us;
 	gdouble initial_sync_seconds;
@@ -209,6 +210,37 @@ meshsync_handler_fail(MeshSyncHandler *self, const GError *error)
 	meshsync_handler_stop(self);
 }
 
+static gboolean
+meshsync_handler_flush_cb(gpointer user_data)
+{
+	MeshSyncHandler *self = user_data;
+	g_autoptr(GError) error = NULL;
+
+	self->flush_id = 0;
+	if (self->writer == NULL || self->failed)
+		return G_SOURCE_REMOVE;
+	if (!meshsync_writer_flush(self->writer, &error)) {
+		if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE))
+			meshsync_handler_fail(self, error);
+		else
+			g_warning("flushing the output: %s", error->message);
+	}
+	return G_SOURCE_REMOVE;
+}
+
+/* Writers buffer; what was written reaches its destination once the loop has nothing more
+ * urgent to do, so a burst of events costs one flush and a quiet period leaves nothing
+ * behind in a buffer. */
+static void
+meshsync_handler_schedule_flush(MeshSyncHandler *self)
+{
+	if (self->flush_id != 0 || self->writer == NULL || self->stopped)
+		return;
+	self->flush_id = g_idle_add_full(G_PRIORITY_LOW, meshsync_handler_flush_cb, self, NULL);
+	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->flush_id),
+	                         "[meshsync] flush output");
+}
+
 static void
 meshsync_handler_deliver(MeshSyncHandler *self, MeshSyncResource *resource, MeshSyncEventType type)
 {
@@ -222,8 +254,10 @@ meshsync_handler_deliver(MeshSyncHandler *self, MeshSyncResource *resource, Mesh
 		                        meshsync_event_type_to_string(type), NULL);
 	if (self->writer == NULL || self->failed)
 		return;
-	if (meshsync_writer_write(self->writer, resource, type, &error))
+	if (meshsync_writer_write(self->writer, resource, type, &error)) {
+		meshsync_handler_schedule_flush(self);
 		return;
+	}
 	if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE)) {
 		/* An output that cannot take events (disk full) would silently lose every later
 		 * one: stop here and let the program say so. */
@@ -729,6 +763,7 @@ meshsync_handler_finalize(GObject *object)
 {
 	MeshSyncHandler *self = MESHSYNC_HANDLER(object);
 
+	g_clear_handle_id(&self->flush_id, g_source_remove);
 	g_queue_clear_full(&self->pending, (GDestroyNotify)meshsync_pending_event_free);
 	g_clear_object(&self->config);
 	g_clear_object(&self->writer);
@@ -989,6 +1024,7 @@ meshsync_handler_stop(MeshSyncHandler *self)
 		return;
 	self->stopped = TRUE;
 	g_clear_handle_id(&self->resync_id, g_source_remove);
+	g_clear_handle_id(&self->flush_id, g_source_remove);
 	meshsync_handler_end_run(self);
 	if (self->crd_informer != NULL) {
 		g_signal_handlers_disconnect_by_data(self->crd_informer, self);

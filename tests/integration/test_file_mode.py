@@ -133,10 +133,6 @@ def test_objects_created_during_the_run_are_appended(tmp_path):
     assert uids.index(created_pod["metadata"]["uid"]) >= len(documents) - 2
 
 
-# Known product bug: the file writer buffers up to 256 KiB and nothing flushes it while the
-# daemon runs, so events after the last full buffer reach the disk only at exit. Remove the
-# marker with the fix (strict: an unexpected pass fails the suite).
-@pytest.mark.xfail(strict=True, reason="snapshot files are only flushed at exit")
 def test_snapshot_on_disk_shows_objects_created_during_the_run(tmp_path):
     """While the daemon runs, what it received is in the files: upstream writes each record
     as it arrives, so a reader (or a crash) sees the snapshot up to the last event."""
