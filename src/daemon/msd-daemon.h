@@ -21,7 +21,20 @@ typedef struct {
 	gboolean output_extended;
 	gboolean stop_after_sync; /* stop once the initial sync is complete */
 	gint64 stop_after_ns;     /* negative: run until a signal */
+	/* broker mode; NULL: the matching NATS_* environment variable, if any */
+	const gchar *broker_token;
+	const gchar *broker_creds;
+	const gchar *broker_tls_ca;
+	const gchar *broker_tls_cert;
+	const gchar *broker_tls_key;
+	guint broker_connect_timeout_s;
+	const gchar *health_address; /* NULL: every address */
+	guint health_port;           /* 0: any free port (logged) */
 } MsdDaemonOptions;
+
+/* Go's strconv.ParseBool true values, which upstream takes for
+ * MESHSYNC_BROKER_CONTENT_DEDUP; anything else is false. */
+gboolean msd_daemon_parse_go_bool(const gchar *value);
 
 /*
  * Runs the sync until SIGINT, SIGTERM or the stop-after time, on the default main context.

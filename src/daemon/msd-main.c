@@ -93,6 +93,14 @@ main(int argc, char **argv)
 	g_autofree gchar *stop_after = NULL;
 	g_autofree gchar *broker_url = NULL;
 	g_autofree gchar *watch_config = NULL;
+	g_autofree gchar *broker_token = NULL;
+	g_autofree gchar *broker_creds = NULL;
+	g_autofree gchar *broker_tls_ca = NULL;
+	g_autofree gchar *broker_tls_cert = NULL;
+	g_autofree gchar *broker_tls_key = NULL;
+	g_autofree gchar *health_address = NULL;
+	gint broker_connect_timeout = 300;
+	gint health_port = MESHSYNC_HEALTH_PORT;
 	gboolean output_extended = FALSE;
 	gboolean stop_after_sync = FALSE;
 	gboolean list_resources = FALSE;
@@ -134,6 +142,30 @@ main(int argc, char **argv)
 	        {"broker-url", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &broker_url,
 	         N_("Accepted for compatibility and ignored, as upstream: use BROKER_URL"),
 	         N_("URL")},
+	        {"broker-token", 0, 0, G_OPTION_ARG_STRING, &broker_token,
+	         N_("Token the broker asks for (default: $NATS_TOKEN; BROKER_URL may also carry "
+	            "token@ or user:password@ before the host)"),
+	         N_("TOKEN")},
+	        {"broker-creds", 0, 0, G_OPTION_ARG_FILENAME, &broker_creds,
+	         N_("NATS credentials file, user JWT and NKey seed (default: $NATS_CREDS)"),
+	         N_("FILE")},
+	        {"broker-tls-ca", 0, 0, G_OPTION_ARG_FILENAME, &broker_tls_ca,
+	         N_("CA certificates that sign the broker's certificate (default: $NATS_TLS_CA)"),
+	         N_("FILE")},
+	        {"broker-tls-cert", 0, 0, G_OPTION_ARG_FILENAME, &broker_tls_cert,
+	         N_("Client certificate for the broker (default: $NATS_TLS_CERT)"), N_("FILE")},
+	        {"broker-tls-key", 0, 0, G_OPTION_ARG_FILENAME, &broker_tls_key,
+	         N_("Key of the client certificate (default: $NATS_TLS_KEY)"), N_("FILE")},
+	        {"broker-connect-timeout", 0, 0, G_OPTION_ARG_INT, &broker_connect_timeout,
+	         N_("How long start-up waits for the broker before it gives up (default 300)"),
+	         N_("SECONDS")},
+	        {"health-port", 0, 0, G_OPTION_ARG_INT, &health_port,
+	         N_("Port of /healthz, /readyz and /metrics (default 11000; 0: any free port, "
+	            "logged)"),
+	         N_("PORT")},
+	        {"health-address", 0, 0, G_OPTION_ARG_STRING, &health_address,
+	         N_("Address the health endpoints listen on (default: every address)"),
+	         N_("ADDRESS")},
 	        {"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, N_("Log debug messages"), NULL},
 	        {"version", 0, 0, G_OPTION_ARG_NONE, &version, N_("Print the version and exit"),
 	         NULL},
@@ -150,7 +182,11 @@ main(int argc, char **argv)
 	g_option_context_set_summary(
 	        context,
 	        _("Keeps Meshery in sync with the state of a Kubernetes cluster.\n\n"
-	          "Upstream's single-dash flags (-output file, -stopAfter=8s) work as well."));
+	          "Upstream's single-dash flags (-output file, -stopAfter=8s) work as well.\n\n"
+	          "Environment: BROKER_URL (NATS address, required in broker mode), NATS_TOKEN,\n"
+	          "NATS_CREDS, NATS_TLS_CA, NATS_TLS_CERT, NATS_TLS_KEY,\n"
+	          "MESHSYNC_BROKER_CONTENT_DEDUP (1, t, true: skip unchanged objects),\n"
+	          "MESHSYNC_REDACT_SECRETS, DEBUG, KUBECONFIG."));
 	g_option_context_add_main_entries(context, entries, GETTEXT_PACKAGE);
 	if (!g_option_context_parse_strv(context, &args, &error)) {
 		g_printerr("meshsync: %s\n", error->message);
@@ -172,6 +208,23 @@ main(int argc, char **argv)
 		g_printerr("meshsync: -stopAfter: %s\n", error->message);
 		return 2;
 	}
+	if (broker_connect_timeout <= 0) {
+		g_printerr("meshsync: --broker-connect-timeout must be a positive number of "
+		           "seconds\n");
+		return 2;
+	}
+	if (health_port < 0 || health_port > 65535) {
+		g_printerr("meshsync: --health-port must be between 0 and 65535\n");
+		return 2;
+	}
+	options.broker_token = broker_token;
+	options.broker_creds = broker_creds;
+	options.broker_tls_ca = broker_tls_ca;
+	options.broker_tls_cert = broker_tls_cert;
+	options.broker_tls_key = broker_tls_key;
+	options.broker_connect_timeout_s = (guint)broker_connect_timeout;
+	options.health_address = health_address;
+	options.health_port = (guint)health_port;
 	options.kubeconfig = kubeconfig;
 	options.context = kube_context;
 	options.output = output;
