@@ -19,6 +19,11 @@
 #define MSD_KUBE_CLIENT_MAX_CONNS_PER_HOST 256
 #define MSD_KUBE_CLIENT_MAX_CONNS          512
 
+/* libsoup gives up on a socket that is silent for 60 s, and a quiet watch is silent that long
+ * between the server's roughly one-minute bookmarks. Five minutes still finds a dead connection
+ * well before a watch's own 5-10 minute lifetime would. */
+#define MSD_KUBE_CLIENT_IO_TIMEOUT_SECONDS 300
+
 /* How much of a non-JSON error body is quoted in an error message. */
 #define MSD_KUBE_CLIENT_ERROR_BODY_MAX 200
 
@@ -255,7 +260,7 @@ msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
 	self->session = soup_session_new_with_options(
 	        "user-agent", user_agent, "max-conns", MSD_KUBE_CLIENT_MAX_CONNS,
 	        "max-conns-per-host", MSD_KUBE_CLIENT_MAX_CONNS_PER_HOST, "proxy-resolver",
-	        proxy_resolver, NULL);
+	        proxy_resolver, "timeout", MSD_KUBE_CLIENT_IO_TIMEOUT_SECONDS, NULL);
 	/* Without a database every certificate reaches accept-certificate, where it is checked
 	 * against the configured CA only (the system store must not widen that trust). */
 	if (self->ca_certificates != NULL || self->insecure)
