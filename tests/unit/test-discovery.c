@@ -55,20 +55,6 @@ fixture_tear_down(Fixture *fixture, gconstpointer user_data)
 	g_clear_pointer(&fixture->server, msd_test_server_free);
 }
 
-typedef struct {
-	gboolean done;
-	GAsyncResult *result;
-} MsdTestAsync;
-
-static void
-msd_test_async_cb(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-	MsdTestAsync *async = user_data;
-
-	async->result = g_object_ref(result);
-	async->done = TRUE;
-}
-
 static gboolean
 msd_test_run(MeshSyncDiscovery *discovery, GCancellable *cancellable, GError **error)
 {

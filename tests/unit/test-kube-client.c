@@ -13,20 +13,6 @@
 
 static const gchar api_body[] = "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"]}";
 
-typedef struct {
-	gboolean done;
-	GAsyncResult *result;
-} MsdTestAsync;
-
-static void
-msd_test_async_cb(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-	MsdTestAsync *async = user_data;
-
-	async->result = g_object_ref(result);
-	async->done = TRUE;
-}
-
 /* GETs @path with a client made from @config and returns the body or the error. */
 static GBytes *
 msd_test_get(MeshSyncKubeConfig *config,

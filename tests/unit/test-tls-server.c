@@ -380,3 +380,12 @@ msd_test_wait_for(gboolean *flag)
 	while (!*flag)
 		g_main_context_iteration(NULL, TRUE);
 }
+
+void
+msd_test_async_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	MsdTestAsync *async = user_data;
+
+	async->result = g_object_ref(result);
+	async->done = TRUE;
+}

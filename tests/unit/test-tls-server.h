@@ -71,4 +71,13 @@ MeshSyncKubeConfig *msd_test_kubeconfig_new_with_user(const gchar *server,
 /* Iterates the thread-default main context until *@flag is TRUE. */
 void msd_test_wait_for(gboolean *flag);
 
+/* Keeps the result of an async call for the test to finish it; pair with msd_test_wait_for
+ * (&async.done). */
+typedef struct {
+	gboolean done;
+	GAsyncResult *result; /* (owned) */
+} MsdTestAsync;
+
+void msd_test_async_cb(GObject *source, GAsyncResult *result, gpointer user_data);
+
 G_END_DECLS
