@@ -156,7 +156,9 @@ typedef struct {
 	MsdRequestListener *listener; /* (owned) */
 	GPtrArray *objects;           /* (owned): GBytes, compact JSON */
 	GPtrArray *resources;         /* (owned): converted, filtered, probed */
+	GArray *batches;              /* (owned) (nullable): batch lengths, once probed */
 	guint next;
+	guint next_batch;
 	guint probes_pending;
 	guint n_batches;
 	/* While the broker cannot take messages: */
@@ -173,6 +175,7 @@ msd_store_job_free(gpointer data)
 	g_free(job->reply);
 	g_clear_pointer(&job->objects, g_ptr_array_unref);
 	g_clear_pointer(&job->resources, g_ptr_array_unref);
+	g_clear_pointer(&job->batches, g_array_unref);
 	g_clear_object(&job->listener);
 	g_free(job);
 }
@@ -332,8 +335,10 @@ msd_store_publish_step(gpointer data)
 	msd_store_stop_waiting(task);
 	if (g_task_return_error_if_cancelled(task))
 		return G_SOURCE_REMOVE;
-	for (guint n = 0; n < MSD_STORE_PUBLISH_CHUNK && job->next < job->resources->len; n++) {
-		guint end = MIN(job->resources->len, job->next + MSD_STORE_BATCH_SIZE);
+	if (job->batches == NULL)
+		job->batches = msd_request_split_batches(job->resources->len, MSD_STORE_BATCH_SIZE);
+	for (guint n = 0; n < MSD_STORE_PUBLISH_CHUNK && job->next_batch < job->batches->len; n++) {
+		guint end = job->next + g_array_index(job->batches, guint, job->next_batch);
 		g_autoptr(GBytes) payload = NULL;
 		g_autoptr(GError) error = NULL;
 
@@ -361,9 +366,10 @@ msd_store_publish_step(gpointer data)
 			return G_SOURCE_REMOVE;
 		}
 		job->n_batches++;
+		job->next_batch++;
 		job->next = end;
 	}
-	if (job->next < job->resources->len)
+	if (job->next_batch < job->batches->len)
 		return G_SOURCE_CONTINUE;
 	g_task_return_int(task, job->n_batches);
 	return G_SOURCE_REMOVE;
