@@ -29,9 +29,6 @@
  * [signal@MeshSync.Writer::writable-changed] so the engine holds its events.
  */
 
-/* How long flush() may spend pushing the write buffer into the socket. */
-#define MSD_BROKER_WRITER_DRAIN_MS 5000
-
 struct _MeshSyncBrokerWriter {
 	GObject parent_instance;
 
@@ -138,16 +135,14 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 	return TRUE;
 }
 
-/* Core NATS has no acknowledgement: flushing hands the bytes to the socket. During an
- * outage they stay in the reconnect buffer and go out after the reconnection. */
+/* Nothing to wait for: the broker's event-loop source writes the buffer whenever the socket
+ * takes data, and during an outage the reconnect buffer holds it. Waiting here for the socket
+ * would freeze the whole loop (watches, health probes) when the broker stops reading; the
+ * bounded, blocking drain is for close() at shutdown only. */
 static gboolean
 meshsync_broker_writer_flush(MeshSyncWriter *writer, GError **error)
 {
-	MeshSyncBrokerWriter *self = MESHSYNC_BROKER_WRITER(writer);
-
-	if (self->closed)
-		return TRUE;
-	return msd_broker_drain_output(self->broker, MSD_BROKER_WRITER_DRAIN_MS, error);
+	return TRUE;
 }
 
 /* The broker may carry other traffic (requests), so it stays open. */

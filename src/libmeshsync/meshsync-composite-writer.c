@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "meshsync-composite-writer.h"
+#include "meshsync-error.h"
 
 /**
  * MeshSyncCompositeWriter:
@@ -75,10 +76,15 @@ meshsync_composite_writer_each(MeshSyncCompositeWriter *self,
 
 		if (!call(g_ptr_array_index(self->writers, i), resource, event_type,
 		          &local_error)) {
-			if (first == NULL)
+			/* A write error ends the run; it must not hide behind a transient one. */
+			if (first == NULL ||
+			    (g_error_matches(local_error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE) &&
+			     !g_error_matches(first, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE))) {
+				g_clear_error(&first);
 				first = local_error;
-			else
+			} else {
 				g_error_free(local_error);
+			}
 		}
 	}
 	if (first != NULL) {

@@ -56,6 +56,7 @@
 typedef struct {
 	MeshSyncResource *resource;
 	MeshSyncEventType event_type;
+	gboolean announced; /* resource-event emitted and counted: not again on a retry */
 } MeshSyncPendingEvent;
 
 struct _MeshSyncHandler {
@@ -242,31 +243,55 @@ meshsync_handler_schedule_flush(MeshSyncHandler *self)
 }
 
 static void
-meshsync_handler_deliver(MeshSyncHandler *self, MeshSyncResource *resource, MeshSyncEventType type)
+meshsync_handler_pause_for_output(MeshSyncHandler *self)
 {
+	/* Hold events back, and stop reading the API server, until the output can take them
+	 * again: nothing is dropped. */
+	if (!self->backlog_paused && self->run != NULL) {
+		g_message("the output cannot take events now: informers paused");
+		self->backlog_paused = TRUE;
+		msd_run_pause(self->run);
+	}
+}
+
+/* Hands one event to the writer. Returns FALSE when the writer could not take it because
+ * it is not writable (a broker whose buffer is full): the event stays queued and is tried
+ * again once the writer says it is writable. */
+static gboolean
+meshsync_handler_deliver(MeshSyncHandler *self, MeshSyncPendingEvent *event)
+{
+	MeshSyncResource *resource = event->resource;
+	MeshSyncEventType type = event->event_type;
 	g_autoptr(GError) error = NULL;
 
-	g_signal_emit(self, signals[SIGNAL_RESOURCE_EVENT], 0, resource, type);
-	if (self->metrics != NULL)
-		msd_metrics_counter_add(self->metrics, "meshsync_events_total",
-		                        "Resource events handed to the output, by kind and type", 1,
-		                        "kind", meshsync_resource_get_kind(resource), "type",
-		                        meshsync_event_type_to_string(type), NULL);
+	if (!event->announced) {
+		event->announced = TRUE;
+		g_signal_emit(self, signals[SIGNAL_RESOURCE_EVENT], 0, resource, type);
+		if (self->metrics != NULL)
+			msd_metrics_counter_add(
+			        self->metrics, "meshsync_events_total",
+			        "Resource events handed to the output, by kind and type", 1, "kind",
+			        meshsync_resource_get_kind(resource), "type",
+			        meshsync_event_type_to_string(type), NULL);
+	}
 	if (self->writer == NULL || self->failed)
-		return;
+		return TRUE;
 	if (meshsync_writer_write(self->writer, resource, type, &error)) {
 		meshsync_handler_schedule_flush(self);
-		return;
+		return TRUE;
 	}
 	if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE)) {
 		/* An output that cannot take events (disk full) would silently lose every later
 		 * one: stop here and let the program say so. */
 		meshsync_handler_fail(self, error);
-		return;
+		return TRUE;
 	}
+	if (!self->stopped && !meshsync_writer_is_writable(self->writer))
+		return FALSE;
 	g_warning("%s %s %s/%s not written: %s", meshsync_event_type_to_string(type),
 	          meshsync_resource_get_kind(resource), meshsync_resource_get_namespace(resource),
 	          meshsync_resource_get_name(resource), error->message);
+	return TRUE;
 }
 
 static void
@@ -282,9 +307,11 @@ meshsync_handler_probe_cb(GObject *source, GAsyncResult *result, gpointer user_d
 		return; /* the queue was flushed meanwhile */
 	if (!msd_resource_probe_finish(head->resource, result, &error))
 		msd_resource_complete_probe(head->resource, FALSE);
-	g_queue_pop_head(&self->pending);
-	meshsync_handler_deliver(self, head->resource, head->event_type);
-	meshsync_pending_event_free(head);
+	/* A held event stays at the head; process_pending pauses until the writer recovers. */
+	if (meshsync_handler_deliver(self, head)) {
+		g_queue_pop_head(&self->pending);
+		meshsync_pending_event_free(head);
+	}
 	meshsync_handler_process_pending(self);
 }
 
@@ -301,13 +328,7 @@ meshsync_handler_process_pending(MeshSyncHandler *self)
 
 	while (!self->probing && (head = g_queue_peek_head(&self->pending)) != NULL) {
 		if (!meshsync_handler_writer_ready(self)) {
-			/* Hold events back, and stop reading the API server, until the output can
-			 * take them again: nothing is dropped. */
-			if (!self->backlog_paused && self->run != NULL) {
-				g_message("the output cannot take events now: informers paused");
-				self->backlog_paused = TRUE;
-				msd_run_pause(self->run);
-			}
+			meshsync_handler_pause_for_output(self);
 			return;
 		}
 		if (msd_resource_get_pending_endpoint(head->resource) != NULL) {
@@ -317,14 +338,21 @@ meshsync_handler_process_pending(MeshSyncHandler *self)
 			                         g_object_ref(self));
 			return;
 		}
+		if (!meshsync_handler_deliver(self, head)) {
+			meshsync_handler_pause_for_output(self);
+			return;
+		}
 		g_queue_pop_head(&self->pending);
-		meshsync_handler_deliver(self, head->resource, head->event_type);
 		meshsync_pending_event_free(head);
 	}
 	if (self->backlog_paused && self->pending.length <= MESHSYNC_HANDLER_BACKLOG_LOW &&
 	    meshsync_handler_writer_ready(self) && self->run != NULL) {
+		/* Resuming may deliver events at once, and one of them may stop the handler and
+		 * drop the run: keep it alive until the informers are done. */
+		g_autoptr(MsdRun) run = g_object_ref(self->run);
+
 		self->backlog_paused = FALSE;
-		msd_run_resume(self->run);
+		msd_run_resume(run);
 	}
 }
 
@@ -442,6 +470,9 @@ meshsync_handler_build_pipeline(MeshSyncHandler *self)
 	meshsync_pipeline_add_stage(self->pipeline, local);
 	meshsync_pipeline_add_stage(self->pipeline, start);
 	g_signal_emit(self, signals[SIGNAL_PIPELINE_CREATED], 0, self->pipeline);
+	/* A handler of the signal may have stopped us. */
+	if (self->stopped || self->pipeline == NULL)
+		return;
 	meshsync_pipeline_run_async(self->pipeline, self->cancellable, meshsync_handler_pipeline_cb,
 	                            g_object_ref(self));
 }
@@ -1038,7 +1069,9 @@ meshsync_handler_stop(MeshSyncHandler *self)
 	while ((head = g_queue_pop_head(&self->pending)) != NULL) {
 		if (msd_resource_get_pending_endpoint(head->resource) != NULL)
 			msd_resource_complete_probe(head->resource, FALSE);
-		meshsync_handler_deliver(self, head->resource, head->event_type);
+		/* Stopped: an output that still cannot take the event reports it as not
+		 * written rather than holding it. */
+		meshsync_handler_deliver(self, head);
 		meshsync_pending_event_free(head);
 	}
 }

@@ -220,3 +220,59 @@ def test_python_stage_runs_once_per_run():
         finally:
             handler.stop()
         assert stage.runs == 2
+
+
+def test_unwritable_writer_holds_events_and_loses_none():
+    """A writer that refuses events while it is not writable (a broker whose buffer is full)
+    gets every one of them once it is writable again: nothing is dropped, nothing doubled."""
+    GLib, GObject, MeshSync = _import()
+
+    class Flaky(GObject.Object, MeshSync.Writer):
+        def __init__(self, loop, fail_after):
+            super().__init__()
+            self.loop = loop
+            self.fail_after = fail_after
+            self.open = True
+            self.refused = 0
+            self.events = []
+
+        def do_is_writable(self):
+            return self.open
+
+        def do_write(self, resource, event_type):
+            if len(self.events) == self.fail_after and not self.refused:
+                # The output fills up on this very event: refuse it and say so.
+                self.open = False
+            if not self.open:
+                self.refused += 1
+                self.loop.quit()
+                raise GLib.Error("buffer full")
+            self.events.append(resource.get_uid())
+            self.loop.quit()
+            return True
+
+    with Kubesim(pods=30, namespaces=2) as sim:
+        view = _cluster_view(sim)
+        loop = GLib.MainLoop()
+        writer = Flaky(loop, fail_after=25)
+        config = MeshSync.KubeConfig.new_from_file(sim.kubeconfig, None)
+        handler = MeshSync.Handler.new(config, writer)
+        handler.connect("ready-changed", lambda h, ready: loop.quit())
+        assert handler.start()
+        try:
+            _run_until(loop, GLib, lambda: writer.refused > 0, "the writer to fill up")
+            assert len(writer.events) == 25
+            # While it is not writable the handler holds back: no further attempts.
+            refused = writer.refused
+            context = GLib.MainContext.default()
+            while context.iteration(False):
+                pass
+            assert writer.refused == refused
+
+            writer.open = True
+            writer.emit("writable-changed")
+            _run_until(loop, GLib, lambda: handler.props.ready and
+                       set(writer.events) == set(view), "every object after the writer recovered")
+            assert len(writer.events) == len(set(writer.events)), "an event was written twice"
+        finally:
+            handler.stop()

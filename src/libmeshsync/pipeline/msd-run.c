@@ -218,6 +218,9 @@ msd_run_start_informers_async(MsdRun *self,
 	if (cancellable != NULL)
 		self->start_cancelled_id = g_cancellable_connect(
 		        cancellable, G_CALLBACK(msd_run_start_cancelled_cb), self, NULL);
+	/* An already cancelled cancellable stops the run inside g_cancellable_connect(). */
+	if (self->stopped)
+		return;
 	for (guint i = 0; i < self->informers->len; i++)
 		msd_informer_start(g_ptr_array_index(self->informers, i));
 	msd_run_complete_start_if_settled(self);
@@ -273,8 +276,15 @@ msd_run_pause(MsdRun *self)
 void
 msd_run_resume(MsdRun *self)
 {
+	/* Resuming delivers events synchronously, and a consumer may stop this run from its
+	 * handler: keep the run and a stable list of informers alive until the loop ends. */
+	g_autoptr(MsdRun) keep = g_object_ref(self);
+	g_autoptr(GPtrArray) informers = g_ptr_array_new_full(self->informers->len, g_object_unref);
+
 	for (guint i = 0; i < self->informers->len; i++)
-		msd_informer_resume(g_ptr_array_index(self->informers, i));
+		g_ptr_array_add(informers, g_object_ref(g_ptr_array_index(self->informers, i)));
+	for (guint i = 0; i < informers->len && !self->stopped; i++)
+		msd_informer_resume(g_ptr_array_index(informers, i));
 }
 
 GPtrArray *
