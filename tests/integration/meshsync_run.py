@@ -119,7 +119,9 @@ class Meshsync:
         base, ext = os.path.splitext(self.output_file)
         self.extended_file = base + "-extended" + (ext or ".yaml")
         self.log_path = os.path.join(tmpdir, "meshsync-%d.log" % id(self))
-        argv = [DAEMON, "-output", "file", "-outputFile", self.output_file]
+        # A port of its own: 11000 may be taken by another daemon or test running alongside.
+        argv = [DAEMON, "-output", "file", "-outputFile", self.output_file,
+                "--health-port", "0", "--health-address", "127.0.0.1"]
         if extended:
             argv.append("--outputExtended")
         if debug:

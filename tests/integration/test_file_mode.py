@@ -283,7 +283,9 @@ def test_crd_added_at_run_time_is_watched_after_resync(tmp_path):
 
 
 def _run(args, timeout=TIMEOUT):
-    return subprocess.run([DAEMON] + args, capture_output=True, text=True, timeout=timeout,
+    health = ["--health-port", "0", "--health-address", "127.0.0.1"]
+    return subprocess.run([DAEMON] + args + health, capture_output=True, text=True,
+                          timeout=timeout,
                           stdin=subprocess.DEVNULL, check=False)
 
 
