@@ -235,13 +235,17 @@ msd_store_convert_step(gpointer data)
 {
 	GTask *task = data;
 	MsdStoreJob *job = g_task_get_task_data(task);
-	MeshSyncHandler *handler = job->listener->handler;
-	MeshSyncWatchConfig *watch = meshsync_handler_get_watch_config(handler);
-	const gchar *cluster_id = meshsync_handler_get_cluster_id(handler);
-	guint end = MIN(job->objects->len, job->next + MSD_STORE_CONVERT_CHUNK);
+	MeshSyncHandler *handler;
+	MeshSyncWatchConfig *watch;
+	const gchar *cluster_id;
+	guint end;
 
 	if (g_task_return_error_if_cancelled(task))
 		return G_SOURCE_REMOVE;
+	handler = job->listener->handler;
+	watch = meshsync_handler_get_watch_config(handler);
+	cluster_id = meshsync_handler_get_cluster_id(handler);
+	end = MIN(job->objects->len, job->next + MSD_STORE_CONVERT_CHUNK);
 	for (; job->next < end; job->next++) {
 		GBytes *bytes = g_ptr_array_index(job->objects, job->next);
 		gsize len = 0;
@@ -627,9 +631,6 @@ msd_request_listener_dispose(GObject *object)
 
 	if (self->broker != NULL)
 		msd_request_listener_stop(self);
-	g_clear_object(&self->broker);
-	g_clear_object(&self->handler);
-	g_clear_object(&self->metrics);
 	G_OBJECT_CLASS(msd_request_listener_parent_class)->dispose(object);
 }
 
@@ -638,6 +639,11 @@ msd_request_listener_finalize(GObject *object)
 {
 	MsdRequestListener *self = MSD_REQUEST_LISTENER(object);
 
+	/* Released here, not in dispose: a reply still unwinding after stop() reaches the broker
+	 * and the handler through its job until the job lets go of the listener. */
+	g_clear_object(&self->broker);
+	g_clear_object(&self->handler);
+	g_clear_object(&self->metrics);
 	g_free(self->version);
 	g_clear_object(&self->cancellable);
 	G_OBJECT_CLASS(msd_request_listener_parent_class)->finalize(object);
