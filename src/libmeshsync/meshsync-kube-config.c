@@ -1721,10 +1721,28 @@ kc_exec_parse(MeshSyncKubeConfig *self,
 	return TRUE;
 }
 
+/* A plugin that hangs (waiting on a network, a prompt nobody answers) would hold every API
+ * request back for good: it is killed after this long and the request fails. */
+#define KC_EXEC_TIMEOUT_SECONDS 60
+
 typedef struct {
 	MeshSyncKubeConfig *self; /* (owned) */
+	GSubprocess *process;     /* (owned) */
 	guint generation;
+	guint timeout_id;
+	gboolean timed_out;
 } KcExecRun;
+
+static gboolean
+kc_exec_timeout_cb(gpointer user_data)
+{
+	KcExecRun *run = user_data;
+
+	run->timeout_id = 0;
+	run->timed_out = TRUE;
+	g_subprocess_force_exit(run->process);
+	return G_SOURCE_REMOVE;
+}
 
 static void
 kc_exec_done_cb(GObject *source, GAsyncResult *result, gpointer user_data)
@@ -1740,13 +1758,20 @@ kc_exec_done_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	g_autofree gchar *err = NULL;
 	g_autofree gchar *token = NULL;
 	guint generation = run->generation;
+	gboolean timed_out = run->timed_out;
 	gint64 expiry = 0;
 
+	g_clear_handle_id(&run->timeout_id, g_source_remove);
+	g_object_unref(run->process);
 	g_free(run);
 	if (!g_subprocess_communicate_utf8_finish(process, result, &out, &err, &local_error)) {
 		g_set_error(&error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
 		            "%s: running %s failed: %s", self->exec->where, self->exec->command,
 		            local_error->message);
+	} else if (timed_out) {
+		g_set_error(&error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
+		            "%s: %s gave no credentials within %u s and was stopped",
+		            self->exec->where, self->exec->command, (guint)KC_EXEC_TIMEOUT_SECONDS);
 	} else if (!g_subprocess_get_successful(process)) {
 		g_autofree gchar *message = g_strstrip(g_strdup(err != NULL ? err : ""));
 
@@ -1829,7 +1854,9 @@ kc_exec_start(MeshSyncKubeConfig *self)
 	g_debug("running credential plugin %s", self->exec->command);
 	run = g_new0(KcExecRun, 1);
 	run->self = g_object_ref(self);
+	run->process = g_object_ref(process);
 	run->generation = self->generation;
+	run->timeout_id = g_timeout_add_seconds(KC_EXEC_TIMEOUT_SECONDS, kc_exec_timeout_cb, run);
 	/* no cancellable: the run is shared by every waiter, one caller cancelling must not
 	 * fail the others */
 	g_subprocess_communicate_utf8_async(process, NULL, NULL, kc_exec_done_cb, run);
