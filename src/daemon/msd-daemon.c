@@ -13,6 +13,7 @@
 
 #include "meshsync-handler-private.h"
 #include "msd-daemon.h"
+#include "msd-dbus-service.h"
 #include "msd-health-server-private.h"
 #include "msd-metrics.h"
 #include "msd-request-listener.h"
@@ -33,6 +34,7 @@ typedef struct {
 	MeshSyncWriter *writer;       /* (owned) (nullable) */
 	MeshSyncHealthServer *health; /* (owned) (nullable) */
 	MsdMetrics *metrics;          /* (owned) (nullable) */
+	MsdDBusService *dbus;         /* (owned) (nullable): with --dbus */
 	GCancellable *connect_cancel; /* (owned) (nullable): while waiting for the broker */
 	GError *connect_error;        /* (owned) (nullable) */
 	gboolean connect_done;
@@ -59,6 +61,9 @@ msd_daemon_clear(MsdDaemon *self)
 	if (self->listener != NULL)
 		msd_request_listener_stop(self->listener);
 	g_clear_object(&self->listener);
+	if (self->dbus != NULL)
+		g_signal_handlers_disconnect_by_data(self->dbus, self);
+	g_clear_object(&self->dbus);
 	g_clear_object(&self->handler);
 	g_clear_object(&self->writer);
 	g_clear_object(&self->events);
@@ -136,6 +141,15 @@ static void
 msd_daemon_failed_cb(MeshSyncHandler *handler, const GError *error, MsdDaemon *self)
 {
 	g_printerr("meshsync: %s\n", error->message);
+	self->status = EXIT_FAILURE;
+	g_main_loop_quit(self->loop);
+}
+
+/* Without the name, clients (and systemd, with Type=dbus) cannot find the daemon: stop. */
+static void
+msd_daemon_name_lost_cb(MsdDBusService *service, const gchar *reason, MsdDaemon *self)
+{
+	g_printerr("meshsync: %s\n", reason);
 	self->status = EXIT_FAILURE;
 	g_main_loop_quit(self->loop);
 }
@@ -461,6 +475,13 @@ msd_daemon_run(const MsdDaemonOptions *options)
 		msd_request_listener_set_metrics(self.listener, self.metrics);
 		if (!msd_request_listener_start(self.listener, &error))
 			return msd_daemon_fail(error->message);
+	}
+	if (options->dbus_bus != G_BUS_TYPE_NONE) {
+		self.dbus = msd_dbus_service_new(
+		        self.handler, meshsync_kube_config_get_server(config), options->dbus_bus);
+		g_signal_connect(self.dbus, "name-lost", G_CALLBACK(msd_daemon_name_lost_cb),
+		                 &self);
+		msd_dbus_service_start(self.dbus);
 	}
 	if (!meshsync_handler_start(self.handler, &error))
 		return msd_daemon_fail(error->message);

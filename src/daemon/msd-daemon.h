@@ -5,7 +5,7 @@
 
 #pragma once
 
-#include <glib.h>
+#include <gio/gio.h>
 
 G_BEGIN_DECLS
 
@@ -30,6 +30,7 @@ typedef struct {
 	guint broker_connect_timeout_s;
 	const gchar *health_address; /* NULL: every address */
 	guint health_port;           /* 0: any free port (logged) */
+	GBusType dbus_bus;           /* G_BUS_TYPE_NONE: no D-Bus interface */
 } MsdDaemonOptions;
 
 /* Go's strconv.ParseBool true values, which upstream takes for
@@ -39,7 +40,8 @@ gboolean msd_daemon_parse_go_bool(const gchar *value);
 /*
  * Runs the sync until SIGINT, SIGTERM or the stop-after time, on the default main context.
  * Returns the process exit status: 0 after a normal stop, 1 when the configuration is
- * unusable or the output cannot be written (the message is on stderr).
+ * unusable, the output cannot be written or the D-Bus name is lost (the message is on
+ * stderr).
  */
 gint msd_daemon_run(const MsdDaemonOptions *options);
 

@@ -13,6 +13,7 @@
 #include <libmeshsync/meshsync.h>
 
 #include "msd-daemon.h"
+#include "msd-dbus-service.h"
 #include "msd-go-duration.h"
 #include "msd-go-flags.h"
 #include "msd-resource-table.h"
@@ -99,6 +100,7 @@ main(int argc, char **argv)
 	g_autofree gchar *broker_tls_cert = NULL;
 	g_autofree gchar *broker_tls_key = NULL;
 	g_autofree gchar *health_address = NULL;
+	g_autofree gchar *dbus = NULL;
 	gint broker_connect_timeout = 300;
 	gint health_port = MESHSYNC_HEALTH_PORT;
 	gboolean output_extended = FALSE;
@@ -166,6 +168,10 @@ main(int argc, char **argv)
 	        {"health-address", 0, 0, G_OPTION_ARG_STRING, &health_address,
 	         N_("Address the health endpoints listen on (default: every address)"),
 	         N_("ADDRESS")},
+	        {"dbus", 0, 0, G_OPTION_ARG_STRING, &dbus,
+	         N_("Publish io.meshery.MeshSync1 on this D-Bus bus: session or system "
+	            "(default: none)"),
+	         N_("BUS")},
 	        {"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, N_("Log debug messages"), NULL},
 	        {"version", 0, 0, G_OPTION_ARG_NONE, &version, N_("Print the version and exit"),
 	         NULL},
@@ -215,6 +221,11 @@ main(int argc, char **argv)
 	}
 	if (health_port < 0 || health_port > 65535) {
 		g_printerr("meshsync: --health-port must be between 0 and 65535\n");
+		return 2;
+	}
+	options.dbus_bus = G_BUS_TYPE_NONE;
+	if (dbus != NULL && !msd_dbus_service_parse_bus(dbus, &options.dbus_bus, &error)) {
+		g_printerr("meshsync: %s\n", error->message);
 		return 2;
 	}
 	options.broker_token = broker_token;

@@ -5,6 +5,7 @@
 
 #pragma once
 
+#include "meshsync-discovery.h"
 #include "meshsync-handler.h"
 #include "msd-metrics.h"
 
@@ -19,5 +20,9 @@ void meshsync_handler_set_metrics(MeshSyncHandler *self, MsdMetrics *metrics);
  * informer; empty before the first run has registered informers. For informer-store
  * replies. */
 GPtrArray *meshsync_handler_dup_objects(MeshSyncHandler *self);
+
+/* The current run's discovery, for the daemon's D-Bus resource table: (transfer none),
+ * %NULL between runs; its resources are empty until it has completed (server version set). */
+MeshSyncDiscovery *meshsync_handler_get_discovery(MeshSyncHandler *self);
 
 G_END_DECLS

@@ -1152,6 +1152,13 @@ meshsync_handler_get_n_objects(MeshSyncHandler *self)
 	return total;
 }
 
+MeshSyncDiscovery *
+meshsync_handler_get_discovery(MeshSyncHandler *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), NULL);
+	return self->discovery;
+}
+
 /**
  * meshsync_handler_get_initial_sync_seconds:
  * @self: a #MeshSyncHandler
