@@ -11,6 +11,20 @@
 #include "kubesim-selector.h"
 #include "kubesim-table.h"
 
+/*
+ * The current state (initial events) goes out in chunks of about this size, and at most this
+ * much is queued ahead of the client: the rest waits until libsoup has written what was queued.
+ */
+#define WATCH_CHUNK_BYTES (512 * 1024)
+#define WATCH_QUEUE_BYTES (4 * 1024 * 1024)
+
+/* An event that arrived while the current state was still being sent: it follows that state. */
+typedef struct {
+	const gchar *type; /* static; NULL for a raw line */
+	KubesimObject *object;
+	gchar *line;
+} WatchBacklogItem;
+
 /* One open watch stream: a chunked 200 response that grows as events arrive. */
 typedef struct {
 	KubesimServer *server;
@@ -26,11 +40,23 @@ typedef struct {
 	guint timeout_id;
 	guint bookmark_id;
 	gulong finished_id;
+	gulong wrote_id;
 	GSource *hangup_source;
 	gboolean io_running; /* the handler returned: appended chunks need an unpause */
+	gboolean attached;   /* in server->watches, getting live events */
 	gboolean done;
+	GString *out; /* events not yet handed to libsoup */
+	gsize queued; /* bytes handed to libsoup and not yet written */
+	/* the current state, while it is being sent: objects as of the start of the watch */
+	GPtrArray *initial; /* KubesimObject, NULL once sent */
+	guint initial_next;
+	gboolean initial_events; /* a watch-list: the state ends at initial_rv (and a bookmark) */
+	guint64 initial_rv;      /* the store's rv at the start of the watch */
+	GQueue backlog;          /* WatchBacklogItem */
+	gboolean end_pending;    /* ended while the state was being sent: end after it */
 } KubesimWatch;
 
+/* Stops the timers and live events; what is queued still goes out. */
 static void
 watch_detach(KubesimWatch *w)
 {
@@ -40,11 +66,33 @@ watch_detach(KubesimWatch *w)
 		g_source_destroy(w->hangup_source);
 		g_clear_pointer(&w->hangup_source, g_source_unref);
 	}
+	if (w->attached) {
+		w->attached = FALSE;
+		g_ptr_array_remove_fast(w->server->watches, w);
+	}
+}
+
+static void
+watch_disconnect(KubesimWatch *w)
+{
 	if (w->finished_id != 0) {
 		g_signal_handler_disconnect(w->msg, w->finished_id);
 		w->finished_id = 0;
 	}
-	g_ptr_array_remove_fast(w->server->watches, w);
+	if (w->wrote_id != 0) {
+		g_signal_handler_disconnect(w->msg, w->wrote_id);
+		w->wrote_id = 0;
+	}
+}
+
+static void
+backlog_item_free(gpointer data)
+{
+	WatchBacklogItem *item = data;
+
+	g_clear_pointer(&item->object, kubesim_object_unref);
+	g_free(item->line);
+	g_free(item);
 }
 
 static void
@@ -55,17 +103,44 @@ watch_free(KubesimWatch *w)
 	g_free(w->namespace_);
 	kubesim_selector_free(w->selector);
 	g_free(w->include_object);
+	g_clear_pointer(&w->initial, g_ptr_array_unref);
+	g_queue_clear_full(&w->backlog, backlog_item_free);
+	if (w->out != NULL)
+		g_string_free(w->out, TRUE);
 	g_free(w);
 }
 
-static void
-watch_write(KubesimWatch *w, gchar *line_take)
+/* The buffer events are written into; it goes to libsoup as one chunk on watch_flush(). */
+static GString *
+watch_out(KubesimWatch *w)
 {
-	SoupMessageBody *body = soup_server_message_get_response_body(w->msg);
+	if (w->out == NULL)
+		w->out = g_string_sized_new(w->initial != NULL ? WATCH_CHUNK_BYTES + 64 * 1024 : 0);
+	return w->out;
+}
 
-	soup_message_body_append(body, SOUP_MEMORY_TAKE, line_take, strlen(line_take));
+/* Hands what was written since the last flush to libsoup, as one chunk. */
+static void
+watch_flush(KubesimWatch *w)
+{
+	gsize len;
+
+	if (w->out == NULL || w->out->len == 0)
+		return;
+	len = w->out->len;
+	soup_message_body_append(soup_server_message_get_response_body(w->msg), SOUP_MEMORY_TAKE,
+	                         g_string_free(w->out, FALSE), len);
+	w->out = NULL;
+	w->queued += len;
 	if (w->io_running)
 		soup_server_message_unpause(w->msg);
+}
+
+static void
+watch_write(KubesimWatch *w, const gchar *line)
+{
+	g_string_append(watch_out(w), line);
+	watch_flush(w);
 }
 
 /* Ends the stream cleanly (the terminating chunk) and forgets the watch. */
@@ -74,8 +149,15 @@ watch_end(KubesimWatch *w)
 {
 	if (w->done)
 		return;
-	w->done = TRUE;
 	watch_detach(w);
+	if (w->initial != NULL) {
+		/* the current state is still going out: it and what followed it come first */
+		w->end_pending = TRUE;
+		return;
+	}
+	w->done = TRUE;
+	watch_disconnect(w);
+	watch_flush(w);
 	soup_message_body_complete(soup_server_message_get_response_body(w->msg));
 	if (w->io_running)
 		soup_server_message_unpause(w->msg);
@@ -91,37 +173,39 @@ on_finished(SoupServerMessage *msg, gpointer user_data)
 	g_debug("watch on %s closed", w->resource->resource);
 	w->done = TRUE;
 	watch_detach(w);
+	watch_disconnect(w);
 	watch_free(w);
 }
 
 static void
-send_object_event(KubesimWatch *w, const gchar *type, KubesimObject *obj)
+render_object_event(KubesimWatch *w, const gchar *type, KubesimObject *obj)
 {
-	GString *line = g_string_new("{\"type\":\"");
-	gsize len;
-	const gchar *js = g_bytes_get_data(obj->json, &len);
+	GString *out = watch_out(w);
 
-	g_string_append(line, type);
-	g_string_append(line, "\",\"object\":");
+	g_string_append(out, "{\"type\":\"");
+	g_string_append(out, type);
+	g_string_append(out, "\",\"object\":");
 	if (w->table) {
-		kubesim_table_begin(line, w->resource, obj->rv, NULL, !w->table_columns_sent);
-		kubesim_table_append_row(line, w->resource, obj, w->include_object, TRUE);
-		kubesim_table_end(line);
+		kubesim_table_begin(out, w->resource, obj->rv, NULL, !w->table_columns_sent);
+		kubesim_table_append_row(out, w->resource, obj, w->include_object, TRUE);
+		kubesim_table_end(out);
 		w->table_columns_sent = TRUE;
 	} else {
-		g_string_append_len(line, js, len);
+		gsize len;
+		const gchar *js = g_bytes_get_data(obj->json, &len);
+		g_string_append_len(out, js, len);
 	}
-	g_string_append(line, "}\n");
+	g_string_append(out, "}\n");
 	if (obj->rv > w->last_rv)
 		w->last_rv = obj->rv;
-	watch_write(w, g_string_free(line, FALSE));
 }
 
 static void
-send_bookmark(KubesimWatch *w, guint64 rv, gboolean initial_events_end)
+render_bookmark(KubesimWatch *w, guint64 rv, gboolean initial_events_end)
 {
-	GString *line = g_string_new("{\"type\":\"BOOKMARK\",\"object\":{\"kind\":");
+	GString *line = watch_out(w);
 
+	g_string_append(line, "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":");
 	msd_json_string_append(line, w->resource->kind, -1, MSD_JSON_STRING_GO);
 	g_string_append(line, ",\"apiVersion\":");
 	msd_json_string_append(line, w->resource->api_version, -1, MSD_JSON_STRING_GO);
@@ -142,16 +226,96 @@ send_bookmark(KubesimWatch *w, guint64 rv, gboolean initial_events_end)
 	}
 	g_string_append(line, "}}}\n");
 	w->last_rv = MAX(w->last_rv, rv);
-	watch_write(w, g_string_free(line, FALSE));
 }
 
 static void
 send_error(KubesimWatch *w, KubesimStatus *status)
 {
 	g_autofree gchar *json = kubesim_status_to_json(status);
+	g_autofree gchar *line = g_strdup_printf("{\"type\":\"ERROR\",\"object\":%s}\n", json);
 
-	watch_write(w, g_strdup_printf("{\"type\":\"ERROR\",\"object\":%s}\n", json));
+	watch_write(w, line);
 	kubesim_status_free(status);
+}
+
+/* The current state is out: the bookmark, then the events that arrived meanwhile. */
+static void
+initial_finish(KubesimWatch *w)
+{
+	WatchBacklogItem *item;
+
+	g_clear_pointer(&w->initial, g_ptr_array_unref);
+	if (w->initial_events && w->bookmarks)
+		render_bookmark(w, w->initial_rv, TRUE);
+	else if (w->initial_events)
+		w->last_rv = w->initial_rv;
+	while ((item = g_queue_pop_head(&w->backlog)) != NULL) {
+		if (item->object != NULL)
+			render_object_event(w, item->type, item->object);
+		else
+			g_string_append(watch_out(w), item->line);
+		backlog_item_free(item);
+	}
+}
+
+/*
+ * Sends more of the current state, in chunks of WATCH_CHUNK_BYTES, until WATCH_QUEUE_BYTES are
+ * queued ahead of the client; on_wrote_body_data() calls it again as libsoup writes them.
+ * May free @w (a watch ended while its state was going out).
+ */
+static void
+watch_fill(KubesimWatch *w)
+{
+	while (w->initial != NULL && w->queued < WATCH_QUEUE_BYTES) {
+		if (w->initial_next < w->initial->len) {
+			render_object_event(w, "ADDED",
+			                    g_ptr_array_index(w->initial, w->initial_next++));
+			if (w->out->len >= WATCH_CHUNK_BYTES)
+				watch_flush(w);
+		} else {
+			initial_finish(w);
+		}
+	}
+	watch_flush(w);
+	if (w->initial == NULL && w->end_pending)
+		watch_end(w);
+}
+
+static void
+on_wrote_body_data(SoupServerMessage *msg, guint size, gpointer user_data)
+{
+	KubesimWatch *w = user_data;
+
+	w->queued = size < w->queued ? w->queued - size : 0;
+	if (w->initial != NULL && w->queued <= WATCH_QUEUE_BYTES - 2 * WATCH_CHUNK_BYTES)
+		watch_fill(w);
+}
+
+static void
+send_object_event(KubesimWatch *w, const gchar *type, KubesimObject *obj)
+{
+	render_object_event(w, type, obj);
+	watch_flush(w);
+}
+
+/* A live event: it goes out now, or after the current state while that is being sent. */
+static void
+send_live_event(KubesimWatch *w, const gchar *type, KubesimObject *obj, const gchar *line)
+{
+	WatchBacklogItem *item;
+
+	if (w->initial == NULL) {
+		if (obj != NULL)
+			send_object_event(w, type, obj);
+		else
+			watch_write(w, line);
+		return;
+	}
+	item = g_new0(WatchBacklogItem, 1);
+	item->type = type;
+	item->object = obj != NULL ? kubesim_object_ref(obj) : NULL;
+	item->line = g_strdup(line);
+	g_queue_push_tail(&w->backlog, item);
 }
 
 static gboolean
@@ -169,12 +333,15 @@ replay_event(const KubesimEvent *ev, gpointer data)
 {
 	KubesimWatch *w = data;
 
-	if (watch_matches(w, ev->resource, ev->object))
-		send_object_event(w, kubesim_event_type_to_string(ev->type), ev->object);
+	if (watch_matches(w, ev->resource, ev->object)) {
+		render_object_event(w, kubesim_event_type_to_string(ev->type), ev->object);
+		if (w->out->len >= WATCH_CHUNK_BYTES)
+			watch_flush(w);
+	}
 }
 
 static gboolean
-send_current_state(gpointer key, gpointer value, gpointer data)
+collect_current_state(gpointer key, gpointer value, gpointer data)
 {
 	KubesimWatch *w = data;
 	KubesimObject *obj = value;
@@ -182,7 +349,7 @@ send_current_state(gpointer key, gpointer value, gpointer data)
 	if (w->namespace_ != NULL && g_strcmp0(obj->namespace_, w->namespace_) != 0)
 		return FALSE;
 	if (kubesim_selector_matches(w->selector, obj))
-		send_object_event(w, "ADDED", obj);
+		g_ptr_array_add(w->initial, kubesim_object_ref(obj));
 	return FALSE;
 }
 
@@ -200,7 +367,8 @@ kubesim_watch_dispatch(const KubesimEvent *ev, gpointer user_data)
 			continue;
 		}
 		if (watch_matches(w, ev->resource, ev->object))
-			send_object_event(w, kubesim_event_type_to_string(ev->type), ev->object);
+			send_live_event(w, kubesim_event_type_to_string(ev->type), ev->object,
+			                NULL);
 	}
 }
 
@@ -220,9 +388,11 @@ on_bookmark_tick(gpointer data)
 	KubesimWatch *w = data;
 	guint64 rv = kubesim_store_get_rv(w->server->store);
 
-	/* never a bookmark at the rv the client already has */
-	if (rv > w->last_rv)
-		send_bookmark(w, rv, FALSE);
+	/* never a bookmark at the rv the client already has, nor inside the current state */
+	if (w->initial == NULL && rv > w->last_rv) {
+		render_bookmark(w, rv, FALSE);
+		watch_flush(w);
+	}
 	return G_SOURCE_CONTINUE;
 }
 
@@ -297,8 +467,12 @@ kubesim_watch_start(KubesimServer *self,
 	soup_server_message_set_status(msg, 200, NULL);
 	soup_message_headers_set_content_type(headers, "application/json", NULL);
 	soup_message_headers_set_encoding(headers, SOUP_ENCODING_CHUNKED);
+	/* written chunks are dropped: the stream is never held whole */
+	soup_message_body_set_accumulate(soup_server_message_get_response_body(msg), FALSE);
 	g_ptr_array_add(self->watches, w);
+	w->attached = TRUE;
 	w->finished_id = g_signal_connect(msg, "finished", G_CALLBACK(on_finished), w);
+	w->wrote_id = g_signal_connect(msg, "wrote-body-data", G_CALLBACK(on_wrote_body_data), w);
 
 	if (self->expire_next_watch) {
 		self->expire_next_watch = FALSE;
@@ -312,11 +486,13 @@ kubesim_watch_start(KubesimServer *self,
 	}
 	if (initial_events || rv_text == NULL || rv_text[0] == '\0' ||
 	    g_strcmp0(rv_text, "0") == 0) {
-		g_tree_foreach(w->resource->objects, send_current_state, w);
-		if (initial_events && w->bookmarks)
-			send_bookmark(w, kubesim_store_get_rv(self->store), TRUE);
-		else if (initial_events)
-			w->last_rv = kubesim_store_get_rv(self->store);
+		/* the objects as of now; their events go out as the client reads them */
+		w->initial = g_ptr_array_new_full(g_tree_nnodes(w->resource->objects),
+		                                  (GDestroyNotify)kubesim_object_unref);
+		g_tree_foreach(w->resource->objects, collect_current_state, w);
+		w->initial_events = initial_events;
+		w->initial_rv = kubesim_store_get_rv(self->store);
+		watch_fill(w);
 	} else {
 		guint64 rv = g_ascii_strtoull(rv_text, NULL, 10);
 		if (rv < floor) {
@@ -330,6 +506,7 @@ kubesim_watch_start(KubesimServer *self,
 		}
 		w->last_rv = rv;
 		kubesim_store_replay(self->store, rv, replay_event, w);
+		watch_flush(w);
 	}
 
 	if (timeout_text != NULL && g_ascii_strtoull(timeout_text, NULL, 10) > 0)
@@ -365,8 +542,8 @@ kubesim_watch_send_malformed(KubesimServer *self)
 	guint i;
 
 	for (i = 0; i < self->watches->len; i++)
-		watch_write(g_ptr_array_index(self->watches, i),
-		            g_strdup("{\"type\":\"MODIFIED\",\"object\":{\"kind\":\n"));
+		send_live_event(g_ptr_array_index(self->watches, i), NULL, NULL,
+		                "{\"type\":\"MODIFIED\",\"object\":{\"kind\":\n");
 }
 
 void
