@@ -20,11 +20,10 @@ msd_snapshot_is_digit(gunichar c)
 	return g_unichar_isdigit(c);
 }
 
-gint
-msd_snapshot_yaml_compare_keys(const gchar *a, const gchar *b)
+/* The key order of go-yaml v2 on two NUL-terminated code point strings. */
+static gint
+msd_snapshot_compare_ucs4(const gunichar *ar, const gunichar *br)
 {
-	g_autofree gunichar *ar = g_utf8_to_ucs4_fast(a, -1, NULL);
-	g_autofree gunichar *br = g_utf8_to_ucs4_fast(b, -1, NULL);
 	glong i;
 
 	for (i = 0; ar[i] != 0 && br[i] != 0; i++) {
@@ -67,6 +66,15 @@ msd_snapshot_yaml_compare_keys(const gchar *a, const gchar *b)
 	if (ar[i] == 0 && br[i] == 0)
 		return 0;
 	return ar[i] == 0 ? -1 : 1;
+}
+
+gint
+msd_snapshot_yaml_compare_keys(const gchar *a, const gchar *b)
+{
+	g_autofree gunichar *ar = g_utf8_to_ucs4_fast(a, -1, NULL);
+	g_autofree gunichar *br = g_utf8_to_ucs4_fast(b, -1, NULL);
+
+	return msd_snapshot_compare_ucs4(ar, br);
 }
 
 static gboolean
@@ -258,6 +266,10 @@ msd_snapshot_yaml_plain_retypes(const gchar *text)
 	g_autofree gchar *plain = NULL;
 	gchar first = text[0];
 
+	/* every word starts with one of these, and every number form with a digit, a sign or a
+	 * dot: most text is decided here */
+	if (first != '\0' && strchr("~nNyYoOtTfF.+-<", first) == NULL && !g_ascii_isdigit(first))
+		return FALSE;
 	if (g_strv_contains(words, text))
 		return TRUE;
 	if (!(g_ascii_isdigit(first) || first == '+' || first == '-' || first == '.'))
@@ -285,6 +297,8 @@ typedef struct {
 	yaml_emitter_t *emitter;
 	MsdJsonTokens *tokens;
 	GError **error;
+	GString *scratch; /* decoded text of the string being emitted */
+	GArray *ucs4;     /* gunichar: the keys of the mapping being sorted, each 0-terminated */
 } MsdSnapshotEmit;
 
 static gboolean
@@ -304,10 +318,16 @@ msd_snapshot_emit_scalar(MsdSnapshotEmit *ctx, const gchar *text, gsize length, 
 	yaml_scalar_style_t style = YAML_PLAIN_SCALAR_STYLE;
 
 	if (string) {
-		if (memchr(text, '\n', length) != NULL)
+		if (memchr(text, '\n', length) != NULL) {
 			style = YAML_LITERAL_SCALAR_STYLE;
-		else if (msd_snapshot_yaml_plain_retypes(text))
-			style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+		} else if (length == 0 || strchr("~nNyYoOtTfF.+-<", text[0]) != NULL ||
+		           g_ascii_isdigit(text[0])) {
+			/* @text may be a span of the document: the checks want a C string */
+			g_autofree gchar *copy = g_strndup(text, length);
+
+			if (msd_snapshot_yaml_plain_retypes(copy))
+				style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
+		}
 	}
 	/* A plain request falls back to single, then double quotes when the text needs it,
 	 * which is the same choice go-yaml's port of this emitter makes. */
@@ -319,17 +339,21 @@ msd_snapshot_emit_scalar(MsdSnapshotEmit *ctx, const gchar *text, gsize length, 
 static gboolean msd_snapshot_emit_value(MsdSnapshotEmit *ctx, guint index);
 
 typedef struct {
-	gchar *key; /* decoded */
+	const gchar *key; /* decoded: into the document, or @owned */
+	gsize key_len;
+	guint ucs4; /* offset of the key's code points in the context's ucs4 array */
 	guint value;
+	gchar *owned;
 } MsdSnapshotMember;
 
 static gint
-msd_snapshot_member_compare(gconstpointer a, gconstpointer b)
+msd_snapshot_member_compare(gconstpointer a, gconstpointer b, gpointer data)
 {
 	const MsdSnapshotMember *left = a;
 	const MsdSnapshotMember *right = b;
+	const gunichar *ucs4 = (const gunichar *)((GArray *)data)->data;
 
-	return msd_snapshot_yaml_compare_keys(left->key, right->key);
+	return msd_snapshot_compare_ucs4(ucs4 + left->ucs4, ucs4 + right->ucs4);
 }
 
 static void
@@ -337,7 +361,18 @@ msd_snapshot_member_clear(gpointer data)
 {
 	MsdSnapshotMember *member = data;
 
-	g_free(member->key);
+	g_free(member->owned);
+}
+
+/* Decoded text of string token @index, up to its first NUL (as a C string would end). */
+static const gchar *
+msd_snapshot_string(MsdSnapshotEmit *ctx, guint index, GString *scratch, gsize *length)
+{
+	const gchar *text = msd_json_tokens_string(ctx->tokens, (gint)index, scratch, length);
+
+	if (!ctx->tokens->tokens[index].plain)
+		*length = strlen(text);
+	return text;
 }
 
 static gboolean
@@ -350,20 +385,33 @@ msd_snapshot_emit_mapping(MsdSnapshotEmit *ctx, guint index)
 	guint child = index + 1;
 
 	g_array_set_clear_func(members, msd_snapshot_member_clear);
+	g_array_set_size(ctx->ucs4, 0);
 	for (gint i = 0; i < object->size; i++) {
-		MsdSnapshotMember member;
+		MsdSnapshotMember member = {NULL, 0, ctx->ucs4->len, child + 1, NULL};
+		const gchar *key = msd_snapshot_string(ctx, child, ctx->scratch, &member.key_len);
 
-		member.key = msd_json_tokens_dup_string(ctx->tokens, (gint)child);
-		if (member.key == NULL) {
-			g_set_error(ctx->error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-			            "invalid escape in a JSON key");
-			return FALSE;
+		if (ctx->tokens->tokens[child].plain) {
+			member.key = key;
+			for (gsize k = 0; k < member.key_len; k++) {
+				gunichar c = (guchar)key[k];
+				g_array_append_val(ctx->ucs4, c);
+			}
+		} else {
+			member.owned = g_strndup(key, member.key_len);
+			member.key = member.owned;
+			for (const gchar *p = member.key; *p != '\0'; p = g_utf8_next_char(p)) {
+				gunichar c = g_utf8_get_char(p);
+				g_array_append_val(ctx->ucs4, c);
+			}
 		}
-		member.value = child + 1;
+		{
+			gunichar end = 0;
+			g_array_append_val(ctx->ucs4, end);
+		}
 		g_array_append_val(members, member);
 		child = msd_json_tokens_skip(ctx->tokens, child + 1);
 	}
-	g_array_sort(members, msd_snapshot_member_compare);
+	g_array_sort_with_data(members, msd_snapshot_member_compare, ctx->ucs4);
 
 	yaml_mapping_start_event_initialize(&event, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
 	if (!msd_snapshot_emit(ctx, &event))
@@ -371,7 +419,7 @@ msd_snapshot_emit_mapping(MsdSnapshotEmit *ctx, guint index)
 	for (guint i = 0; i < members->len; i++) {
 		MsdSnapshotMember *member = &g_array_index(members, MsdSnapshotMember, i);
 
-		if (!msd_snapshot_emit_scalar(ctx, member->key, strlen(member->key), TRUE))
+		if (!msd_snapshot_emit_scalar(ctx, member->key, member->key_len, TRUE))
 			return FALSE;
 		if (!msd_snapshot_emit_value(ctx, member->value))
 			return FALSE;
@@ -405,14 +453,10 @@ msd_snapshot_emit_value(MsdSnapshotEmit *ctx, guint index)
 		return msd_snapshot_emit(ctx, &event);
 	}
 	case MSD_JSON_STRING: {
-		g_autofree gchar *text = msd_json_tokens_dup_string(ctx->tokens, (gint)index);
+		gsize length;
+		const gchar *text = msd_snapshot_string(ctx, index, ctx->scratch, &length);
 
-		if (text == NULL) {
-			g_set_error(ctx->error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-			            "invalid escape in a JSON string");
-			return FALSE;
-		}
-		return msd_snapshot_emit_scalar(ctx, text, strlen(text), TRUE);
+		return msd_snapshot_emit_scalar(ctx, text, length, TRUE);
 	}
 	default: {
 		gsize length;
@@ -435,7 +479,9 @@ msd_snapshot_yaml_append(GString *out, const gchar *json, gsize length, GError *
 {
 	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
 	g_auto(yaml_emitter_t) emitter = {0};
-	MsdSnapshotEmit ctx = {&emitter, &tokens, error};
+	g_autoptr(GString) scratch = g_string_new(NULL);
+	g_autoptr(GArray) ucs4 = g_array_new(FALSE, FALSE, sizeof(gunichar));
+	MsdSnapshotEmit ctx = {&emitter, &tokens, error, scratch, ucs4};
 	gsize start = out->len;
 	yaml_event_t event;
 
