@@ -84,6 +84,9 @@ meshsync_snapshot_file_drain(MeshSyncSnapshotFile *file, gboolean sync, GError *
 	if (file->pending->len > 0 &&
 	    !g_output_stream_write_all(file->stream, file->pending->str, file->pending->len, NULL,
 	                               NULL, &local_error)) {
+		/* The run ends on this error; writing the buffer again later (at close) could only
+		 * add a second copy of what did get through. */
+		g_string_truncate(file->pending, 0);
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
 		            "cannot write the snapshot %s: %s", file->path, local_error->message);
 		return FALSE;
@@ -189,13 +192,13 @@ meshsync_file_writer_write(MeshSyncWriter *writer,
 	/* The snapshot holds the first state of each object; objects without a uid are
 	 * always written, as upstream. */
 	uid = meshsync_resource_get_uid(resource);
-	if (uid != NULL && *uid != '\0') {
-		if (g_hash_table_contains(self->seen_uids, uid))
-			return TRUE;
-		g_hash_table_add(self->seen_uids, g_strdup(uid));
-	}
+	if (uid != NULL && *uid != '\0' && g_hash_table_contains(self->seen_uids, uid))
+		return TRUE;
 	if (!meshsync_file_writer_append(self, &self->main, json, strlen(json), error))
 		return FALSE;
+	/* Only once it is written: a document that could not be written is not "seen". */
+	if (uid != NULL && *uid != '\0')
+		g_hash_table_add(self->seen_uids, g_strdup(uid));
 	self->n_documents++;
 	return TRUE;
 }
