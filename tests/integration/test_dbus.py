@@ -141,6 +141,8 @@ def test_properties_match_kubesim(tmp_path):
     bus = Bus()
     with Kubesim(**SMALL) as sim, dbus_daemon(tmp_path, sim) as run:
         wait_for_name(run)
+        # The bus shows the owner before the daemon's name-acquired handler has logged it.
+        run.wait_for_line(f"D-Bus name {NAME} owned on the session bus")
         assert run.log().count(f"D-Bus name {NAME} owned on the session bus") == 1
         bus.wait_change("Ready", True, run)
         log = run.wait_synced()
