@@ -24,6 +24,7 @@ typedef struct {
 	KubesimStore *store;
 	SoupServer *server;
 	GPtrArray *watches; /* KubesimWatch, open streams */
+	guint flush_id;     /* idle that hands the live events written so far to libsoup */
 	/* fault injection from the admin endpoint */
 	guint fail_code;
 	guint fail_count;

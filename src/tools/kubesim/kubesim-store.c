@@ -134,11 +134,13 @@ typedef struct {
 
 /*
  * Copies a compact object, setting or removing metadata members in place and appending the
- * new ones at the end of metadata, so the original member order is kept.
+ * new ones at the end of metadata, so the original member order is kept. *@rv_off and *@rv_len
+ * say where the resourceVersion written is in the copy (0 when not exactly one was written).
  */
 static GBytes *
-rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits)
+rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits, gsize *rv_off, gsize *rv_len)
 {
+	guint n_rv = 0;
 	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
 	gsize len;
 	const gchar *js = g_bytes_get_data(json, &len);
@@ -147,6 +149,7 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits)
 	gboolean first = TRUE;
 	guint e;
 
+	*rv_off = *rv_len = 0;
 	if (!msd_json_tokens_parse(&doc, js, len, NULL) || !msd_json_tokens_is_object(&doc, 0)) {
 		g_string_free(out, TRUE);
 		return NULL;
@@ -203,6 +206,12 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits)
 							msd_json_string_append(out, key, -1,
 							                       MSD_JSON_STRING_GO);
 							g_string_append_c(out, ':');
+							if (strcmp(edit->key, "resourceVersion") ==
+							    0) {
+								n_rv++;
+								*rv_off = out->len;
+								*rv_len = strlen(edit->value);
+							}
 							g_string_append(out, edit->value);
 						}
 					} else {
@@ -226,6 +235,11 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits)
 				mfirst = FALSE;
 				msd_json_string_append(out, edits[e].key, -1, MSD_JSON_STRING_GO);
 				g_string_append_c(out, ':');
+				if (strcmp(edits[e].key, "resourceVersion") == 0) {
+					n_rv++;
+					*rv_off = out->len;
+					*rv_len = strlen(edits[e].value);
+				}
 				g_string_append(out, edits[e].value);
 			}
 		}
@@ -234,6 +248,8 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits)
 			tok = msd_json_tokens_skip(&doc, tok + 1);
 	}
 	g_string_append_c(out, '}');
+	if (n_rv != 1)
+		*rv_off = *rv_len = 0;
 	/* trim the GString's spare capacity: stored objects live long */
 	{
 		gsize out_len = out->len;
@@ -597,7 +613,12 @@ kubesim_store_resource_for(KubesimStore *store, GBytes *json, KubesimStatus **st
 }
 
 static KubesimObject *
-make_object(KubesimResource *res, GBytes *json, ObjectInfo *info, guint64 rv)
+make_object(KubesimResource *res,
+            GBytes *json,
+            ObjectInfo *info,
+            guint64 rv,
+            gsize rv_off,
+            gsize rv_len)
 {
 	KubesimObject *obj = g_rc_box_new0(KubesimObject);
 
@@ -609,6 +630,8 @@ make_object(KubesimResource *res, GBytes *json, ObjectInfo *info, guint64 rv)
 	if (info->labels != NULL)
 		obj->labels = g_memdup2(info->labels->str, info->labels->len + 1);
 	obj->json = g_bytes_ref(json);
+	obj->rv_off = rv_off;
+	obj->rv_len = rv_len;
 	return obj;
 }
 
@@ -649,6 +672,7 @@ store_write(KubesimStore *store,
 	guint n_edits = 0, i;
 	gboolean created;
 	gint64 generation = 0;
+	gsize rv_off, rv_len;
 
 	json = kubesim_json_compact(g_bytes_get_data(json_in, NULL), g_bytes_get_size(json_in));
 	if (!object_info_parse(json, &info)) {
@@ -736,7 +760,7 @@ store_write(KubesimStore *store,
 		edits[n_edits].key = "generation";
 		edits[n_edits++].value = g_strdup_printf("%" G_GINT64_FORMAT, generation);
 	}
-	out = rewrite_metadata(json, edits, n_edits);
+	out = rewrite_metadata(json, edits, n_edits, &rv_off, &rv_len);
 	for (i = 0; i < n_edits; i++)
 		g_free(edits[i].value);
 	if (out == NULL) {
@@ -744,7 +768,7 @@ store_write(KubesimStore *store,
 		                                     "the body is not a JSON object");
 		return NULL;
 	}
-	obj = make_object(res, out, &info, store->rv);
+	obj = make_object(res, out, &info, store->rv, rv_off, rv_len);
 	g_tree_replace(res->objects, obj->key, obj);
 	if (created && res->crd_name == NULL &&
 	    g_strcmp0(res->resource, "customresourcedefinitions") == 0)
@@ -781,18 +805,34 @@ kubesim_store_upsert(KubesimStore *store,
 	return store_write(store, res, json, WRITE_UPSERT, FALSE, status_out);
 }
 
-KubesimObject *
-kubesim_store_touch(KubesimStore *store, KubesimResource *res, KubesimObject *obj)
+/*
+ * A copy of @obj at the store's next resourceVersion: the same JSON but for that value, which is
+ * spliced in where it is known to be, as rewrite_metadata() would write it.
+ */
+static KubesimObject *
+object_new_version(KubesimStore *store, KubesimObject *obj)
 {
-	MetaEdit edit = {"resourceVersion", NULL, FALSE};
-	g_autoptr(GBytes) out = NULL;
-	KubesimObject *copy;
+	KubesimObject *copy = g_rc_box_new0(KubesimObject);
+	gchar value[32];
+	gsize value_len;
 
 	store->rv++;
-	edit.value = g_strdup_printf("\"%" G_GUINT64_FORMAT "\"", store->rv);
-	out = rewrite_metadata(obj->json, &edit, 1);
-	g_free(edit.value);
-	copy = g_rc_box_new0(KubesimObject);
+	value_len = g_snprintf(value, sizeof(value), "\"%" G_GUINT64_FORMAT "\"", store->rv);
+	if (obj->rv_len > 0) {
+		gsize len;
+		const gchar *js = g_bytes_get_data(obj->json, &len);
+		gsize tail = len - obj->rv_off - obj->rv_len;
+		gchar *data = g_malloc(len - obj->rv_len + value_len);
+		memcpy(data, js, obj->rv_off);
+		memcpy(data + obj->rv_off, value, value_len);
+		memcpy(data + obj->rv_off + value_len, js + obj->rv_off + obj->rv_len, tail);
+		copy->json = g_bytes_new_take(data, len - obj->rv_len + value_len);
+		copy->rv_off = obj->rv_off;
+		copy->rv_len = value_len;
+	} else {
+		MetaEdit edit = {"resourceVersion", value, FALSE};
+		copy->json = rewrite_metadata(obj->json, &edit, 1, &copy->rv_off, &copy->rv_len);
+	}
 	copy->key = g_strdup(obj->key);
 	copy->namespace_ = g_strdup(obj->namespace_);
 	copy->name = g_strdup(obj->name);
@@ -804,7 +844,14 @@ kubesim_store_touch(KubesimStore *store, KubesimResource *res, KubesimObject *ob
 			p += strlen(p) + 1, p += strlen(p) + 1;
 		copy->labels = g_memdup2(obj->labels, p - obj->labels + 1);
 	}
-	copy->json = g_bytes_ref(out);
+	return copy;
+}
+
+KubesimObject *
+kubesim_store_touch(KubesimStore *store, KubesimResource *res, KubesimObject *obj)
+{
+	KubesimObject *copy = object_new_version(store, obj);
+
 	g_tree_replace(res->objects, copy->key, copy);
 	emit(store, KUBESIM_EVENT_MODIFIED, res, copy);
 	return kubesim_object_ref(copy);
@@ -858,31 +905,13 @@ kubesim_store_delete(KubesimStore *store,
 	g_autoptr(KubesimResource) res_ref = kubesim_resource_ref(res);
 	KubesimObject *old = kubesim_resource_get(res, ns, name);
 	KubesimObject *last;
-	MetaEdit edit = {"resourceVersion", NULL, FALSE};
-	g_autoptr(GBytes) out = NULL;
 
 	if (old == NULL) {
 		if (status_out != NULL)
 			*status_out = kubesim_status_not_found(res->group, res->resource, name);
 		return NULL;
 	}
-	store->rv++;
-	edit.value = g_strdup_printf("\"%" G_GUINT64_FORMAT "\"", store->rv);
-	out = rewrite_metadata(old->json, &edit, 1);
-	g_free(edit.value);
-	last = g_rc_box_new0(KubesimObject);
-	last->key = g_strdup(old->key);
-	last->namespace_ = g_strdup(old->namespace_);
-	last->name = g_strdup(old->name);
-	last->uid = g_strdup(old->uid);
-	last->rv = store->rv;
-	if (old->labels != NULL) {
-		const gchar *p = old->labels;
-		while (*p != '\0')
-			p += strlen(p) + 1, p += strlen(p) + 1;
-		last->labels = g_memdup2(old->labels, p - old->labels + 1);
-	}
-	last->json = g_bytes_ref(out);
+	last = object_new_version(store, old);
 	g_tree_remove(res->objects, last->key);
 	emit(store, KUBESIM_EVENT_DELETED, res, last);
 	if (res->crd_name == NULL && g_strcmp0(res->resource, "customresourcedefinitions") == 0)

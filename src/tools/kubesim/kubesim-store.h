@@ -20,6 +20,9 @@ typedef struct {
 	guint64 rv;
 	gchar *labels; /* "k\0v\0k\0v\0\0", NULL when none */
 	GBytes *json;  /* compact JSON of the whole object */
+	/* where the value of metadata.resourceVersion is in @json (quotes included); 0 if unknown
+	 */
+	gsize rv_off, rv_len;
 } KubesimObject;
 
 KubesimObject *kubesim_object_ref(KubesimObject *obj);

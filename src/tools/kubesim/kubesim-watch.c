@@ -291,11 +291,31 @@ on_wrote_body_data(SoupServerMessage *msg, guint size, gpointer user_data)
 		watch_fill(w);
 }
 
+static gboolean
+on_flush_idle(gpointer data)
+{
+	KubesimServer *self = data;
+	guint i;
+
+	self->flush_id = 0;
+	for (i = 0; i < self->watches->len; i++)
+		watch_flush(g_ptr_array_index(self->watches, i));
+	return G_SOURCE_REMOVE;
+}
+
+/*
+ * Live events written in one turn of the main loop (a churn tick, a burst of writes) go to
+ * libsoup together, as one chunk per watch, once that turn is over.
+ */
 static void
 send_object_event(KubesimWatch *w, const gchar *type, KubesimObject *obj)
 {
 	render_object_event(w, type, obj);
-	watch_flush(w);
+	if (w->out->len >= WATCH_CHUNK_BYTES)
+		watch_flush(w);
+	else if (w->server->flush_id == 0)
+		w->server->flush_id =
+		        g_idle_add_full(G_PRIORITY_DEFAULT, on_flush_idle, w->server, NULL);
 }
 
 /* A live event: it goes out now, or after the current state while that is being sent. */
@@ -357,11 +377,12 @@ void
 kubesim_watch_dispatch(const KubesimEvent *ev, gpointer user_data)
 {
 	KubesimServer *self = user_data;
-	g_autoptr(GPtrArray) watches = g_ptr_array_copy(self->watches, NULL, NULL);
 	guint i;
 
-	for (i = 0; i < watches->len; i++) {
-		KubesimWatch *w = g_ptr_array_index(watches, i);
+	/* backwards: watch_end() takes only @w out, moving the last (already seen) into its place
+	 */
+	for (i = self->watches->len; i-- > 0;) {
+		KubesimWatch *w = g_ptr_array_index(self->watches, i);
 		if (w->resource->removed) {
 			watch_end(w);
 			continue;
@@ -550,4 +571,5 @@ void
 kubesim_watch_free_all(KubesimServer *self)
 {
 	kubesim_watch_close_all(self);
+	g_clear_handle_id(&self->flush_id, g_source_remove);
 }
