@@ -9,6 +9,8 @@ import re
 import signal
 import subprocess
 import time
+import urllib.error
+import urllib.request
 from collections import Counter
 
 import yaml
@@ -109,31 +111,16 @@ def extended_events(path):
     return events
 
 
-class Meshsync:
-    """One daemon process; its log (GLib writes debug lines to stdout, the rest to stderr)
-    goes to a file the test polls."""
+class DaemonProcess:
+    """One meshsync process started with @argv; its log (GLib writes debug lines to stdout,
+    the rest to stderr) goes to a file the test polls."""
 
-    def __init__(self, tmpdir, kubeconfig, *flags, output_file=None, extended=False,
-                 debug=False):
-        self.output_file = output_file or os.path.join(tmpdir, "snapshot.yaml")
-        base, ext = os.path.splitext(self.output_file)
-        self.extended_file = base + "-extended" + (ext or ".yaml")
+    def __init__(self, tmpdir, argv, env=None):
         self.log_path = os.path.join(tmpdir, "meshsync-%d.log" % id(self))
-        # A port of its own: 11000 may be taken by another daemon or test running alongside.
-        argv = [DAEMON, "-output", "file", "-outputFile", self.output_file,
-                "--health-port", "0", "--health-address", "127.0.0.1"]
-        if extended:
-            argv.append("--outputExtended")
-        if debug:
-            # debug lines tell which resourceVersion an informer got to
-            argv.append("-v")
-        argv += list(flags)
-        if kubeconfig is not None:
-            argv += ["--kubeconfig", kubeconfig]
         self.argv = argv
         self._log = open(self.log_path, "w", encoding="utf-8")
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                                     stdout=self._log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log,
+                                     stderr=subprocess.STDOUT, env=env)
 
     def __enter__(self):
         return self
@@ -180,6 +167,44 @@ class Meshsync:
     def terminate(self):
         self.proc.send_signal(signal.SIGTERM)
         return self.wait_exit()
+
+    def health_port(self):
+        """The health port the daemon chose (it is started with --health-port 0)."""
+        text = self.wait_for(lambda t: re.search(r"listening on [^ ]*:(\d+)", t),
+                             "the health port in the log", 30)
+        return int(re.search(r"listening on [^ ]*:(\d+)", text).group(1))
+
+    def http(self, path):
+        url = f"http://127.0.0.1:{self.health_port()}{path}"
+        try:
+            with urllib.request.urlopen(url, timeout=10) as resp:
+                return resp.status, resp.read().decode()
+        except urllib.error.HTTPError as err:
+            return err.code, err.read().decode()
+
+
+# A port of its own: 11000 may be taken by another daemon or test running alongside.
+HEALTH_FLAGS = ["--health-port", "0", "--health-address", "127.0.0.1"]
+
+
+class Meshsync(DaemonProcess):
+    """The daemon in file mode."""
+
+    def __init__(self, tmpdir, kubeconfig, *flags, output_file=None, extended=False,
+                 debug=False):
+        self.output_file = output_file or os.path.join(tmpdir, "snapshot.yaml")
+        base, ext = os.path.splitext(self.output_file)
+        self.extended_file = base + "-extended" + (ext or ".yaml")
+        argv = [DAEMON, "-output", "file", "-outputFile", self.output_file] + HEALTH_FLAGS
+        if extended:
+            argv.append("--outputExtended")
+        if debug:
+            # debug lines tell which resourceVersion an informer got to
+            argv.append("-v")
+        argv += list(flags)
+        if kubeconfig is not None:
+            argv += ["--kubeconfig", kubeconfig]
+        super().__init__(tmpdir, argv)
 
     def seen_rv(self, informer):
         """The highest resourceVersion the informer has logged as handled (debug lines of

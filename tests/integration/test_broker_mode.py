@@ -12,7 +12,6 @@ import glob
 import json
 import os
 import re
-import signal
 import socket
 import subprocess
 import tempfile
@@ -24,10 +23,10 @@ import urllib.request
 import pytest
 
 from kubesim import Kubesim
-from meshsync_run import META_KEYS, TOP_KEYS, cluster_view, list_objects
+from meshsync_run import (DAEMON, HEALTH_FLAGS, META_KEYS, TOP_KEYS, DaemonProcess,
+                          cluster_view, list_objects)
 from nats_client import NatsClient
 
-DAEMON = os.environ.get("MESHSYNC_DAEMON", "meshsync")
 NATS_SERVER = os.environ.get("NATS_SERVER", "nats-server")
 TIMEOUT = 90.0
 ENVELOPE_KEYS = ["ObjectType", "EventType", "Request", "Object"]
@@ -187,15 +186,12 @@ class GatedProxy:
         return f"nats://127.0.0.1:{self.port}"
 
 
-class Daemon:
-    """meshsync in broker mode; GLib writes debug lines to stdout and the rest to stderr, both
-    go to one log file."""
+class Daemon(DaemonProcess):
+    """meshsync in broker mode (or another output given by @output), with BROKER_URL."""
 
     def __init__(self, tmpdir, kubeconfig, broker_url, *flags, env=None, debug=False,
                  output="broker"):
-        self.log_path = os.path.join(tmpdir, "meshsync-%d.log" % id(self))
-        argv = [DAEMON, "-output", output, "--health-port", "0",
-                "--health-address", "127.0.0.1"]
+        argv = [DAEMON, "-output", output] + HEALTH_FLAGS
         if debug:
             argv.append("-v")
         if kubeconfig is not None:
@@ -207,52 +203,7 @@ class Daemon:
         if broker_url is not None:
             full_env["BROKER_URL"] = broker_url
         full_env.update(env or {})
-        self._log = open(self.log_path, "w", encoding="utf-8")
-        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log,
-                                     stderr=subprocess.STDOUT, env=full_env)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        if self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait()
-        self._log.close()
-
-    def log(self):
-        with open(self.log_path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-
-    def wait_for_line(self, needle, count=1, timeout=TIMEOUT):
-        return wait_until(lambda: self.log().count(needle) >= count, f"{count} x {needle!r}",
-                          timeout, self.proc, self.log)
-
-    def wait_synced(self, count=1):
-        self.wait_for_line("initial sync complete", count)
-
-    def health_port(self):
-        text = wait_until(lambda: re.search(r"listening on [^ ]*:(\d+)", self.log()),
-                          "the health port in the log", 30, self.proc, self.log)
-        return int(text.group(1))
-
-    def http(self, path):
-        url = f"http://127.0.0.1:{self.health_port()}{path}"
-        try:
-            with urllib.request.urlopen(url, timeout=10) as resp:
-                return resp.status, resp.read().decode()
-        except urllib.error.HTTPError as err:
-            return err.code, err.read().decode()
-
-    def wait_exit(self, timeout=TIMEOUT):
-        try:
-            return self.proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"meshsync did not exit:\n{self.log()}") from None
-
-    def terminate(self):
-        self.proc.send_signal(signal.SIGTERM)
-        return self.wait_exit()
+        super().__init__(tmpdir, argv, full_env)
 
 
 def envelope(msg):
@@ -508,7 +459,7 @@ def test_meshsync_meta_replies_with_version(tmp_path):
     version = subprocess.run([DAEMON, "--version"], capture_output=True, text=True,
                              check=True).stdout.split()[-1]
     with Kubesim(pods=2, namespaces=1) as sim, NatsServer() as nats, nats.client() as nc:
-        with Daemon(str(tmp_path), sim.kubeconfig, nats.url) as run:
+        with Daemon(str(tmp_path), sim.kubeconfig, nats.url):
             wait_for_listener(nats)
             nc.subscribe("meshsync-meta")
             request(nc, "meshsync-meta")
