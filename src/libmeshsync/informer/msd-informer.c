@@ -466,6 +466,27 @@ msd_informer_finish_initial_events(MsdInformer *self, const gchar *resource_vers
 	msd_informer_apply_list(self, entries, resource_version);
 }
 
+/* Emits a watch event's object: when the stored copy is the very bytes of the line, whoever
+ * tokenizes it during the emission gets the line's tokens instead of parsing it again. */
+static void
+msd_informer_emit_watched(MsdInformer *self,
+                          MeshSyncEventType type,
+                          MsdStoreEntry *entry,
+                          gint object)
+{
+	const MsdJsonToken *t = &self->tokens.tokens[object];
+	gsize length = 0;
+	const gchar *copy = g_bytes_get_data(entry->object, &length);
+	gboolean same = length == (gsize)(t->end - t->start) &&
+	                memcmp(copy, self->tokens.data + t->start, length) == 0;
+
+	if (same)
+		msd_json_tokens_set_reuse(&self->tokens, object, copy, length);
+	msd_informer_emit(self, type, entry->object);
+	if (same)
+		msd_json_tokens_clear_reuse();
+}
+
 static void
 msd_informer_handle_object_event(MsdInformer *self, const gchar *type, gint object)
 {
@@ -496,15 +517,15 @@ msd_informer_handle_object_event(MsdInformer *self, const gchar *type, gint obje
 	if (deleted) {
 		g_autoptr(GBytes) last = msd_store_delete(self->store, entry->uid);
 
-		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, entry->object);
+		msd_informer_emit_watched(self, MESHSYNC_EVENT_TYPE_DELETED, entry, object);
 		return;
 	}
 	switch (msd_store_upsert(self->store, entry)) {
 	case MSD_STORE_ADDED:
-		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_ADDED, entry->object);
+		msd_informer_emit_watched(self, MESHSYNC_EVENT_TYPE_ADDED, entry, object);
 		break;
 	case MSD_STORE_MODIFIED:
-		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_MODIFIED, entry->object);
+		msd_informer_emit_watched(self, MESHSYNC_EVENT_TYPE_MODIFIED, entry, object);
 		break;
 	case MSD_STORE_UNCHANGED:
 	default:
