@@ -61,31 +61,45 @@ msd_store_copy_compact(gchar *out,
                        const gchar *cut_start,
                        const gchar *cut_end)
 {
-	gboolean in_string = FALSE;
-	gboolean escaped = FALSE;
+	const gchar *p = start;
 
-	for (const gchar *p = start; p < end; p++) {
+	while (p < end) {
 		gchar c;
 
 		if (p == cut_start) {
-			p = cut_end - 1;
+			p = cut_end;
 			continue;
 		}
 		c = *p;
-		if (in_string) {
-			*out++ = c;
-			if (escaped)
-				escaped = FALSE;
-			else if (c == '\\')
-				escaped = TRUE;
-			else if (c == '"')
-				in_string = FALSE;
+		if (c == '"') {
+			/* a whole string at once: its closing quote is the first one after an even
+			 * number of backslashes */
+			const gchar *q = p + 1;
+			gsize n;
+
+			for (;;) {
+				const gchar *b;
+
+				q = memchr(q, '"', (gsize)(end - q));
+				if (q == NULL) {
+					q = end - 1;
+					break;
+				}
+				for (b = q; b > p + 1 && b[-1] == '\\'; b--)
+					;
+				if ((q - b) % 2 == 0)
+					break;
+				q++;
+			}
+			n = (gsize)(q + 1 - p);
+			memcpy(out, p, n);
+			out += n;
+			p = q + 1;
 			continue;
 		}
+		p++;
 		if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
 			continue;
-		if (c == '"')
-			in_string = TRUE;
 		*out++ = c;
 	}
 	return out;
