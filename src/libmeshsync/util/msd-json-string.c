@@ -86,10 +86,17 @@ msd_json_string_append_escaped(GString *out, const gchar *s, gssize length, MsdJ
 		gint sz;
 
 		switch (class[c]) {
-		case COPY:
-			*w++ = (gchar)c;
-			i++;
+		case COPY: {
+			/* the whole run of bytes that need nothing, in one copy */
+			gsize run = i + 1;
+
+			while (run < n && class[p[run]] == COPY)
+				run++;
+			memcpy(w, p + i, run - i);
+			w += run - i;
+			i = run;
 			continue;
+		}
 		case ESCAPE:
 			w = put_ascii_escape(w, c);
 			i++;
