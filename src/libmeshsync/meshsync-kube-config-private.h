@@ -48,5 +48,7 @@ void meshsync_kube_config_invalidate_credentials(MeshSyncKubeConfig *self);
 void meshsync_kube_config_set_service_account_dir_for_testing(const gchar *dir);
 void meshsync_kube_config_set_token_file_period_for_testing(MeshSyncKubeConfig *self,
                                                             guint seconds);
+/* Test hook: how long a credential plugin may run before it is stopped (default 60 s). */
+void meshsync_kube_config_set_exec_timeout_for_testing(MeshSyncKubeConfig *self, guint seconds);
 
 G_END_DECLS

@@ -27,8 +27,11 @@
 /* client-go's cached file token source re-reads the file once a minute, for projected
  * service-account tokens that the kubelet rotates. */
 #define KC_DEFAULT_TOKEN_FILE_PERIOD 60
-#define KC_EXEC_API_V1               "client.authentication.k8s.io/v1"
-#define KC_EXEC_API_V1BETA1          "client.authentication.k8s.io/v1beta1"
+/* A plugin that hangs (waiting on a network, a prompt nobody answers) would hold every API
+ * request back for good: it is killed after this long and the request fails. */
+#define KC_EXEC_TIMEOUT_SECONDS 60
+#define KC_EXEC_API_V1          "client.authentication.k8s.io/v1"
+#define KC_EXEC_API_V1BETA1     "client.authentication.k8s.io/v1beta1"
 
 typedef struct {
 	gchar *api_version;
@@ -66,6 +69,7 @@ struct _MeshSyncKubeConfig {
 	gchar *file_token;      /* (nullable): the last good token read from token_file */
 	gint64 file_token_time; /* monotonic µs of the last good read; 0 = stale */
 	guint token_file_period;
+	guint exec_timeout; /* seconds a credential plugin may take */
 
 	/* exec plugin cache */
 	gboolean exec_cached;
@@ -1100,6 +1104,7 @@ static void
 meshsync_kube_config_init(MeshSyncKubeConfig *self)
 {
 	self->token_file_period = KC_DEFAULT_TOKEN_FILE_PERIOD;
+	self->exec_timeout = KC_EXEC_TIMEOUT_SECONDS;
 	self->waiters = g_ptr_array_new_with_free_func(g_object_unref);
 }
 
@@ -1500,6 +1505,13 @@ meshsync_kube_config_set_service_account_dir_for_testing(const gchar *dir)
 }
 
 void
+meshsync_kube_config_set_exec_timeout_for_testing(MeshSyncKubeConfig *self, guint seconds)
+{
+	g_return_if_fail(MESHSYNC_IS_KUBE_CONFIG(self));
+	self->exec_timeout = seconds;
+}
+
+void
 meshsync_kube_config_set_token_file_period_for_testing(MeshSyncKubeConfig *self, guint seconds)
 {
 	g_return_if_fail(MESHSYNC_IS_KUBE_CONFIG(self));
@@ -1721,10 +1733,6 @@ kc_exec_parse(MeshSyncKubeConfig *self,
 	return TRUE;
 }
 
-/* A plugin that hangs (waiting on a network, a prompt nobody answers) would hold every API
- * request back for good: it is killed after this long and the request fails. */
-#define KC_EXEC_TIMEOUT_SECONDS 60
-
 typedef struct {
 	MeshSyncKubeConfig *self; /* (owned) */
 	GSubprocess *process;     /* (owned) */
@@ -1771,7 +1779,7 @@ kc_exec_done_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	} else if (timed_out) {
 		g_set_error(&error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
 		            "%s: %s gave no credentials within %u s and was stopped",
-		            self->exec->where, self->exec->command, (guint)KC_EXEC_TIMEOUT_SECONDS);
+		            self->exec->where, self->exec->command, self->exec_timeout);
 	} else if (!g_subprocess_get_successful(process)) {
 		g_autofree gchar *message = g_strstrip(g_strdup(err != NULL ? err : ""));
 
@@ -1856,7 +1864,7 @@ kc_exec_start(MeshSyncKubeConfig *self)
 	run->self = g_object_ref(self);
 	run->process = g_object_ref(process);
 	run->generation = self->generation;
-	run->timeout_id = g_timeout_add_seconds(KC_EXEC_TIMEOUT_SECONDS, kc_exec_timeout_cb, run);
+	run->timeout_id = g_timeout_add_seconds(self->exec_timeout, kc_exec_timeout_cb, run);
 	/* no cancellable: the run is shared by every waiter, one caller cancelling must not
 	 * fail the others */
 	g_subprocess_communicate_utf8_async(process, NULL, NULL, kc_exec_done_cb, run);

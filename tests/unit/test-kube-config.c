@@ -612,6 +612,7 @@ exec_fixture_setup(ExecFixture *fx, gconstpointer data)
 	g_setenv("MESHSYNC_TEST_EXEC_INFO", fx->info_path, TRUE);
 	g_unsetenv("MESHSYNC_TEST_EXEC_EXPIRY");
 	g_unsetenv("MESHSYNC_TEST_EXEC_FAIL");
+	g_unsetenv("MESHSYNC_TEST_EXEC_HANG");
 	g_unsetenv("PLUGIN_PREFIX");
 }
 
@@ -622,6 +623,7 @@ exec_fixture_teardown(ExecFixture *fx, gconstpointer data)
 	g_unsetenv("MESHSYNC_TEST_EXEC_INFO");
 	g_unsetenv("MESHSYNC_TEST_EXEC_EXPIRY");
 	g_unsetenv("MESHSYNC_TEST_EXEC_FAIL");
+	g_unsetenv("MESHSYNC_TEST_EXEC_HANG");
 	g_free(fx->count_path);
 	g_free(fx->info_path);
 }
@@ -833,6 +835,29 @@ test_exec_failure(ExecFixture *fx, gconstpointer data)
 	g_assert_cmpstr(token, ==, "exec-plugin-2");
 }
 
+static void
+test_exec_hanging_plugin_stopped(ExecFixture *fx, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncKubeConfig) config = load_fixture("exec.yaml", NULL, &error);
+	g_autoptr(MeshSyncKubeCredentials) credentials = NULL;
+	g_autofree gchar *token = NULL;
+
+	g_assert_no_error(error);
+	meshsync_kube_config_set_exec_timeout_for_testing(config, 1);
+	g_setenv("MESHSYNC_TEST_EXEC_HANG", "1", TRUE);
+	credentials = get_credentials(config, &error);
+	g_assert_null(credentials);
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED);
+	g_assert_nonnull(strstr(error->message, "gave no credentials within 1 s"));
+	g_clear_error(&error);
+
+	/* Nothing of the stopped run is kept: the next request runs the plugin again. */
+	g_unsetenv("MESHSYNC_TEST_EXEC_HANG");
+	token = token_of(config);
+	g_assert_cmpstr(token, ==, "exec-plugin-2");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -869,6 +894,7 @@ main(int argc, char **argv)
 	EXEC_TEST("concurrent", test_exec_concurrent);
 	EXEC_TEST("missing-command", test_exec_missing_command);
 	EXEC_TEST("failure", test_exec_failure);
+	EXEC_TEST("hanging-plugin-stopped", test_exec_hanging_plugin_stopped);
 #undef EXEC_TEST
 	return g_test_run();
 }

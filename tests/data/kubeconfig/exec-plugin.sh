@@ -3,7 +3,8 @@
 # runs); "cert" prints the client certificate and key of this directory. The environment set by
 # the test decides the rest: MESHSYNC_TEST_EXEC_COUNT (file that counts runs),
 # MESHSYNC_TEST_EXEC_INFO (file that receives KUBERNETES_EXEC_INFO), MESHSYNC_TEST_EXEC_EXPIRY
-# (expirationTimestamp), MESHSYNC_TEST_EXEC_FAIL (exit 3 with this on stderr).
+# (expirationTimestamp), MESHSYNC_TEST_EXEC_FAIL (exit 3 with this on stderr),
+# MESHSYNC_TEST_EXEC_HANG (never answer, like a plugin stuck on a prompt or a network).
 set -eu
 here=$(dirname "$0")
 run=0
@@ -13,6 +14,9 @@ if [ -n "${MESHSYNC_TEST_EXEC_COUNT:-}" ]; then
 fi
 if [ -n "${MESHSYNC_TEST_EXEC_INFO:-}" ]; then
 	printf '%s' "${KUBERNETES_EXEC_INFO:-}" >"$MESHSYNC_TEST_EXEC_INFO"
+fi
+if [ -n "${MESHSYNC_TEST_EXEC_HANG:-}" ]; then
+	exec sleep 3600
 fi
 if [ -n "${MESHSYNC_TEST_EXEC_FAIL:-}" ]; then
 	echo "$MESHSYNC_TEST_EXEC_FAIL" >&2
