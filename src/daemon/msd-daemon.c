@@ -14,9 +14,9 @@
 #include "meshsync-handler-private.h"
 #include "msd-daemon.h"
 #include "msd-dbus-service.h"
-#include "msd-health-server-private.h"
-#include "msd-metrics.h"
-#include "msd-request-listener.h"
+#include "meshsync-health-server-private.h"
+#include "health/msd-metrics.h"
+#include "broker/msd-request-listener.h"
 
 /* How long shutdown waits for the broker to take what is still buffered. */
 #define MSD_DAEMON_FLUSH_TIMEOUT_MS 5000
@@ -377,7 +377,7 @@ msd_daemon_start_health(MsdDaemon *self,
 {
 	self->metrics = msd_metrics_new();
 	self->health = meshsync_health_server_new();
-	msd_health_server_set_metrics(self->health, self->metrics);
+	meshsync_health_server_set_metrics(self->health, self->metrics);
 	if (broker)
 		meshsync_health_server_set_check(self->health, MSD_CHECK_BROKER, FALSE,
 		                                 "not connected");

@@ -3,13 +3,15 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncBroker"
+
 #include "config.h"
 
 #include <string.h>
 
 #include "meshsync-broker-writer.h"
 #include "meshsync-error.h"
-#include "msd-broker-private.h"
+#include "meshsync-broker-private.h"
 
 /**
  * MeshSyncBrokerWriter:

@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncBroker"
+
 #include "config.h"
 
 #include <nats/nats.h>
@@ -11,9 +13,9 @@
 #include "meshsync-broker.h"
 #include "meshsync-enum-types.h"
 #include "meshsync-error.h"
-#include "msd-broker-private.h"
-#include "msd-broker-url.h"
-#include "msd-nats-source.h"
+#include "meshsync-broker-private.h"
+#include "broker/msd-broker-url.h"
+#include "broker/msd-nats-source.h"
 
 /**
  * MeshSyncBroker:
@@ -644,7 +646,7 @@ meshsync_broker_set_max_reconnects(MeshSyncBroker *self, gint max_reconnects)
 }
 
 void
-msd_broker_set_reconnect_buffer_size(MeshSyncBroker *self, gsize bytes)
+meshsync_broker_set_reconnect_buffer_size(MeshSyncBroker *self, gsize bytes)
 {
 	g_return_if_fail(MESHSYNC_IS_BROKER(self));
 	self->reconnect_buffer_size = bytes;
@@ -1315,7 +1317,7 @@ meshsync_broker_flush_finish(MeshSyncBroker *self, GAsyncResult *result, GError 
  * only this very thread could read.
  */
 gboolean
-msd_broker_drain_output(MeshSyncBroker *self, guint timeout_ms, GError **error)
+meshsync_broker_drain_output(MeshSyncBroker *self, guint timeout_ms, GError **error)
 {
 	gint64 deadline = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
 
@@ -1358,7 +1360,7 @@ meshsync_broker_close(MeshSyncBroker *self)
 	/* A connect in progress notices this when its attempt returns. */
 	self->connect_task = NULL;
 	if (self->nc != NULL && self->state != MESHSYNC_BROKER_STATE_CLOSED &&
-	    !msd_broker_drain_output(self, MSD_BROKER_CLOSE_DRAIN_MS, &error))
+	    !meshsync_broker_drain_output(self, MSD_BROKER_CLOSE_DRAIN_MS, &error))
 		g_message("%s", error->message);
 	if (self->nc != NULL)
 		natsConnection_Close(self->nc);

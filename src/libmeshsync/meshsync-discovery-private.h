@@ -6,7 +6,7 @@
 #pragma once
 
 #include "meshsync-discovery.h"
-#include "msd-kube-client.h"
+#include "kube/msd-kube-client.h"
 
 G_BEGIN_DECLS
 

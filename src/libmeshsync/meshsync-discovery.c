@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncDiscovery"
+
 #include "config.h"
 
 #include <json-glib/json-glib.h>
@@ -10,7 +12,7 @@
 #include "meshsync-discovery.h"
 #include "meshsync-error.h"
 #include "meshsync-discovery-private.h"
-#include "msd-kube-client.h"
+#include "kube/msd-kube-client.h"
 
 /**
  * MeshSyncDiscovery:

@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncOutput"
+
 #include "config.h"
 
 #include <errno.h>
@@ -10,7 +12,7 @@
 
 #include "meshsync-error.h"
 #include "meshsync-file-writer.h"
-#include "msd-snapshot-yaml.h"
+#include "output/msd-snapshot-yaml.h"
 
 /**
  * MeshSyncFileWriter:

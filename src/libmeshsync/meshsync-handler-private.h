@@ -7,7 +7,7 @@
 
 #include "meshsync-discovery.h"
 #include "meshsync-handler.h"
-#include "msd-metrics.h"
+#include "health/msd-metrics.h"
 
 G_BEGIN_DECLS
 

@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncEngine"
+
 #include "config.h"
 
 #include <json-glib/json-glib.h>
@@ -14,10 +16,10 @@
 #include "meshsync-handler-private.h"
 #include "meshsync-pipeline-private.h"
 #include "meshsync-resource.h"
-#include "msd-builtin-stages.h"
-#include "msd-json-tokens.h"
-#include "msd-resource-private.h"
-#include "msd-run.h"
+#include "pipeline/msd-builtin-stages.h"
+#include "util/msd-json-tokens.h"
+#include "meshsync-resource-private.h"
+#include "pipeline/msd-run.h"
 
 /**
  * MeshSyncHandler:
@@ -305,8 +307,8 @@ meshsync_handler_probe_cb(GObject *source, GAsyncResult *result, gpointer user_d
 	head = g_queue_peek_head(&self->pending);
 	if (head == NULL || G_OBJECT(head->resource) != source)
 		return; /* the queue was flushed meanwhile */
-	if (!msd_resource_probe_finish(head->resource, result, &error))
-		msd_resource_complete_probe(head->resource, FALSE);
+	if (!meshsync_resource_probe_finish(head->resource, result, &error))
+		meshsync_resource_complete_probe(head->resource, FALSE);
 	/* A held event stays at the head; process_pending pauses until the writer recovers. */
 	if (meshsync_handler_deliver(self, head)) {
 		g_queue_pop_head(&self->pending);
@@ -331,11 +333,12 @@ meshsync_handler_process_pending(MeshSyncHandler *self)
 			meshsync_handler_pause_for_output(self);
 			return;
 		}
-		if (msd_resource_get_pending_endpoint(head->resource) != NULL) {
+		if (meshsync_resource_get_pending_endpoint(head->resource) != NULL) {
 			/* Keep the order: later events wait until this Service is probed. */
 			self->probing = TRUE;
-			msd_resource_probe_async(head->resource, NULL, meshsync_handler_probe_cb,
-			                         g_object_ref(self));
+			meshsync_resource_probe_async(head->resource, NULL,
+			                              meshsync_handler_probe_cb,
+			                              g_object_ref(self));
 			return;
 		}
 		if (!meshsync_handler_deliver(self, head)) {
@@ -1067,8 +1070,8 @@ meshsync_handler_stop(MeshSyncHandler *self)
 	 * the probe had failed. */
 	self->probing = FALSE;
 	while ((head = g_queue_pop_head(&self->pending)) != NULL) {
-		if (msd_resource_get_pending_endpoint(head->resource) != NULL)
-			msd_resource_complete_probe(head->resource, FALSE);
+		if (meshsync_resource_get_pending_endpoint(head->resource) != NULL)
+			meshsync_resource_complete_probe(head->resource, FALSE);
 		/* Stopped: an output that still cannot take the event reports it as not
 		 * written rather than holding it. */
 		meshsync_handler_deliver(self, head);

@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncHealth"
+
 #include "config.h"
 
 #include <libsoup/soup.h>
@@ -10,7 +12,7 @@
 
 #include "meshsync-error.h"
 #include "meshsync-health-server.h"
-#include "msd-health-server-private.h"
+#include "meshsync-health-server-private.h"
 
 /**
  * MeshSyncHealthServer:
@@ -374,7 +376,7 @@ meshsync_health_server_get_ready(MeshSyncHealthServer *self)
 
 /* Private: serve @metrics (a new reference is taken) on `/metrics`. */
 void
-msd_health_server_set_metrics(MeshSyncHealthServer *self, MsdMetrics *metrics)
+meshsync_health_server_set_metrics(MeshSyncHealthServer *self, MsdMetrics *metrics)
 {
 	g_return_if_fail(MESHSYNC_IS_HEALTH_SERVER(self));
 	g_return_if_fail(MSD_IS_METRICS(metrics));
@@ -384,7 +386,7 @@ msd_health_server_set_metrics(MeshSyncHealthServer *self, MsdMetrics *metrics)
 
 /* Private: the registry served on `/metrics` (transfer none). */
 MsdMetrics *
-msd_health_server_get_metrics(MeshSyncHealthServer *self)
+meshsync_health_server_get_metrics(MeshSyncHealthServer *self)
 {
 	g_return_val_if_fail(MESHSYNC_IS_HEALTH_SERVER(self), NULL);
 

@@ -3,13 +3,15 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncKube"
+
 #include "config.h"
 
 #include <string.h>
 
 #include "meshsync-error.h"
 #include "meshsync-kube-config-private.h"
-#include "msd-yaml.h"
+#include "util/msd-yaml.h"
 
 /**
  * MeshSyncKubeConfig:

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "meshsync-pipeline.h"
-#include "msd-run.h"
+#include "pipeline/msd-run.h"
 
 G_BEGIN_DECLS
 

@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncEngine"
+
 #include "config.h"
 
 #include "meshsync-error.h"

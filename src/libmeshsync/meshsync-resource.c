@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncModel"
+
 #include "config.h"
 
 #include <string.h>
@@ -11,7 +13,7 @@
 #include "meshsync-error.h"
 #include "meshsync-resource.h"
 #include "model/msd-model.h"
-#include "model/msd-resource-private.h"
+#include "meshsync-resource-private.h"
 #include "model/msd-service-endpoint.h"
 
 /**
@@ -466,14 +468,14 @@ meshsync_resource_get_label(MeshSyncResource *self, const gchar *key)
 }
 
 const MsdServiceEndpoint *
-msd_resource_get_pending_endpoint(MeshSyncResource *self)
+meshsync_resource_get_pending_endpoint(MeshSyncResource *self)
 {
 	g_return_val_if_fail(MESHSYNC_IS_RESOURCE(self), NULL);
 	return self->pending;
 }
 
 void
-msd_resource_complete_probe(MeshSyncResource *self, gboolean reachable)
+meshsync_resource_complete_probe(MeshSyncResource *self, gboolean reachable)
 {
 	g_return_if_fail(MESHSYNC_IS_RESOURCE(self));
 
@@ -485,7 +487,7 @@ msd_resource_complete_probe(MeshSyncResource *self, gboolean reachable)
 }
 
 const gchar *
-msd_resource_get_component_metadata(MeshSyncResource *self)
+meshsync_resource_get_component_metadata(MeshSyncResource *self)
 {
 	g_return_val_if_fail(MESHSYNC_IS_RESOURCE(self), NULL);
 	return self->component_metadata;
@@ -503,22 +505,22 @@ resource_probed_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 		g_task_return_error(task, g_steal_pointer(&error));
 		return;
 	}
-	msd_resource_complete_probe(self, reachable);
+	meshsync_resource_complete_probe(self, reachable);
 	g_task_return_boolean(task, TRUE);
 }
 
 void
-msd_resource_probe_async(MeshSyncResource *self,
-                         GCancellable *cancellable,
-                         GAsyncReadyCallback callback,
-                         gpointer user_data)
+meshsync_resource_probe_async(MeshSyncResource *self,
+                              GCancellable *cancellable,
+                              GAsyncReadyCallback callback,
+                              gpointer user_data)
 {
 	g_autoptr(GTask) task = NULL;
 
 	g_return_if_fail(MESHSYNC_IS_RESOURCE(self));
 
 	task = g_task_new(self, cancellable, callback, user_data);
-	g_task_set_source_tag(task, msd_resource_probe_async);
+	g_task_set_source_tag(task, meshsync_resource_probe_async);
 	if (self->pending == NULL) {
 		g_task_return_boolean(task, TRUE);
 		return;
@@ -528,10 +530,10 @@ msd_resource_probe_async(MeshSyncResource *self,
 }
 
 gboolean
-msd_resource_probe_finish(MeshSyncResource *self, GAsyncResult *result, GError **error)
+meshsync_resource_probe_finish(MeshSyncResource *self, GAsyncResult *result, GError **error)
 {
 	g_return_val_if_fail(g_task_is_valid(result, self), FALSE);
-	g_return_val_if_fail(g_task_get_source_tag(G_TASK(result)) == msd_resource_probe_async,
+	g_return_val_if_fail(g_task_get_source_tag(G_TASK(result)) == meshsync_resource_probe_async,
 	                     FALSE);
 	return g_task_propagate_boolean(G_TASK(result), error);
 }

@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncConfig"
+
 #include "config.h"
 
 #include <json-glib/json-glib.h>
@@ -10,7 +12,7 @@
 
 #include "meshsync-error.h"
 #include "meshsync-watch-config.h"
-#include "msd-yaml.h"
+#include "util/msd-yaml.h"
 
 /**
  * MeshSyncWatchConfig:

@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncOutput"
+
 #include "config.h"
 
 #include "meshsync-writer.h"

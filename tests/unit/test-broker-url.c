@@ -9,7 +9,7 @@
 
 #include "meshsync-broker.h"
 #include "meshsync-error.h"
-#include "msd-broker-url.h"
+#include "broker/msd-broker-url.h"
 
 typedef struct {
 	const gchar *url;

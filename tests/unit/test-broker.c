@@ -16,7 +16,7 @@
 #include "meshsync-broker.h"
 #include "meshsync-error.h"
 #include "meshsync-resource.h"
-#include "msd-broker-private.h"
+#include "meshsync-broker-private.h"
 
 /* Iterates the loop until the condition holds; the meson timeout catches a hang. */
 #define WAIT_FOR(cond)  \
@@ -585,7 +585,7 @@ test_buffer_full(void)
 	url = nats_server_url(&server);
 	broker = meshsync_broker_new(url, &error);
 	g_assert_no_error(error);
-	msd_broker_set_reconnect_buffer_size(broker, 16 * 1024);
+	meshsync_broker_set_reconnect_buffer_size(broker, 16 * 1024);
 	g_assert_true(broker_connect(broker, &error));
 	writer = meshsync_broker_writer_new(broker, "test.full");
 	g_signal_connect(broker, "notify::writable", G_CALLBACK(count_notify_cb),

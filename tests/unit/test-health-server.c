@@ -10,7 +10,7 @@
 
 #include "meshsync-error.h"
 #include "meshsync-health-server.h"
-#include "msd-health-server-private.h"
+#include "meshsync-health-server-private.h"
 
 typedef struct {
 	MeshSyncHealthServer *server;
@@ -281,8 +281,8 @@ test_health_server_metrics(MsdTestFixture *fixture, gconstpointer data)
 		        ==, "nosniff");
 	}
 
-	msd_health_server_set_metrics(fixture->server, metrics);
-	g_assert_true(msd_health_server_get_metrics(fixture->server) == metrics);
+	meshsync_health_server_set_metrics(fixture->server, metrics);
+	g_assert_true(meshsync_health_server_get_metrics(fixture->server) == metrics);
 	msd_metrics_gauge_set(metrics, "meshsync_objects", "Objects held in the stores", 42, NULL);
 	msd_metrics_gauge_set(metrics, "meshsync_objects", NULL, 0.5, "namespace", "a\\b \"c\"\nd",
 	                      NULL);

@@ -12,8 +12,8 @@
 #include <sys/prctl.h>
 
 #include "meshsync-error.h"
-#include "msd-informer-private.h"
-#include "msd-line-splitter.h"
+#include "informer/msd-informer-private.h"
+#include "informer/msd-line-splitter.h"
 
 /* Generous: the loop is iterated until a condition holds, this only turns a hang into a
  * failure. */
@@ -876,7 +876,8 @@ main(int argc, char **argv)
 	/* the informer logs warnings on purpose here; they are checked, not fatal */
 	g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
 	logged_warnings = g_ptr_array_new_with_free_func(g_free);
-	g_log_set_handler("MeshSync", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE, log_handler, NULL);
+	g_log_set_handler("MeshSyncInformer", G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE,
+	                  log_handler, NULL);
 
 	g_test_add_func("/informer/line-splitter/reads", test_line_splitter_reads);
 	g_test_add_func("/informer/line-splitter/byte-by-byte", test_line_splitter_byte_by_byte);

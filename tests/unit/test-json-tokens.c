@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "meshsync-error.h"
-#include "msd-json-tokens.h"
+#include "util/msd-json-tokens.h"
 
 static const gchar *pod = "{\"apiVersion\":\"v1\",\"kind\":\"Pod\","
                           "\"metadata\":{\"name\":\"web-0\",\"labels\":{\"a\":\"x\\\"y\"},"

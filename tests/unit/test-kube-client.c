@@ -8,7 +8,7 @@
 #include <libsoup/soup.h>
 
 #include "meshsync-error.h"
-#include "msd-kube-client.h"
+#include "kube/msd-kube-client.h"
 #include "test-tls-server.h"
 
 static const gchar api_body[] = "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"]}";

@@ -577,7 +577,7 @@ test_token_rotation(void)
 
 	/* a failed read keeps the last good token */
 	g_assert_cmpint(g_unlink(token_path), ==, 0);
-	g_test_expect_message("MeshSync", G_LOG_LEVEL_WARNING, "*cannot re-read the token*");
+	g_test_expect_message("MeshSyncKube", G_LOG_LEVEL_WARNING, "*cannot re-read the token*");
 	credentials = get_credentials(config, &error);
 	g_test_assert_expected_messages();
 	g_assert_no_error(error);

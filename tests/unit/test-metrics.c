@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "msd-metrics.h"
+#include "health/msd-metrics.h"
 
 /* A strict reader of the Prometheus text format 0.0.4, enough to check what the registry
  * writes: HELP/TYPE once per family and before its samples, families contiguous, valid names,
@@ -626,19 +626,21 @@ test_metrics_misuse(void)
 
 	msd_metrics_counter_add(metrics, "meshsync_events_total", "Events", 1, NULL);
 
-	g_test_expect_message("MeshSync", G_LOG_LEVEL_CRITICAL, "*invalid metric name*");
+	g_test_expect_message("MeshSyncHealth", G_LOG_LEVEL_CRITICAL, "*invalid metric name*");
 	msd_metrics_gauge_set(metrics, "meshsync-objects", "dash", 1, NULL);
-	g_test_expect_message("MeshSync", G_LOG_LEVEL_CRITICAL, "*invalid label name*");
+	g_test_expect_message("MeshSyncHealth", G_LOG_LEVEL_CRITICAL, "*invalid label name*");
 	msd_metrics_gauge_set(metrics, "meshsync_objects", "bad label", 1, "0kind", "Pod", NULL);
-	g_test_expect_message("MeshSync", G_LOG_LEVEL_CRITICAL, "*invalid label name*__name__*");
+	g_test_expect_message("MeshSyncHealth", G_LOG_LEVEL_CRITICAL,
+	                      "*invalid label name*__name__*");
 	msd_metrics_gauge_set(metrics, "meshsync_objects", "reserved", 1, "__name__", "x", NULL);
-	g_test_expect_message("MeshSync", G_LOG_LEVEL_CRITICAL, "*given twice*");
+	g_test_expect_message("MeshSyncHealth", G_LOG_LEVEL_CRITICAL, "*given twice*");
 	msd_metrics_gauge_set(metrics, "meshsync_objects", "twice", 1, "a", "1", "a", "2", NULL);
-	g_test_expect_message("MeshSync", G_LOG_LEVEL_CRITICAL, "*is a counter, not a gauge*");
+	g_test_expect_message("MeshSyncHealth", G_LOG_LEVEL_CRITICAL,
+	                      "*is a counter, not a gauge*");
 	msd_metrics_gauge_set(metrics, "meshsync_events_total", "clash", 5, NULL);
-	g_test_expect_message("MeshSync", G_LOG_LEVEL_CRITICAL, "*value >= 0*");
+	g_test_expect_message("MeshSyncHealth", G_LOG_LEVEL_CRITICAL, "*value >= 0*");
 	msd_metrics_counter_add(metrics, "meshsync_events_total", "down", -1, NULL);
-	g_test_expect_message("MeshSync", G_LOG_LEVEL_CRITICAL, "*value >= 0*");
+	g_test_expect_message("MeshSyncHealth", G_LOG_LEVEL_CRITICAL, "*value >= 0*");
 	msd_metrics_counter_add(metrics, "meshsync_events_total", "nan", NAN, NULL);
 	g_test_assert_expected_messages();
 

@@ -9,7 +9,7 @@
 #include "meshsync-enum-types.h"
 #include "meshsync-error.h"
 #include "meshsync-resource.h"
-#include "model/msd-resource-private.h"
+#include "meshsync-resource-private.h"
 #include "model/msd-secret-redact.h"
 
 #define CLUSTER_ID "0b3e2c1d-aaaa-4bbb-8ccc-0123456789ab"
@@ -361,30 +361,30 @@ test_service_probe_outcomes(void)
 	        convert_fixture("service-lb-ip.json", MESHSYNC_EVENT_TYPE_DELETED);
 	g_autoptr(MeshSyncResource) cip =
 	        convert_fixture("service-clusterip.json", MESHSYNC_EVENT_TYPE_ADDED);
-	const MsdServiceEndpoint *ep = msd_resource_get_pending_endpoint(up);
+	const MsdServiceEndpoint *ep = meshsync_resource_get_pending_endpoint(up);
 
 	g_assert_nonnull(ep);
 	g_assert_cmpstr(ep->external_address, ==, "203.0.113.10");
 	g_assert_cmpint(ep->external_port, ==, 80);
 	g_assert_cmpstr(ep->internal_address, ==, "10.96.7.7");
-	g_assert_null(msd_resource_get_component_metadata(up));
-	msd_resource_complete_probe(up, TRUE);
-	g_assert_null(msd_resource_get_pending_endpoint(up));
-	g_assert_cmpstr(msd_resource_get_component_metadata(up), ==,
+	g_assert_null(meshsync_resource_get_component_metadata(up));
+	meshsync_resource_complete_probe(up, TRUE);
+	g_assert_null(meshsync_resource_get_pending_endpoint(up));
+	g_assert_cmpstr(meshsync_resource_get_component_metadata(up), ==,
 	                "{\"capabilities\":{\"connection\":true,\"urls\":"
 	                "[\"http://203.0.113.10:80\",\"http://10.96.7.7:80\"]}}");
 
-	ep = msd_resource_get_pending_endpoint(down);
+	ep = meshsync_resource_get_pending_endpoint(down);
 	g_assert_nonnull(ep);
 	g_assert_cmpstr(ep->external_address, ==, "a1b2c3.elb.example.com");
 	g_assert_cmpint(ep->external_port, ==, 443);
-	msd_resource_complete_probe(down, FALSE);
-	g_assert_null(msd_resource_get_pending_endpoint(down));
-	g_assert_null(msd_resource_get_component_metadata(down));
+	meshsync_resource_complete_probe(down, FALSE);
+	g_assert_null(meshsync_resource_get_pending_endpoint(down));
+	g_assert_null(meshsync_resource_get_component_metadata(down));
 
-	g_assert_null(msd_resource_get_pending_endpoint(deleted));
-	g_assert_null(msd_resource_get_component_metadata(deleted));
-	g_assert_null(msd_resource_get_pending_endpoint(cip));
+	g_assert_null(meshsync_resource_get_pending_endpoint(deleted));
+	g_assert_null(meshsync_resource_get_component_metadata(deleted));
+	g_assert_null(meshsync_resource_get_pending_endpoint(cip));
 }
 
 typedef struct {
@@ -398,7 +398,7 @@ probed_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
 	ProbeData *d = user_data;
 
-	d->ok = msd_resource_probe_finish(MESHSYNC_RESOURCE(source), result, &d->error);
+	d->ok = meshsync_resource_probe_finish(MESHSYNC_RESOURCE(source), result, &d->error);
 	g_main_loop_quit(d->loop);
 }
 
@@ -419,7 +419,7 @@ static void
 run_probe(MeshSyncResource *res, ProbeData *d)
 {
 	d->loop = g_main_loop_new(NULL, FALSE);
-	msd_resource_probe_async(res, NULL, probed_cb, d);
+	meshsync_resource_probe_async(res, NULL, probed_cb, d);
 	g_main_loop_run(d->loop);
 	g_main_loop_unref(d->loop);
 }
@@ -446,14 +446,14 @@ test_service_probe_async(void)
 	g_assert_no_error(error);
 	port = g_inet_socket_address_get_port(G_INET_SOCKET_ADDRESS(bound));
 	reachable = lb_service_on("127.0.0.1", port);
-	g_assert_nonnull(msd_resource_get_pending_endpoint(reachable));
+	g_assert_nonnull(meshsync_resource_get_pending_endpoint(reachable));
 	run_probe(reachable, &d);
 	g_assert_no_error(d.error);
 	g_assert_true(d.ok);
 	expected = g_strdup_printf("{\"capabilities\":{\"connection\":true,\"urls\":"
 	                           "[\"http://127.0.0.1:%u\",\"http://10.96.9.9:%u\"]}}",
 	                           port, port);
-	g_assert_cmpstr(msd_resource_get_component_metadata(reachable), ==, expected);
+	g_assert_cmpstr(meshsync_resource_get_component_metadata(reachable), ==, expected);
 
 	/* a port nobody listens on: refused at once, no metadata at all */
 	g_socket_listener_close(listener);
@@ -463,8 +463,8 @@ test_service_probe_async(void)
 	run_probe(unreachable, &d);
 	g_assert_no_error(d.error);
 	g_assert_true(d.ok);
-	g_assert_null(msd_resource_get_pending_endpoint(unreachable));
-	g_assert_null(msd_resource_get_component_metadata(unreachable));
+	g_assert_null(meshsync_resource_get_pending_endpoint(unreachable));
+	g_assert_null(meshsync_resource_get_component_metadata(unreachable));
 }
 
 static void

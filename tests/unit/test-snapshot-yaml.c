@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "meshsync-error.h"
-#include "msd-snapshot-yaml.h"
+#include "output/msd-snapshot-yaml.h"
 
 static void
 test_snapshot_yaml_document(void)

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "meshsync-error.h"
-#include "msd-store.h"
+#include "informer/msd-store.h"
 
 static MsdStoreEntry *
 entry_new(const gchar *json)

@@ -146,9 +146,11 @@ test_watch_config_bad_entries_skipped(void)
 
 	/* A non-object entry, an entry without a name and a name outside the table are each
 	 * skipped with a warning; the good entry stays. Upstream would give up on the list. */
-	g_test_expect_message("MeshSync", G_LOG_LEVEL_WARNING, "*whitelist[0] is not an object*");
-	g_test_expect_message("MeshSync", G_LOG_LEVEL_WARNING, "*whitelist[1] has no Resource*");
-	g_test_expect_message("MeshSync", G_LOG_LEVEL_WARNING,
+	g_test_expect_message("MeshSyncConfig", G_LOG_LEVEL_WARNING,
+	                      "*whitelist[0] is not an object*");
+	g_test_expect_message("MeshSyncConfig", G_LOG_LEVEL_WARNING,
+	                      "*whitelist[1] has no Resource*");
+	g_test_expect_message("MeshSyncConfig", G_LOG_LEVEL_WARNING,
 	                      "*whitelist[2] names bogus.v1.example.com*");
 	config = config_from_cr_lists("[42,{\"Events\":[\"ADDED\"]},"
 	                              "{\"Resource\":\"bogus.v1.example.com\",\"Events\":[]},"
@@ -225,7 +227,8 @@ test_watch_config_files(void)
 	g_auto(GStrv) local = NULL;
 	const gchar *namespace_events[] = {"ADDED", "DELETED", NULL};
 
-	g_test_expect_message("MeshSync", G_LOG_LEVEL_WARNING, "*not-a-table-entry.v1.*skipped*");
+	g_test_expect_message("MeshSyncConfig", G_LOG_LEVEL_WARNING,
+	                      "*not-a-table-entry.v1.*skipped*");
 	white = meshsync_watch_config_new_from_file(white_path, &error);
 	g_test_assert_expected_messages();
 	g_assert_no_error(error);

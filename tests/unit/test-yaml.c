@@ -6,7 +6,7 @@
 #include "config.h"
 
 #include "meshsync-error.h"
-#include "msd-yaml.h"
+#include "util/msd-yaml.h"
 
 static gchar *
 node_to_json(JsonNode *node)

@@ -3,12 +3,14 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncBroker"
+
 #include "config.h"
 
 #include <string.h>
 
 #include "meshsync-error.h"
-#include "msd-broker-url.h"
+#include "broker/msd-broker-url.h"
 
 #define MSD_BROKER_DEFAULT_PORT 4222
 

@@ -3,12 +3,14 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncBroker"
+
 #include "config.h"
 
 #include <errno.h>
 #include <poll.h>
 
-#include "msd-nats-source.h"
+#include "broker/msd-nats-source.h"
 
 /* natsSock is a plain descriptor on Unix; the library's own invalid marker is private. */
 #define MSD_NATS_NO_SOCKET (-1)

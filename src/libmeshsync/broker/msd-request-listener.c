@@ -3,16 +3,18 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncBroker"
+
 #include "config.h"
 
-#include "msd-request-listener.h"
+#include "broker/msd-request-listener.h"
 
 #include "meshsync-error.h"
 #include "meshsync-handler-private.h"
 #include "meshsync-resource.h"
 #include "meshsync-watch-config.h"
-#include "msd-json-string.h"
-#include "msd-resource-private.h"
+#include "util/msd-json-string.h"
+#include "meshsync-resource-private.h"
 
 /* Work done per main-loop dispatch while answering informer-store, so that a large store
  * never holds the loop (informer events and health probes keep being served meanwhile). */
@@ -202,9 +204,9 @@ msd_store_probe_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	MeshSyncResource *resource = MESHSYNC_RESOURCE(source);
 
 	/* A cancelled probe leaves the resource pending; the reply is abandoned anyway. */
-	if (!msd_resource_probe_finish(resource, result, NULL) &&
-	    msd_resource_get_pending_endpoint(resource) != NULL)
-		msd_resource_complete_probe(resource, FALSE);
+	if (!meshsync_resource_probe_finish(resource, result, NULL) &&
+	    meshsync_resource_get_pending_endpoint(resource) != NULL)
+		meshsync_resource_complete_probe(resource, FALSE);
 	if (--job->probes_pending == 0)
 		msd_store_schedule(task, msd_store_publish_step);
 }
@@ -219,11 +221,11 @@ msd_store_start_probes(GTask *task)
 	for (guint i = 0; i < job->resources->len; i++) {
 		MeshSyncResource *resource = g_ptr_array_index(job->resources, i);
 
-		if (msd_resource_get_pending_endpoint(resource) == NULL)
+		if (meshsync_resource_get_pending_endpoint(resource) == NULL)
 			continue;
 		job->probes_pending++;
-		msd_resource_probe_async(resource, g_task_get_cancellable(task), msd_store_probe_cb,
-		                         g_object_ref(task));
+		meshsync_resource_probe_async(resource, g_task_get_cancellable(task),
+		                              msd_store_probe_cb, g_object_ref(task));
 	}
 	job->next = 0;
 	if (--job->probes_pending == 0)

@@ -10,7 +10,7 @@
 
 #include "meshsync-broker.h"
 #include "meshsync-handler.h"
-#include "msd-metrics.h"
+#include "health/msd-metrics.h"
 
 G_BEGIN_DECLS
 

@@ -3,13 +3,15 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncHealth"
+
 #include "config.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
 
-#include "msd-metrics.h"
+#include "health/msd-metrics.h"
 
 /**
  * MsdMetrics:

@@ -5,7 +5,7 @@
 
 #pragma once
 
-#include "msd-informer.h"
+#include "informer/msd-informer.h"
 
 G_BEGIN_DECLS
 

@@ -3,15 +3,17 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncInformer"
+
 #include "config.h"
 
 #include <string.h>
 
 #include "meshsync-enum-types.h"
 #include "meshsync-error.h"
-#include "msd-informer-private.h"
-#include "msd-json-tokens.h"
-#include "msd-line-splitter.h"
+#include "informer/msd-informer-private.h"
+#include "util/msd-json-tokens.h"
+#include "informer/msd-line-splitter.h"
 
 /* client-go's defaults: pages of 500, backoff 0.8 s doubling to 30 s, watches that the server
  * ends after 5 to 10 minutes so that load spreads out; a type we may not list is asked again

@@ -9,8 +9,8 @@
 
 #include "meshsync-api-resource.h"
 #include "meshsync-event-type.h"
-#include "msd-kube-client.h"
-#include "msd-store.h"
+#include "kube/msd-kube-client.h"
+#include "informer/msd-store.h"
 
 G_BEGIN_DECLS
 

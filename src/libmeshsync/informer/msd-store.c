@@ -3,12 +3,14 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncInformer"
+
 #include "config.h"
 
 #include <string.h>
 
 #include "meshsync-error.h"
-#include "msd-store.h"
+#include "informer/msd-store.h"
 
 struct _MsdStore {
 	GObject parent_instance;

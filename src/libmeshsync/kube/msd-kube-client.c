@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncKube"
+
 #include "config.h"
 
 #include <string.h>
@@ -12,7 +14,7 @@
 
 #include "meshsync-error.h"
 #include "meshsync-kube-config-private.h"
-#include "msd-kube-client.h"
+#include "kube/msd-kube-client.h"
 
 /* Informers keep one watch connection per resource type open (HTTP/1.1 cannot multiplex),
  * so libsoup's default of 2 connections per host would starve every list behind them. */

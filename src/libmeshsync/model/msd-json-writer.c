@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncModel"
+
 #include "config.h"
 
 #include <math.h>
@@ -10,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "msd-json-string.h"
-#include "msd-json-writer.h"
+#include "util/msd-json-string.h"
+#include "model/msd-json-writer.h"
 
 void
 msd_json_append_escaped(GString *out, const gchar *s, gssize len)

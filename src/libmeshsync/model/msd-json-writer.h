@@ -7,7 +7,7 @@
 
 #include <glib.h>
 
-#include "msd-json-tokens.h"
+#include "util/msd-json-tokens.h"
 
 G_BEGIN_DECLS
 

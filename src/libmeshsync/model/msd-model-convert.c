@@ -3,16 +3,18 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncModel"
+
 #include "config.h"
 
 #include <string.h>
 
 #include "meshsync-error.h"
-#include "msd-json-writer.h"
-#include "msd-model.h"
-#include "msd-secret-redact.h"
-#include "msd-service-endpoint.h"
-#include "msd-utf8.h"
+#include "model/msd-json-writer.h"
+#include "model/msd-model.h"
+#include "model/msd-secret-redact.h"
+#include "model/msd-service-endpoint.h"
+#include "util/msd-utf8.h"
 
 /*
  * Contract 1.2 in one pass over one tokenization. Upstream first marshals the unstructured

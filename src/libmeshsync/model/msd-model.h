@@ -8,7 +8,7 @@
 #include <glib.h>
 
 #include "meshsync-event-type.h"
-#include "msd-json-tokens.h"
+#include "util/msd-json-tokens.h"
 
 G_BEGIN_DECLS
 

@@ -3,12 +3,14 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncModel"
+
 #include "config.h"
 
 #include <string.h>
 
-#include "msd-json-writer.h"
-#include "msd-secret-redact.h"
+#include "model/msd-json-writer.h"
+#include "model/msd-secret-redact.h"
 
 gboolean
 msd_secret_redact_enabled(void)

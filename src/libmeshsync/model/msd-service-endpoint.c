@@ -3,12 +3,14 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncModel"
+
 #include "config.h"
 
 #include <string.h>
 
-#include "msd-json-writer.h"
-#include "msd-service-endpoint.h"
+#include "model/msd-json-writer.h"
+#include "model/msd-service-endpoint.h"
 
 #define PROBE_TIMEOUT_SECONDS 5
 

@@ -7,8 +7,8 @@
 
 #include <gio/gio.h>
 
-#include "msd-json-tokens.h"
-#include "msd-model.h"
+#include "util/msd-json-tokens.h"
+#include "model/msd-model.h"
 
 G_BEGIN_DECLS
 
@@ -23,9 +23,9 @@ G_BEGIN_DECLS
  *     away.
  *  2. Otherwise upstream tries a TCP connect (5 s) to the external address first and publishes
  *     no component_metadata at all when that fails. The resource then holds the endpoint as
- *     "pending": msd_resource_get_pending_endpoint() returns it, and component_metadata stays
- *     null until msd_resource_complete_probe() is called with the probe's outcome.
- *  3. The pipeline, before writing such a resource, calls msd_resource_probe_async() (which
+ *     "pending": meshsync_resource_get_pending_endpoint() returns it, and component_metadata stays
+ *     null until meshsync_resource_complete_probe() is called with the probe's outcome.
+ *  3. The pipeline, before writing such a resource, calls meshsync_resource_probe_async() (which
  *     runs msd_service_endpoint_probe_async() and completes the resource) and writes the
  *     resource from its callback, in the main context that was thread-default when it started.
  *     The probe never blocks the main loop.

@@ -3,14 +3,16 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncOutput"
+
 #include "config.h"
 
 #include <string.h>
 #include <yaml.h>
 
 #include "meshsync-error.h"
-#include "msd-json-tokens.h"
-#include "msd-snapshot-yaml.h"
+#include "util/msd-json-tokens.h"
+#include "output/msd-snapshot-yaml.h"
 
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(yaml_emitter_t, yaml_emitter_delete)
 

@@ -3,11 +3,13 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncEngine"
+
 #include "config.h"
 
 #include "meshsync-error.h"
 #include "meshsync-pipeline-private.h"
-#include "msd-builtin-stages.h"
+#include "pipeline/msd-builtin-stages.h"
 
 struct _MsdRegisterStage {
 	MeshSyncStage parent_instance;

@@ -3,11 +3,13 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncEngine"
+
 #include "config.h"
 
 #include "meshsync-enum-types.h"
 #include "meshsync-error.h"
-#include "msd-run.h"
+#include "pipeline/msd-run.h"
 
 struct _MsdRun {
 	GObject parent_instance;

@@ -9,8 +9,8 @@
 
 #include "meshsync-discovery.h"
 #include "meshsync-watch-config.h"
-#include "msd-informer.h"
-#include "msd-kube-client.h"
+#include "informer/msd-informer.h"
+#include "kube/msd-kube-client.h"
 
 G_BEGIN_DECLS
 

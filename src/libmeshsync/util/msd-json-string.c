@@ -3,12 +3,14 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSync"
+
 #include "config.h"
 
 #include <string.h>
 
-#include "msd-json-string.h"
-#include "msd-utf8.h"
+#include "util/msd-json-string.h"
+#include "util/msd-utf8.h"
 
 enum {
 	COPY = 0,   /* the byte as it is */

@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSync"
+
 #include "config.h"
 
 #include <math.h>
@@ -11,8 +13,8 @@
 #include <string.h>
 
 #include "meshsync-error.h"
-#include "msd-json-tokens.h"
-#include "msd-utf8.h"
+#include "util/msd-json-tokens.h"
+#include "util/msd-utf8.h"
 
 /* The one translation unit that instantiates jsmn, with the one configuration the project
  * uses: strict mode (no bare words as keys) and parent links (closing a bracket is O(depth)). */

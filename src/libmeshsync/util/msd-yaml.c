@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSync"
+
 #include "config.h"
 
 #include <errno.h>
@@ -10,7 +12,7 @@
 #include <string.h>
 
 #include "meshsync-error.h"
-#include "msd-yaml.h"
+#include "util/msd-yaml.h"
 
 /* Deep enough for any Kubernetes object; bounds recursion on hostile input. */
 #define MSD_YAML_MAX_DEPTH 256

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "kubesim-workload.h"
-#include "msd-json-string.h"
+#include "util/msd-json-string.h"
 
 /*
  * Objects are written as literal JSON fragments into one reused buffer and copied out at their

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "kubesim-json.h"
-#include "msd-yaml.h"
+#include "util/msd-yaml.h"
 
 /* libsoup 3.2 knows no phrase for some codes Kubernetes uses */
 static void

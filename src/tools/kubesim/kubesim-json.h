@@ -7,8 +7,8 @@
 
 #include <json-glib/json-glib.h>
 
-#include "msd-json-string.h"
-#include "msd-json-tokens.h"
+#include "util/msd-json-string.h"
+#include "util/msd-json-tokens.h"
 
 G_BEGIN_DECLS
 

@@ -10,7 +10,7 @@
 #include "kubesim-json.h"
 #include "kubesim-workload.h"
 #include "meshsync-error.h"
-#include "msd-yaml.h"
+#include "util/msd-yaml.h"
 
 /*
  * The objects are re-serialised by a small writer of our own rather than json_to_string():
