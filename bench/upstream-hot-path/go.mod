@@ -1,0 +1,3 @@
+module meshsync.invalid/bench/upstream-hot-path
+
+go 1.19
