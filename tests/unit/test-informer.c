@@ -154,15 +154,31 @@ recorder_clear(Recorder *rec)
 }
 
 static void
-event_cb(MsdInformer *informer, MeshSyncEventType type, GBytes *object, gpointer user_data)
+event_cb(MsdInformer *informer, const MsdInformerEvent *event, gpointer user_data)
 {
 	Recorder *rec = user_data;
 	g_autoptr(MsdStoreEntry) entry = NULL;
+	MeshSyncEventType type = event->type;
+	GBytes *object = event->entry->object;
 	gsize size = 0;
 	const gchar *data = g_bytes_get_data(object, &size);
 
 	entry = msd_store_entry_new_from_json(data, size, NULL);
 	g_assert_nonnull(entry);
+	g_assert_cmpstr(entry->uid, ==, event->entry->uid);
+	g_assert_cmpstr(event->kind, ==, "Pod");
+	g_assert_cmpstr(event->api_version, ==, "v1");
+	if (event->doc != NULL) {
+		/* the tokens handed over are the ones the entry was cut from, still alive */
+		g_autoptr(MsdStoreEntry) again = msd_store_entry_new_from_tokens(
+		        event->doc, (guint)event->index, event->kind, event->api_version, NULL);
+
+		g_assert_nonnull(again);
+		g_assert_true(g_bytes_equal(again->object, object));
+	} else {
+		/* only relists find deletions without the server's final state */
+		g_assert_cmpint(type, ==, MESHSYNC_EVENT_TYPE_DELETED);
+	}
 	g_assert_cmpint(type, >=, MESHSYNC_EVENT_TYPE_ADDED);
 	g_assert_cmpint(type, <=, MESHSYNC_EVENT_TYPE_DELETED);
 	/* the emitted bytes are the store's: no managedFields, kind always present */
@@ -459,7 +475,7 @@ fixture_setup(Fixture *fx, gconstpointer data)
 	/* milliseconds, not seconds: tests must not wait for production delays */
 	msd_informer_set_delays(fx->informer, 10, 40, 20);
 	recorder_init(&fx->rec, fx->informer);
-	g_signal_connect(fx->informer, "event", G_CALLBACK(event_cb), &fx->rec);
+	msd_informer_set_event_func(fx->informer, event_cb, &fx->rec, NULL);
 	g_signal_connect(fx->informer, "synced", G_CALLBACK(synced_cb), &fx->rec);
 	g_ptr_array_set_size(logged_warnings, 0);
 }
@@ -833,7 +849,7 @@ test_unknown_resource(Fixture *fx, gconstpointer data)
 	ErrorWait wait = {informer, 6};
 
 	msd_informer_set_delays(informer, 10, 40, 5);
-	g_signal_connect(informer, "event", G_CALLBACK(event_cb), &fx->rec);
+	msd_informer_set_event_func(informer, event_cb, &fx->rec, NULL);
 	g_signal_connect(informer, "synced", G_CALLBACK(synced_cb), &fx->rec);
 	/* the pods informer carries on next to it */
 	msd_informer_start(informer);
