@@ -24,6 +24,9 @@ MeshSyncDiscovery *meshsync_handler_get_discovery(MeshSyncHandler *self);
 void
 meshsync_handler_get_counters(MeshSyncHandler *self, guint64 *relists, guint64 *watch_restarts);
 
+/* For tests: how soon a failed run is tried again (doubling from @initial_ms to @max_ms). */
+void meshsync_handler_set_retry_delays(MeshSyncHandler *self, guint initial_ms, guint max_ms);
+
 /* The ordered hand-over to the writer: (transfer none). */
 MsdDelivery *meshsync_handler_get_delivery(MeshSyncHandler *self);
 

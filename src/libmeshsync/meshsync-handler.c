@@ -56,6 +56,8 @@ struct _MeshSyncHandler {
 	gchar *output_resources;             /* (owned) (nullable) */
 	gchar *output_namespaces;            /* (owned) (nullable) */
 	guint resync_delay_ms;
+	guint retry_initial_ms; /* 0: the set-up chain's own */
+	guint retry_max_ms;
 
 	gboolean started;
 	gboolean stopped;
@@ -518,6 +520,9 @@ meshsync_handler_start(MeshSyncHandler *self, GError **error)
 	msd_run_setup_set_output_filters(self->setup, self->output_resources,
 	                                 self->output_namespaces);
 	msd_run_setup_set_resync_delay(self->setup, self->resync_delay_ms);
+	if (self->retry_initial_ms != 0)
+		msd_run_setup_set_retry_delays(self->setup, self->retry_initial_ms,
+		                               self->retry_max_ms);
 	g_signal_connect(self->setup, "notify::ready", G_CALLBACK(meshsync_handler_ready_cb), self);
 	g_signal_connect(self->setup, "notify::cluster-id",
 	                 G_CALLBACK(meshsync_handler_cluster_id_cb), self);
@@ -668,6 +673,15 @@ meshsync_handler_get_counters(MeshSyncHandler *self, guint64 *relists, guint64 *
 		return;
 	}
 	msd_run_setup_get_counters(self->setup, relists, watch_restarts);
+}
+
+void
+meshsync_handler_set_retry_delays(MeshSyncHandler *self, guint initial_ms, guint max_ms)
+{
+	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+	g_return_if_fail(!self->started);
+	self->retry_initial_ms = initial_ms;
+	self->retry_max_ms = max_ms;
 }
 
 MsdDelivery *

@@ -3,6 +3,14 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file for one state machine: list (streaming or paginated), watch, relist and backoff
+ * share the informer's state (resourceVersion, the open stream, the relist in progress) and
+ * hand over to each other at every step; split apart, each half would need the other's
+ * private fields. The parts that stand alone live beside it: the store (msd-store.c) and the
+ * line splitter (msd-line-splitter.c).
+ */
+
 #define G_LOG_DOMAIN "MeshSyncInformer"
 
 #include "config.h"
