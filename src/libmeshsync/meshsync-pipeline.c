@@ -13,9 +13,18 @@
 /**
  * MeshSyncPipeline:
  *
- * An ordered list of [class@MeshSync.Stage]s run one after another; the first stage that
- * fails stops the pipeline. The engine builds a new pipeline for every run, at start and at
- * every resync, so no stage outlives the run it belongs to.
+ * The start-up sequence of one run: an ordered list of [class@MeshSync.Stage]s run one
+ * after another; the first stage that fails stops the pipeline (and the run is retried).
+ *
+ * The engine builds a new pipeline for every run, at start and at every resync, holding its
+ * own three stages (register the global resource types, register the local ones, start the
+ * informers and wait for their initial state), and offers it to programs through
+ * [signal@MeshSync.Handler::pipeline-created] before it runs, so that they can append stages
+ * of their own. No stage outlives the run it belongs to.
+ *
+ * A pipeline is not the event path: once its last stage has completed, resource events go
+ * from the informers straight to the handler's delivery queue and its writer, without
+ * passing through any stage. Stages run once per run, never once per event.
  */
 
 struct _MeshSyncPipeline {

@@ -3,6 +3,12 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file: upstream's pipeline table, the default whitelist, the MeshSync custom resource's
+ * watch list and the output filters are one configuration with one set of names; the table
+ * itself is a third of the file.
+ */
+
 #define G_LOG_DOMAIN "MeshSyncConfig"
 
 #include "config.h"

@@ -25,5 +25,6 @@
 #include <libmeshsync/meshsync-broker.h>
 #include <libmeshsync/meshsync-broker-writer.h>
 #include <libmeshsync/meshsync-health-server.h>
+#include <libmeshsync/meshsync-service.h>
 
 #undef __MESHSYNC_H_INSIDE__

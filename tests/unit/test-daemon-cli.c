@@ -6,14 +6,15 @@
 #include "config.h"
 
 #include "meshsync-error.h"
-#include "msd-go-duration.h"
-#include "msd-go-flags.h"
-#include "msd-resource-table.h"
+#include "meshsyncd-go-duration.h"
+#include "meshsyncd-go-flags.h"
+#include "meshsyncd-resource-table.h"
 
 static void
 assert_normalized(const gchar *const *input, const gchar *const *expected)
 {
-	g_auto(GStrv) output = msd_go_flags_normalize(g_strv_length((GStrv)input), (GStrv)input);
+	g_auto(GStrv) output =
+	        meshsyncd_go_flags_normalize(g_strv_length((GStrv)input), (GStrv)input);
 
 	g_assert_cmpstrv(output, expected);
 }
@@ -63,7 +64,7 @@ test_resource_table_sorted_and_aligned(void)
 	g_ptr_array_add(resources,
 	                meshsync_api_resource_new("authentication.k8s.io", "v1", "TokenReview",
 	                                          "tokenreviews", FALSE, get_only, NULL));
-	table = msd_resource_table_render(resources);
+	table = meshsyncd_resource_table_render(resources);
 	lines = g_strsplit(table, "\n", -1);
 
 	g_assert_cmpuint(g_strv_length(lines), ==, 5); /* header, three rows, trailing "" */
@@ -108,7 +109,7 @@ test_go_duration_valid(void)
 		gint64 value = 42;
 
 		g_test_message("%s", cases[i].text);
-		g_assert_true(msd_go_duration_parse(cases[i].text, &value, &error));
+		g_assert_true(meshsyncd_go_duration_parse(cases[i].text, &value, &error));
 		g_assert_no_error(error);
 		g_assert_cmpint(value, ==, cases[i].nanoseconds);
 	}
@@ -125,7 +126,7 @@ test_go_duration_invalid(void)
 		gint64 value = 0;
 
 		g_test_message("%s", cases[i]);
-		g_assert_false(msd_go_duration_parse(cases[i], &value, &error));
+		g_assert_false(meshsyncd_go_duration_parse(cases[i], &value, &error));
 		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG);
 		g_assert_nonnull(strstr(error->message, "invalid duration"));
 	}

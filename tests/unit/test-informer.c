@@ -14,11 +14,9 @@
 #include "meshsync-error.h"
 #include "informer/msd-informer-private.h"
 #include "informer/msd-line-splitter.h"
+#include "test-kubesim.h"
 
-/* Generous: the loop is iterated until a condition holds, this only turns a hang into a
- * failure. */
-#define TIMEOUT_SECONDS 60
-#define SEEDED_PODS     200
+#define SEEDED_PODS 200
 
 /* ---- the newline splitter, without a network ---- */
 
@@ -96,32 +94,6 @@ test_line_splitter_overlong(void)
 
 /* ---- against meshsync-kubesim ---- */
 
-static gboolean timed_out;
-
-static gboolean
-timeout_cb(gpointer user_data)
-{
-	timed_out = TRUE;
-	return G_SOURCE_REMOVE;
-}
-
-typedef gboolean (*Condition)(gpointer user_data);
-
-/* Iterates the main loop until @condition holds; fails the test after TIMEOUT_SECONDS. */
-static void
-wait_until(Condition condition, gpointer user_data, const gchar *what)
-{
-	guint id;
-
-	timed_out = FALSE;
-	id = g_timeout_add_seconds(TIMEOUT_SECONDS, timeout_cb, NULL);
-	while (!condition(user_data) && !timed_out)
-		g_main_context_iteration(NULL, TRUE);
-	if (timed_out)
-		g_error("timed out waiting for %s", what);
-	g_source_remove(id);
-}
-
 /* What a test saw from one informer. */
 typedef struct {
 	GPtrArray *types;   /* guint per event */
@@ -154,15 +126,31 @@ recorder_clear(Recorder *rec)
 }
 
 static void
-event_cb(MsdInformer *informer, MeshSyncEventType type, GBytes *object, gpointer user_data)
+event_cb(MsdInformer *informer, const MsdInformerEvent *event, gpointer user_data)
 {
 	Recorder *rec = user_data;
 	g_autoptr(MsdStoreEntry) entry = NULL;
+	MeshSyncEventType type = event->type;
+	GBytes *object = event->entry->object;
 	gsize size = 0;
 	const gchar *data = g_bytes_get_data(object, &size);
 
 	entry = msd_store_entry_new_from_json(data, size, NULL);
 	g_assert_nonnull(entry);
+	g_assert_cmpstr(entry->uid, ==, event->entry->uid);
+	g_assert_cmpstr(event->kind, ==, "Pod");
+	g_assert_cmpstr(event->api_version, ==, "v1");
+	if (event->doc != NULL) {
+		/* the tokens handed over are the ones the entry was cut from, still alive */
+		g_autoptr(MsdStoreEntry) again = msd_store_entry_new_from_tokens(
+		        event->doc, (guint)event->index, event->kind, event->api_version, NULL);
+
+		g_assert_nonnull(again);
+		g_assert_true(g_bytes_equal(again->object, object));
+	} else {
+		/* only relists find deletions without the server's final state */
+		g_assert_cmpint(type, ==, MESHSYNC_EVENT_TYPE_DELETED);
+	}
 	g_assert_cmpint(type, >=, MESHSYNC_EVENT_TYPE_ADDED);
 	g_assert_cmpint(type, <=, MESHSYNC_EVENT_TYPE_DELETED);
 	/* the emitted bytes are the store's: no managedFields, kind always present */
@@ -218,164 +206,6 @@ warnings_containing(const gchar *text)
 			n++;
 	}
 	return n;
-}
-
-typedef struct {
-	GSubprocess *process;
-	gchar *url;
-	gchar *tmpdir;
-	SoupSession *session;
-	MsdKubeClient *client;
-} Sim;
-
-typedef struct {
-	gboolean done;
-	GObject *source;
-	GAsyncResult *result;
-} AsyncWait;
-
-static void
-async_wait_cb(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-	AsyncWait *wait = user_data;
-
-	wait->done = TRUE;
-	wait->result = g_object_ref(result);
-}
-
-static gboolean
-async_done(gpointer user_data)
-{
-	return ((AsyncWait *)user_data)->done;
-}
-
-static void
-die_with_parent(gpointer user_data)
-{
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-}
-
-static void
-sim_start(Sim *sim)
-{
-	g_autoptr(GError) error = NULL;
-	g_autoptr(GDataInputStream) out = NULL;
-	g_autoptr(GSubprocessLauncher) launcher = NULL;
-	g_autoptr(MeshSyncKubeConfig) config = NULL;
-	g_autofree gchar *kubeconfig = NULL;
-	g_autofree gchar *pods = g_strdup_printf("%d", SEEDED_PODS);
-	const gchar *kubesim = g_getenv("MESHSYNC_KUBESIM");
-	AsyncWait wait = {FALSE, NULL, NULL};
-
-	g_assert_nonnull(kubesim);
-	memset(sim, 0, sizeof(*sim));
-	sim->tmpdir = g_dir_make_tmp("test-informer-XXXXXX", &error);
-	g_assert_no_error(error);
-	kubeconfig = g_build_filename(sim->tmpdir, "kubeconfig", NULL);
-	launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_PIPE);
-	/* a failed assertion aborts this process: the simulator must not outlive it */
-	g_subprocess_launcher_set_child_setup(launcher, die_with_parent, NULL, NULL);
-	sim->process = g_subprocess_launcher_spawn(
-	        launcher, &error, kubesim, "--port", "0", "--address", "127.0.0.1", "--pods", pods,
-	        "--namespaces", "3", "--write-kubeconfig", kubeconfig, NULL);
-	g_assert_no_error(error);
-
-	/* the URL is the first line of stdout, printed once the server listens */
-	out = g_data_input_stream_new(g_subprocess_get_stdout_pipe(sim->process));
-	g_data_input_stream_read_line_async(out, G_PRIORITY_DEFAULT, NULL, async_wait_cb, &wait);
-	wait_until(async_done, &wait, "the kubesim URL");
-	sim->url = g_data_input_stream_read_line_finish(out, wait.result, NULL, &error);
-	g_object_unref(wait.result);
-	g_assert_no_error(error);
-	g_assert_nonnull(sim->url);
-	g_assert_true(g_str_has_prefix(sim->url, "http"));
-
-	config = meshsync_kube_config_new_from_file(kubeconfig, NULL, &error);
-	g_assert_no_error(error);
-	sim->client = msd_kube_client_new(config, &error);
-	g_assert_no_error(error);
-	sim->session = soup_session_new();
-}
-
-static void
-sim_stop(Sim *sim)
-{
-	g_autoptr(GFile) dir = g_file_new_for_path(sim->tmpdir);
-	g_autoptr(GFileEnumerator) children = NULL;
-	GFileInfo *info;
-
-	g_subprocess_force_exit(sim->process);
-	g_subprocess_wait(sim->process, NULL, NULL);
-	g_clear_object(&sim->process);
-	g_clear_object(&sim->client);
-	g_clear_object(&sim->session);
-	children = g_file_enumerate_children(dir, G_FILE_ATTRIBUTE_STANDARD_NAME,
-	                                     G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
-	while (children != NULL &&
-	       (info = g_file_enumerator_next_file(children, NULL, NULL)) != NULL) {
-		g_autoptr(GFile) child = g_file_get_child(dir, g_file_info_get_name(info));
-
-		g_file_delete(child, NULL, NULL);
-		g_object_unref(info);
-	}
-	g_file_delete(dir, NULL, NULL);
-	g_free(sim->tmpdir);
-	g_free(sim->url);
-}
-
-/* Calls the simulator's admin API (or any path); returns the status and the body. */
-static guint
-sim_request(Sim *sim, const gchar *method, const gchar *path, const gchar *body, GBytes **answer)
-{
-	g_autofree gchar *url = g_strconcat(sim->url, path, NULL);
-	g_autoptr(SoupMessage) msg = soup_message_new(method, url);
-	g_autoptr(GBytes) bytes = NULL;
-	g_autoptr(GError) error = NULL;
-	AsyncWait wait = {FALSE, NULL, NULL};
-
-	g_assert_nonnull(msg);
-	if (body != NULL) {
-		g_autoptr(GBytes) request = g_bytes_new(body, strlen(body));
-
-		soup_message_set_request_body_from_bytes(msg, "application/json", request);
-	}
-	soup_session_send_and_read_async(sim->session, msg, G_PRIORITY_DEFAULT, NULL, async_wait_cb,
-	                                 &wait);
-	wait_until(async_done, &wait, path);
-	bytes = soup_session_send_and_read_finish(sim->session, wait.result, &error);
-	g_object_unref(wait.result);
-	g_assert_no_error(error);
-	if (answer != NULL)
-		*answer = g_steal_pointer(&bytes);
-	return soup_message_get_status(msg);
-}
-
-static void
-sim_admin(Sim *sim, const gchar *method, const gchar *action, const gchar *body)
-{
-	g_autofree gchar *path = g_strconcat("/kubesim/", action, NULL);
-	g_autoptr(GBytes) answer = NULL;
-	guint status = sim_request(sim, method, path, body, &answer);
-
-	if (status < 200 || status >= 300)
-		g_error("admin %s %s: %u %.*s", method, action, status,
-		        (int)g_bytes_get_size(answer),
-		        (const gchar *)g_bytes_get_data(answer, NULL));
-}
-
-static gint64
-sim_stat(Sim *sim, const gchar *member)
-{
-	g_autoptr(GBytes) answer = NULL;
-	g_autoptr(JsonParser) parser = json_parser_new();
-	g_autoptr(GError) error = NULL;
-
-	g_assert_cmpuint(sim_request(sim, "GET", "/kubesim/stats", NULL, &answer), ==, 200);
-	json_parser_load_from_data(parser, g_bytes_get_data(answer, NULL),
-	                           (gssize)g_bytes_get_size(answer), &error);
-	g_assert_no_error(error);
-	return json_object_get_int_member(json_node_get_object(json_parser_get_root(parser)),
-	                                  member);
 }
 
 typedef struct {
@@ -454,12 +284,12 @@ fixture_setup(Fixture *fx, gconstpointer data)
 {
 	g_autoptr(MeshSyncApiResource) pods = pods_resource();
 
-	sim_start(&fx->sim);
+	sim_start(&fx->sim, SEEDED_PODS, 3);
 	fx->informer = msd_informer_new(fx->sim.client, pods);
 	/* milliseconds, not seconds: tests must not wait for production delays */
 	msd_informer_set_delays(fx->informer, 10, 40, 20);
 	recorder_init(&fx->rec, fx->informer);
-	g_signal_connect(fx->informer, "event", G_CALLBACK(event_cb), &fx->rec);
+	msd_informer_set_event_func(fx->informer, event_cb, &fx->rec, NULL);
 	g_signal_connect(fx->informer, "synced", G_CALLBACK(synced_cb), &fx->rec);
 	g_ptr_array_set_size(logged_warnings, 0);
 }
@@ -833,7 +663,7 @@ test_unknown_resource(Fixture *fx, gconstpointer data)
 	ErrorWait wait = {informer, 6};
 
 	msd_informer_set_delays(informer, 10, 40, 5);
-	g_signal_connect(informer, "event", G_CALLBACK(event_cb), &fx->rec);
+	msd_informer_set_event_func(informer, event_cb, &fx->rec, NULL);
 	g_signal_connect(informer, "synced", G_CALLBACK(synced_cb), &fx->rec);
 	/* the pods informer carries on next to it */
 	msd_informer_start(informer);

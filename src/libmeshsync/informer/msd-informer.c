@@ -3,6 +3,14 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file for one state machine: list (streaming or paginated), watch, relist and backoff
+ * share the informer's state (resourceVersion, the open stream, the relist in progress) and
+ * hand over to each other at every step; split apart, each half would need the other's
+ * private fields. The parts that stand alone live beside it: the store (msd-store.c) and the
+ * line splitter (msd-line-splitter.c).
+ */
+
 #define G_LOG_DOMAIN "MeshSyncInformer"
 
 #include "config.h"
@@ -33,7 +41,6 @@
 #define MSD_INFORMER_INITIAL_EVENTS_END "k8s.io/initial-events-end"
 
 enum {
-	SIGNAL_EVENT,
 	SIGNAL_SYNCED,
 	SIGNAL_DENIED,
 	N_SIGNALS,
@@ -67,8 +74,12 @@ struct _MsdInformer {
 	gboolean denied_logged;
 	gboolean watch_list_supported;
 
+	MsdInformerEventFunc event_func;
+	gpointer event_data;
+	GDestroyNotify event_destroy;
+
 	/* a paginated list in progress */
-	GPtrArray *list_entries; /* (owned) (nullable) (element-type MsdStoreEntry) */
+	gboolean listing;
 	gchar *list_rv;          /* (owned) (nullable) */
 	gchar *pending_continue; /* (owned) (nullable): the next page, held while paused */
 
@@ -81,7 +92,7 @@ struct _MsdInformer {
 	gboolean reading;
 	gboolean eof_pending;
 	gboolean initial_events; /* a streaming list before its end bookmark */
-	MsdStore *initial_store; /* (owned) (nullable): its objects so far */
+	guint resume_id;         /* reading again after a pause, from an idle */
 	guint64 watch_events;
 	gint64 watch_started;
 	MsdJsonTokens tokens;
@@ -142,11 +153,27 @@ static void msd_informer_fetch_page(MsdInformer *self, const gchar *continue_tok
 static void msd_informer_watch(MsdInformer *self, gboolean initial);
 static void msd_informer_pump(MsdInformer *self);
 
+/* Hands one change to the consumer while @doc (the watch line or list page it came from) is
+ * still alive, so that the conversion reads the same tokens instead of parsing again. */
 static void
-msd_informer_emit(MsdInformer *self, MeshSyncEventType type, GBytes *object)
+msd_informer_emit(MsdInformer *self,
+                  MeshSyncEventType type,
+                  MsdStoreEntry *entry,
+                  const MsdJsonTokens *doc,
+                  gint index)
 {
+	MsdInformerEvent event = {
+	        .type = type,
+	        .entry = entry,
+	        .doc = doc,
+	        .index = index,
+	        .kind = meshsync_api_resource_get_kind(self->resource),
+	        .api_version = meshsync_api_resource_get_group_version(self->resource),
+	};
+
 	self->counters.events++;
-	g_signal_emit(self, signals[SIGNAL_EVENT], 0, type, object);
+	if (self->event_func != NULL)
+		self->event_func(self, &event, self->event_data);
 }
 
 static void
@@ -157,7 +184,7 @@ msd_informer_close_watch(MsdInformer *self)
 		g_cancellable_cancel(self->watch_cancellable);
 	g_clear_object(&self->watch_cancellable);
 	g_clear_object(&self->stream);
-	g_clear_object(&self->initial_store);
+	g_clear_handle_id(&self->resume_id, g_source_remove);
 	msd_line_splitter_reset(self->splitter);
 	self->watch_id++;
 	self->reading = FALSE;
@@ -168,7 +195,7 @@ msd_informer_close_watch(MsdInformer *self)
 static void
 msd_informer_clear_list(MsdInformer *self)
 {
-	g_clear_pointer(&self->list_entries, g_ptr_array_unref);
+	self->listing = FALSE;
 	g_clear_pointer(&self->list_rv, g_free);
 	g_clear_pointer(&self->pending_continue, g_free);
 }
@@ -264,42 +291,45 @@ msd_informer_fail(MsdInformer *self, const GError *error, MsdInformerNext next)
 	msd_informer_backoff(self, next);
 }
 
-/* Makes the store match a complete list and tells the difference: objects gone while we were
- * not watching come out as DELETED with their last known state. */
+/* The list is complete: whatever the store holds that it did not contain was deleted while
+ * nobody watched, and goes out as DELETED with its last known state. */
 static void
-msd_informer_apply_list(MsdInformer *self, GPtrArray *entries, const gchar *resource_version)
+msd_informer_finish_list(MsdInformer *self, const gchar *resource_version)
 {
-	g_autoptr(GPtrArray) added = NULL;
-	g_autoptr(GPtrArray) modified = NULL;
-	g_autoptr(GPtrArray) deleted = NULL;
+	g_autoptr(GPtrArray) deleted = msd_store_end_relist(self->store);
 
-	msd_store_replace_all(self->store, entries, &added, &modified, &deleted);
 	msd_informer_set_resource_version(self, resource_version);
 	self->backoff_ms = 0;
 	self->denied_logged = FALSE;
-	g_debug("%s: list of %u at resourceVersion %s: %u added, %u modified, %u deleted",
-	        self->name, entries->len, resource_version != NULL ? resource_version : "",
-	        added->len, modified->len, deleted->len);
-
-	for (guint i = 0; i < deleted->len && self->running; i++) {
-		MsdStoreEntry *entry = g_ptr_array_index(deleted, i);
-
-		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, entry->object);
-	}
-	for (guint i = 0; i < modified->len && self->running; i++) {
-		MsdStoreEntry *entry = g_ptr_array_index(modified, i);
-
-		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_MODIFIED, entry->object);
-	}
-	for (guint i = 0; i < added->len && self->running; i++) {
-		MsdStoreEntry *entry = g_ptr_array_index(added, i);
-
-		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_ADDED, entry->object);
-	}
+	g_debug("%s: list complete at resourceVersion %s: %u held, %u deleted", self->name,
+	        resource_version != NULL ? resource_version : "", msd_store_get_size(self->store),
+	        deleted->len);
+	for (guint i = 0; i < deleted->len && self->running; i++)
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, g_ptr_array_index(deleted, i),
+		                  NULL, -1);
 	if (self->running && !self->synced) {
 		self->synced = TRUE;
 		g_signal_emit(self, signals[SIGNAL_SYNCED], 0);
 	}
+}
+
+/* One listed object (a list item or a streaming list's event), applied at once: the store
+ * tells whether it is new or changed, and a namesake with another uid is reported deleted
+ * first. Nothing of the list is held back until it ends, so memory follows one page. */
+static void
+msd_informer_apply_listed(MsdInformer *self, MsdStoreEntry *entry, gint index)
+{
+	g_autoptr(MsdStoreEntry) displaced = NULL;
+	MsdStoreChange change = msd_store_relist_upsert(self->store, entry, &displaced);
+
+	if (displaced != NULL)
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, displaced, NULL, -1);
+	if (!self->running)
+		return;
+	if (change == MSD_STORE_ADDED)
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_ADDED, entry, &self->tokens, index);
+	else if (change == MSD_STORE_MODIFIED)
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_MODIFIED, entry, &self->tokens, index);
 }
 
 /* Collects the items of one list page: each item's bytes are copied out of the page by their
@@ -341,17 +371,17 @@ msd_informer_parse_page(MsdInformer *self, GBytes *body, gchar **continue_token,
 	}
 	count = self->tokens.tokens[items].size;
 	index = (guint)items + 1;
-	for (gint i = 0; i < count; i++) {
+	for (gint i = 0; i < count && self->running; i++) {
 		g_autoptr(GError) error_local = NULL;
-		MsdStoreEntry *entry = msd_store_entry_new_from_tokens(&self->tokens, index, kind,
-		                                                       api_version, &error_local);
+		g_autoptr(MsdStoreEntry) entry = msd_store_entry_new_from_tokens(
+		        &self->tokens, index, kind, api_version, &error_local);
 
 		/* one unusable item must not keep the rest of the type from syncing */
 		if (entry == NULL)
 			g_warning("%s: skipping list item %d: %s", self->name, i,
 			          error_local->message);
 		else
-			g_ptr_array_add(self->list_entries, entry);
+			msd_informer_apply_listed(self, entry, (gint)index);
 		index = msd_json_tokens_skip(&self->tokens, index);
 	}
 	return TRUE;
@@ -389,6 +419,9 @@ msd_informer_page_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 		return;
 	}
 	g_clear_pointer(&body, g_bytes_unref);
+	/* the consumer may have stopped us while the page's objects went out */
+	if (!msd_informer_op_is_current(op))
+		return;
 	if (continue_token != NULL && continue_token[0] != '\0') {
 		if (self->paused)
 			self->pending_continue = g_steal_pointer(&continue_token);
@@ -397,11 +430,10 @@ msd_informer_page_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 		return;
 	}
 	{
-		g_autoptr(GPtrArray) entries = g_steal_pointer(&self->list_entries);
 		g_autofree gchar *list_rv = g_steal_pointer(&self->list_rv);
 
 		msd_informer_clear_list(self);
-		msd_informer_apply_list(self, entries, list_rv);
+		msd_informer_finish_list(self, list_rv);
 	}
 	if (self->running)
 		msd_informer_watch(self, FALSE);
@@ -432,11 +464,13 @@ msd_informer_list(MsdInformer *self)
 		self->counters.relists++;
 	msd_informer_close_watch(self);
 	msd_informer_clear_list(self);
+	/* every attempt starts a fresh relist: what an abandoned attempt saw proves nothing */
+	msd_store_begin_relist(self->store);
 	if (self->watch_list_supported) {
 		msd_informer_watch(self, TRUE);
 		return;
 	}
-	self->list_entries = g_ptr_array_new_with_free_func((GDestroyNotify)msd_store_entry_unref);
+	self->listing = TRUE;
 	msd_informer_fetch_page(self, NULL);
 }
 
@@ -444,7 +478,8 @@ static void
 msd_informer_fall_back_to_list(MsdInformer *self)
 {
 	msd_informer_close_watch(self);
-	self->list_entries = g_ptr_array_new_with_free_func((GDestroyNotify)msd_store_entry_unref);
+	msd_store_begin_relist(self->store);
+	self->listing = TRUE;
 	msd_informer_fetch_page(self, NULL);
 }
 
@@ -461,32 +496,8 @@ msd_informer_abandon_watch(MsdInformer *self)
 static void
 msd_informer_finish_initial_events(MsdInformer *self, const gchar *resource_version)
 {
-	g_autoptr(MsdStore) initial = g_steal_pointer(&self->initial_store);
-	g_autoptr(GPtrArray) entries = msd_store_snapshot(initial);
-
 	self->initial_events = FALSE;
-	msd_informer_apply_list(self, entries, resource_version);
-}
-
-/* Emits a watch event's object: when the stored copy is the very bytes of the line, whoever
- * tokenizes it during the emission gets the line's tokens instead of parsing it again. */
-static void
-msd_informer_emit_watched(MsdInformer *self,
-                          MeshSyncEventType type,
-                          MsdStoreEntry *entry,
-                          gint object)
-{
-	const MsdJsonToken *t = &self->tokens.tokens[object];
-	gsize length = 0;
-	const gchar *copy = g_bytes_get_data(entry->object, &length);
-	gboolean same = length == (gsize)(t->end - t->start) &&
-	                memcmp(copy, self->tokens.data + t->start, length) == 0;
-
-	if (same)
-		msd_json_tokens_set_reuse(&self->tokens, object, copy, length);
-	msd_informer_emit(self, type, entry->object);
-	if (same)
-		msd_json_tokens_clear_reuse();
+	msd_informer_finish_list(self, resource_version);
 }
 
 static void
@@ -508,26 +519,23 @@ msd_informer_handle_object_event(MsdInformer *self, const gchar *type, gint obje
 	self->watch_events++;
 	msd_informer_set_resource_version(self, entry->resource_version);
 
-	if (self->initial_events) {
-		/* held back until the end bookmark, then reconciled like a list */
-		if (deleted)
-			g_bytes_unref(msd_store_delete(self->initial_store, entry->uid));
-		else
-			msd_store_upsert(self->initial_store, entry);
-		return;
-	}
 	if (deleted) {
 		g_autoptr(GBytes) last = msd_store_delete(self->store, entry->uid);
 
-		msd_informer_emit_watched(self, MESHSYNC_EVENT_TYPE_DELETED, entry, object);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, entry, &self->tokens, object);
+		return;
+	}
+	if (self->initial_events) {
+		/* a streaming list: reconciled object by object, like the items of a list */
+		msd_informer_apply_listed(self, entry, object);
 		return;
 	}
 	switch (msd_store_upsert(self->store, entry)) {
 	case MSD_STORE_ADDED:
-		msd_informer_emit_watched(self, MESHSYNC_EVENT_TYPE_ADDED, entry, object);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_ADDED, entry, &self->tokens, object);
 		break;
 	case MSD_STORE_MODIFIED:
-		msd_informer_emit_watched(self, MESHSYNC_EVENT_TYPE_MODIFIED, entry, object);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_MODIFIED, entry, &self->tokens, object);
 		break;
 	case MSD_STORE_UNCHANGED:
 	default:
@@ -787,7 +795,6 @@ msd_informer_watch(MsdInformer *self, gboolean initial)
 	self->watch_events = 0;
 	if (initial) {
 		self->initial_events = TRUE;
-		self->initial_store = msd_store_new();
 		g_string_append_printf(query,
 		                       "?watch=1&sendInitialEvents=true"
 		                       "&resourceVersionMatch=NotOlderThan&resourceVersion="
@@ -822,6 +829,8 @@ msd_informer_finalize(GObject *object)
 	g_clear_object(&self->resource);
 	g_clear_object(&self->store);
 	g_clear_object(&self->cancellable);
+	if (self->event_destroy != NULL)
+		self->event_destroy(self->event_data);
 	g_free(self->name);
 	g_free(self->path);
 	g_free(self->resource_version);
@@ -839,9 +848,6 @@ msd_informer_class_init(MsdInformerClass *klass)
 	object_class->dispose = msd_informer_dispose;
 	object_class->finalize = msd_informer_finalize;
 
-	signals[SIGNAL_EVENT] =
-	        g_signal_new("event", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
-	                     NULL, G_TYPE_NONE, 2, MESHSYNC_TYPE_EVENT_TYPE, G_TYPE_BYTES);
 	signals[SIGNAL_SYNCED] = g_signal_new("synced", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
 	                                      0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 	/* The server refused the type (403/404) before the initial state arrived: whoever waits
@@ -934,6 +940,7 @@ msd_informer_stop(MsdInformer *self)
 	}
 	msd_informer_close_watch(self);
 	msd_informer_clear_list(self);
+	msd_store_abort_relist(self->store);
 }
 
 void
@@ -941,6 +948,16 @@ msd_informer_pause(MsdInformer *self)
 {
 	g_return_if_fail(MSD_IS_INFORMER(self));
 	self->paused = TRUE;
+}
+
+static gboolean
+msd_informer_resume_cb(gpointer user_data)
+{
+	MsdInformer *self = user_data;
+
+	self->resume_id = 0;
+	msd_informer_pump(self);
+	return G_SOURCE_REMOVE;
 }
 
 void
@@ -960,8 +977,37 @@ msd_informer_resume(MsdInformer *self)
 		msd_informer_fetch_page(self, continue_token);
 		return;
 	}
-	if (self->stream != NULL)
-		msd_informer_pump(self);
+	/* from an idle, never inside the caller: resuming comes from the consumer's own event
+	 * handling, and reading the next line there would reuse the tokens it is reading */
+	if (self->stream != NULL && self->resume_id == 0) {
+		self->resume_id = g_idle_add(msd_informer_resume_cb, self);
+		g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->resume_id),
+		                         "[meshsync] informer resume");
+	}
+}
+
+/**
+ * msd_informer_set_event_func:
+ * @self: a #MsdInformer
+ * @func: (nullable): called for every change
+ * @user_data: for @func
+ * @destroy: (nullable): frees @user_data with the informer or the next call
+ *
+ * Sets who gets the changes. A direct call rather than a signal: it runs for every event.
+ */
+void
+msd_informer_set_event_func(MsdInformer *self,
+                            MsdInformerEventFunc func,
+                            gpointer user_data,
+                            GDestroyNotify destroy)
+{
+	g_return_if_fail(MSD_IS_INFORMER(self));
+
+	if (self->event_destroy != NULL)
+		self->event_destroy(self->event_data);
+	self->event_func = func;
+	self->event_data = user_data;
+	self->event_destroy = destroy;
 }
 
 gboolean

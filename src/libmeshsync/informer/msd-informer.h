@@ -18,10 +18,10 @@ G_BEGIN_DECLS
  * One resource type's list + watch loop, after client-go's reflector: the initial state (a
  * streaming list where the server offers it, else a paginated list), then watches resumed from
  * the last resourceVersion, relists with reconciliation after an expiry or a broken stream,
- * and backoff on errors. Every change reaches the store first, then the "event" signal:
+ * and backoff on errors. Every change reaches the store first, then the event function (see
+ * msd_informer_set_event_func()); updates whose resourceVersion equals the stored one are not
+ * passed on. Signals:
  *
- *   event (MeshSyncEventType type, GBytes *object): @object is the compact JSON without
- *     managedFields. Updates whose resourceVersion equals the stored one are not emitted.
  *   synced (): once, when the initial state has been delivered.
  *   denied (): once, when the server refuses the type (403/404) before it synced; the
  *     informer keeps retrying slowly.
@@ -31,14 +31,38 @@ G_BEGIN_DECLS
 #define MSD_TYPE_INFORMER (msd_informer_get_type())
 G_DECLARE_FINAL_TYPE(MsdInformer, msd_informer, MSD, INFORMER, GObject)
 
+/* One change, valid for the duration of the call only. */
+typedef struct {
+	MeshSyncEventType type;
+	/* the object's new state (for DELETED: its final state, from the server when it said so,
+	 * else the last one stored) */
+	MsdStoreEntry *entry;
+	/* (nullable): the tokens @entry was cut from, with the object at token @index: the
+	 * conversion reads them instead of parsing @entry again. NULL for objects found deleted
+	 * by a relist, which only the store remembers. */
+	const MsdJsonTokens *doc;
+	gint index;
+	/* what the object is when it does not say (list items carry no kind and apiVersion) */
+	const gchar *kind;
+	const gchar *api_version;
+} MsdInformerEvent;
+
+typedef void (*MsdInformerEventFunc)(MsdInformer *informer,
+                                     const MsdInformerEvent *event,
+                                     gpointer user_data);
+
 typedef struct {
 	guint64 relists;        /* lists (plain or streaming) started after the first one */
 	guint64 watch_restarts; /* watches reopened after one ended */
-	guint64 events;         /* "event" emissions */
+	guint64 events;         /* changes passed on */
 	guint64 errors;         /* failed requests, broken streams, ERROR events */
 } MsdInformerCounters;
 
 MsdInformer *msd_informer_new(MsdKubeClient *client, MeshSyncApiResource *resource);
+void msd_informer_set_event_func(MsdInformer *self,
+                                 MsdInformerEventFunc func,
+                                 gpointer user_data,
+                                 GDestroyNotify destroy);
 
 /* Starts listing; with the store kept from an earlier run, the first list reconciles it. */
 void msd_informer_start(MsdInformer *self);

@@ -18,6 +18,8 @@ struct _MsdStore {
 	GHashTable *by_uid; /* (owned): entry->uid (borrowed) -> MsdStoreEntry (owned) */
 	GHashTable *by_key; /* (owned): "<namespace>/<name>" (owned) -> uid (owned) */
 	guint64 bytes_held;
+	guint32 mark; /* the current (or last) relist's; entries seen by it carry the same */
+	gboolean relisting;
 };
 
 G_DEFINE_FINAL_TYPE(MsdStore, msd_store, G_TYPE_OBJECT)
@@ -398,6 +400,96 @@ msd_store_delete(MsdStore *self, const gchar *uid)
 	return g_bytes_ref(old->object);
 }
 
+void
+msd_store_begin_relist(MsdStore *self)
+{
+	g_return_if_fail(MSD_IS_STORE(self));
+
+	self->relisting = TRUE;
+	/* 0 is what a new entry carries: never equal to a relist's mark */
+	if (++self->mark == 0)
+		self->mark = 1;
+}
+
+static MsdStoreEntry *
+msd_store_steal(MsdStore *self, const gchar *uid)
+{
+	gpointer value = NULL;
+	MsdStoreEntry *old;
+
+	if (!g_hash_table_steal_extended(self->by_uid, uid, NULL, &value))
+		return NULL;
+	old = value;
+	self->bytes_held -= g_bytes_get_size(old->object);
+	msd_store_index_remove(self, old);
+	return old;
+}
+
+MsdStoreChange
+msd_store_relist_upsert(MsdStore *self, MsdStoreEntry *entry, MsdStoreEntry **displaced)
+{
+	MsdStoreEntry *old;
+
+	g_return_val_if_fail(MSD_IS_STORE(self), MSD_STORE_UNCHANGED);
+	g_return_val_if_fail(entry != NULL, MSD_STORE_UNCHANGED);
+	g_return_val_if_fail(displaced != NULL, MSD_STORE_UNCHANGED);
+
+	*displaced = NULL;
+	old = g_hash_table_lookup(self->by_uid, entry->uid);
+	if (old == NULL) {
+		g_autofree gchar *key = msd_store_key(entry->namespace_, entry->name);
+		const gchar *holder = g_hash_table_lookup(self->by_key, key);
+		MsdStoreEntry *other =
+		        holder != NULL ? g_hash_table_lookup(self->by_uid, holder) : NULL;
+
+		if (other != NULL && other->relist_mark != self->mark)
+			*displaced = msd_store_steal(self, other->uid);
+	} else if (g_strcmp0(old->resource_version, entry->resource_version) == 0) {
+		old->relist_mark = self->mark;
+		return MSD_STORE_UNCHANGED;
+	}
+	entry->relist_mark = self->mark;
+	return msd_store_upsert(self, entry);
+}
+
+GPtrArray *
+msd_store_end_relist(MsdStore *self)
+{
+	GPtrArray *deleted = g_ptr_array_new_with_free_func((GDestroyNotify)msd_store_entry_unref);
+	GHashTableIter iter;
+	gpointer value;
+
+	g_return_val_if_fail(MSD_IS_STORE(self), deleted);
+
+	self->relisting = FALSE;
+	g_hash_table_iter_init(&iter, self->by_uid);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		MsdStoreEntry *entry = value;
+
+		if (entry->relist_mark == self->mark)
+			continue;
+		self->bytes_held -= g_bytes_get_size(entry->object);
+		msd_store_index_remove(self, entry);
+		g_hash_table_iter_steal(&iter);
+		g_ptr_array_add(deleted, entry);
+	}
+	return deleted;
+}
+
+void
+msd_store_abort_relist(MsdStore *self)
+{
+	g_return_if_fail(MSD_IS_STORE(self));
+	self->relisting = FALSE;
+}
+
+gboolean
+msd_store_get_relisting(MsdStore *self)
+{
+	g_return_val_if_fail(MSD_IS_STORE(self), FALSE);
+	return self->relisting;
+}
+
 /**
  * msd_store_replace_all:
  * @self: a #MsdStore
@@ -405,10 +497,10 @@ msd_store_delete(MsdStore *self, const gchar *uid)
  * @added: (out) (optional) (transfer container): objects not stored before
  * @modified: (out) (optional) (transfer container): objects whose resourceVersion changed
  * @deleted: (out) (optional) (transfer container): stored objects missing from @entries, with
- *   their last known state
+ *   their last known state (and objects displaced by a namesake with another uid)
  *
- * Reconciles the store with a relist, as client-go's DeltaFIFO Replace does: unchanged objects
- * keep their stored entry and appear in no list.
+ * Reconciles the store with a whole relist at once, as client-go's DeltaFIFO Replace does:
+ * unchanged objects keep their stored entry and appear in no list.
  */
 void
 msd_store_replace_all(MsdStore *self,
@@ -417,52 +509,38 @@ msd_store_replace_all(MsdStore *self,
                       GPtrArray **modified,
                       GPtrArray **deleted)
 {
-	g_autoptr(GHashTable) old_table = NULL;
 	GPtrArray *added_list =
 	        g_ptr_array_new_with_free_func((GDestroyNotify)msd_store_entry_unref);
 	GPtrArray *modified_list =
 	        g_ptr_array_new_with_free_func((GDestroyNotify)msd_store_entry_unref);
-	GPtrArray *deleted_list =
+	GPtrArray *deleted_list = NULL;
+	GPtrArray *displaced_list =
 	        g_ptr_array_new_with_free_func((GDestroyNotify)msd_store_entry_unref);
-	GHashTableIter iter;
-	gpointer value;
 
 	g_return_if_fail(MSD_IS_STORE(self));
 	g_return_if_fail(entries != NULL);
 
-	old_table = g_steal_pointer(&self->by_uid);
-	self->by_uid = msd_store_new_uid_table();
-	g_hash_table_remove_all(self->by_key);
-	self->bytes_held = 0;
-
+	msd_store_begin_relist(self);
 	for (guint i = 0; i < entries->len; i++) {
 		MsdStoreEntry *entry = g_ptr_array_index(entries, i);
-		MsdStoreEntry *old = g_hash_table_lookup(old_table, entry->uid);
-		MsdStoreEntry *kept = entry;
-		MsdStoreEntry *duplicate = g_hash_table_lookup(self->by_uid, entry->uid);
+		MsdStoreEntry *displaced = NULL;
 
-		if (duplicate != NULL) {
-			/* a list never repeats a uid; if one does, the later copy wins quietly */
-			self->bytes_held -= g_bytes_get_size(duplicate->object);
-		} else if (old == NULL) {
+		switch (msd_store_relist_upsert(self, entry, &displaced)) {
+		case MSD_STORE_ADDED:
 			g_ptr_array_add(added_list, msd_store_entry_ref(entry));
-		} else if (g_strcmp0(old->resource_version, entry->resource_version) == 0) {
-			kept = old;
-		} else {
+			break;
+		case MSD_STORE_MODIFIED:
 			g_ptr_array_add(modified_list, msd_store_entry_ref(entry));
+			break;
+		case MSD_STORE_UNCHANGED:
+		default:
+			break;
 		}
-		self->bytes_held += g_bytes_get_size(kept->object);
-		msd_store_index_add(self, kept);
-		g_hash_table_replace(self->by_uid, kept->uid, msd_store_entry_ref(kept));
+		if (displaced != NULL)
+			g_ptr_array_add(displaced_list, displaced);
 	}
-
-	g_hash_table_iter_init(&iter, old_table);
-	while (g_hash_table_iter_next(&iter, NULL, &value)) {
-		MsdStoreEntry *old = value;
-
-		if (!g_hash_table_contains(self->by_uid, old->uid))
-			g_ptr_array_add(deleted_list, msd_store_entry_ref(old));
-	}
+	deleted_list = msd_store_end_relist(self);
+	g_ptr_array_extend_and_steal(deleted_list, displaced_list);
 
 	if (added != NULL)
 		*added = added_list;

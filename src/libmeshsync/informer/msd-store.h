@@ -22,6 +22,7 @@ typedef struct {
 	gchar *namespace_;       /* (owned): "" for cluster-scoped objects */
 	gchar *name;             /* (owned) */
 	gchar *resource_version; /* (owned): opaque, compared for equality only */
+	guint32 relist_mark;     /* the store's own: the relist that last saw this object */
 } MsdStoreEntry;
 
 /* Builds an entry from the object at token @index. When @kind and @api_version are given and
@@ -62,6 +63,25 @@ void msd_store_replace_all(MsdStore *self,
                            GPtrArray **added,
                            GPtrArray **modified,
                            GPtrArray **deleted);
+
+/*
+ * A relist applied object by object, as its pages (or streaming-list events) arrive, so that
+ * nothing waits for the whole list in memory: begin, then upsert every listed object with
+ * msd_store_relist_upsert() (which marks it as seen), then end, which removes and returns every
+ * stored object the list did not contain. An aborted relist (a failed page) removes nothing;
+ * what it upserted stays, as it was reported.
+ */
+void msd_store_begin_relist(MsdStore *self);
+/* msd_store_upsert() for a listed object. When another stored object (another uid) holds the
+ * same namespace and name and the relist has not seen it, it was deleted and recreated while
+ * nobody watched: it is removed and returned in @displaced (transfer full) so that its DELETED
+ * reaches consumers, which key objects by name, before the new object's ADDED. */
+MsdStoreChange
+msd_store_relist_upsert(MsdStore *self, MsdStoreEntry *entry, MsdStoreEntry **displaced);
+/* (transfer full) (element-type MsdStoreEntry): the objects the relist did not list, removed */
+GPtrArray *msd_store_end_relist(MsdStore *self);
+void msd_store_abort_relist(MsdStore *self);
+gboolean msd_store_get_relisting(MsdStore *self);
 
 /* (transfer none) (nullable) */
 MsdStoreEntry *msd_store_lookup(MsdStore *self, const gchar *uid);

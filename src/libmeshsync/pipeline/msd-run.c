@@ -21,17 +21,12 @@ struct _MsdRun {
 	GHashTable *settled;          /* (owned) (element-type MsdInformer): synced or refused */
 	GTask *start_task;            /* (owned) (nullable): waiting for every informer to settle */
 	gulong start_cancelled_id;    /* on the start task's cancellable */
+	MsdInformerEventFunc event_func;
+	gpointer event_data;
 	gboolean stopped;
 };
 
 G_DEFINE_FINAL_TYPE(MsdRun, msd_run, G_TYPE_OBJECT)
-
-enum {
-	SIGNAL_EVENT,
-	N_SIGNALS,
-};
-
-static guint signals[N_SIGNALS];
 
 static void
 msd_run_dispose(GObject *object)
@@ -62,9 +57,6 @@ msd_run_class_init(MsdRunClass *klass)
 
 	object_class->dispose = msd_run_dispose;
 	object_class->finalize = msd_run_finalize;
-	signals[SIGNAL_EVENT] = g_signal_new("event", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
-	                                     0, NULL, NULL, NULL, G_TYPE_NONE, 3, MSD_TYPE_INFORMER,
-	                                     MESHSYNC_TYPE_EVENT_TYPE, G_TYPE_BYTES);
 }
 
 static void
@@ -75,24 +67,20 @@ msd_run_init(MsdRun *self)
 }
 
 MsdRun *
-msd_run_new(MsdKubeClient *client, MeshSyncDiscovery *discovery, MeshSyncWatchConfig *config)
+msd_run_new(MsdKubeClient *client,
+            MeshSyncDiscovery *discovery,
+            MeshSyncWatchConfig *config,
+            MsdInformerEventFunc event_func,
+            gpointer event_data)
 {
 	MsdRun *self = g_object_new(MSD_TYPE_RUN, NULL);
 
 	self->client = g_object_ref(client);
 	self->discovery = g_object_ref(discovery);
 	self->config = g_object_ref(config);
+	self->event_func = event_func;
+	self->event_data = event_data;
 	return self;
-}
-
-static void
-msd_run_informer_event_cb(MsdInformer *informer,
-                          MeshSyncEventType event_type,
-                          GBytes *object,
-                          MsdRun *self)
-{
-	if (!self->stopped)
-		g_signal_emit(self, signals[SIGNAL_EVENT], 0, informer, event_type, object);
 }
 
 /* A plain signal disconnect: unlike g_cancellable_disconnect() it is safe from inside the
@@ -182,8 +170,8 @@ msd_run_register_stage(MsdRun *self, MeshSyncWatchStage stage)
 		if (known)
 			continue;
 		informer = msd_informer_new(self->client, resource);
-		g_signal_connect_object(informer, "event", G_CALLBACK(msd_run_informer_event_cb),
-		                        self, 0);
+		/* events go straight to the consumer; a stopped informer passes on nothing */
+		msd_informer_set_event_func(informer, self->event_func, self->event_data, NULL);
 		g_signal_connect_object(informer, "synced", G_CALLBACK(msd_run_informer_settled_cb),
 		                        self, 0);
 		g_signal_connect_object(informer, "denied", G_CALLBACK(msd_run_informer_settled_cb),

@@ -17,16 +17,18 @@ G_BEGIN_DECLS
 /*
  * One run of the sync pipeline: the informers registered from one discovery, started
  * together, torn down together. The handler makes a new run at start and at every resync.
- *
- * Signals:
- *  - "event" (MsdInformer *informer, MeshSyncEventType type, GBytes *object): forwarded from every
- *    informer, in the order each informer produces them. Not emitted after msd_run_stop().
+ * Every informer hands its changes to the event function given at construction, in the order
+ * it produces them; nothing is passed on after msd_run_stop(). The function's data must
+ * outlive the run.
  */
 #define MSD_TYPE_RUN (msd_run_get_type())
 G_DECLARE_FINAL_TYPE(MsdRun, msd_run, MSD, RUN, GObject)
 
-MsdRun *
-msd_run_new(MsdKubeClient *client, MeshSyncDiscovery *discovery, MeshSyncWatchConfig *config);
+MsdRun *msd_run_new(MsdKubeClient *client,
+                    MeshSyncDiscovery *discovery,
+                    MeshSyncWatchConfig *config,
+                    MsdInformerEventFunc event_func,
+                    gpointer event_data);
 
 /* Registers an informer for every name of @stage that passes the resource filter and that
  * the server serves as a watchable type; the others are skipped with a warning naming them. */

@@ -3,9 +3,11 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncDaemon"
+
 #include "config.h"
 
-#include "msd-resource-table.h"
+#include "meshsyncd-resource-table.h"
 
 enum {
 	COLUMN_NAME,
@@ -21,7 +23,7 @@ static const gchar *const column_titles[N_COLUMNS] = {
 };
 
 static gint
-msd_resource_table_compare(gconstpointer a, gconstpointer b)
+meshsyncd_resource_table_compare(gconstpointer a, gconstpointer b)
 {
 	MeshSyncApiResource *left = *(MeshSyncApiResource **)a;
 	MeshSyncApiResource *right = *(MeshSyncApiResource **)b;
@@ -35,7 +37,7 @@ msd_resource_table_compare(gconstpointer a, gconstpointer b)
 }
 
 static void
-msd_resource_table_cells(MeshSyncApiResource *resource, const gchar *cells[N_COLUMNS])
+meshsyncd_resource_table_cells(MeshSyncApiResource *resource, const gchar *cells[N_COLUMNS])
 {
 	cells[COLUMN_NAME] = meshsync_api_resource_get_plural(resource);
 	cells[COLUMN_API_VERSION] = meshsync_api_resource_get_group_version(resource);
@@ -46,9 +48,9 @@ msd_resource_table_cells(MeshSyncApiResource *resource, const gchar *cells[N_COL
 }
 
 static void
-msd_resource_table_append_row(GString *out,
-                              const gchar *const cells[N_COLUMNS],
-                              const gsize *widths)
+meshsyncd_resource_table_append_row(GString *out,
+                                    const gchar *const cells[N_COLUMNS],
+                                    const gsize *widths)
 {
 	for (guint c = 0; c < N_COLUMNS; c++) {
 		if (c + 1 == N_COLUMNS) {
@@ -61,7 +63,7 @@ msd_resource_table_append_row(GString *out,
 }
 
 gchar *
-msd_resource_table_render(GPtrArray *resources)
+meshsyncd_resource_table_render(GPtrArray *resources)
 {
 	g_autoptr(GPtrArray) sorted = g_ptr_array_new_full(resources->len, g_object_unref);
 	GString *out = g_string_new(NULL);
@@ -69,24 +71,24 @@ msd_resource_table_render(GPtrArray *resources)
 
 	for (guint i = 0; i < resources->len; i++)
 		g_ptr_array_add(sorted, g_object_ref(g_ptr_array_index(resources, i)));
-	g_ptr_array_sort(sorted, msd_resource_table_compare);
+	g_ptr_array_sort(sorted, meshsyncd_resource_table_compare);
 
 	for (guint c = 0; c < N_COLUMNS; c++)
 		widths[c] = strlen(column_titles[c]);
 	for (guint i = 0; i < sorted->len; i++) {
 		const gchar *cells[N_COLUMNS];
 
-		msd_resource_table_cells(g_ptr_array_index(sorted, i), cells);
+		meshsyncd_resource_table_cells(g_ptr_array_index(sorted, i), cells);
 		for (guint c = 0; c < N_COLUMNS; c++)
 			widths[c] = MAX(widths[c], strlen(cells[c]));
 	}
 
-	msd_resource_table_append_row(out, column_titles, widths);
+	meshsyncd_resource_table_append_row(out, column_titles, widths);
 	for (guint i = 0; i < sorted->len; i++) {
 		const gchar *cells[N_COLUMNS];
 
-		msd_resource_table_cells(g_ptr_array_index(sorted, i), cells);
-		msd_resource_table_append_row(out, cells, widths);
+		meshsyncd_resource_table_cells(g_ptr_array_index(sorted, i), cells);
+		meshsyncd_resource_table_append_row(out, cells, widths);
 	}
 	return g_string_free(out, FALSE);
 }

@@ -17,6 +17,6 @@ G_BEGIN_DECLS
  *
  * Returns: (transfer full): a new NULL-terminated argument vector.
  */
-gchar **msd_go_flags_normalize(gint argc, gchar **argv);
+gchar **meshsyncd_go_flags_normalize(gint argc, gchar **argv);
 
 G_END_DECLS

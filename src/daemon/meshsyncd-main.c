@@ -3,6 +3,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncDaemon"
+
 #include "config.h"
 
 #include <glib/gi18n.h>
@@ -12,15 +14,15 @@
 
 #include <libmeshsync/meshsync.h>
 
-#include "msd-daemon.h"
-#include "msd-dbus-service.h"
-#include "msd-go-duration.h"
-#include "msd-go-flags.h"
-#include "msd-resource-table.h"
+#include "meshsyncd-daemon.h"
+#include "meshsyncd-dbus-service.h"
+#include "meshsyncd-go-duration.h"
+#include "meshsyncd-go-flags.h"
+#include "meshsyncd-resource-table.h"
 
 /* DEBUG=true (any case) or DEBUG=1, as upstream. */
 static gboolean
-msd_main_debug_requested(void)
+meshsyncd_main_debug_requested(void)
 {
 	const gchar *debug = g_getenv("DEBUG");
 
@@ -31,12 +33,12 @@ msd_main_debug_requested(void)
 typedef struct {
 	GMainLoop *loop; /* (owned) */
 	gint exit_status;
-} MsdListRun;
+} MeshsyncdListRun;
 
 static void
-msd_main_discovery_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+meshsyncd_main_discovery_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
-	MsdListRun *run = user_data;
+	MeshsyncdListRun *run = user_data;
 	MeshSyncDiscovery *discovery = MESHSYNC_DISCOVERY(source);
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *table = NULL;
@@ -47,7 +49,7 @@ msd_main_discovery_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 		g_main_loop_quit(run->loop);
 		return;
 	}
-	table = msd_resource_table_render(meshsync_discovery_get_resources(discovery));
+	table = meshsyncd_resource_table_render(meshsync_discovery_get_resources(discovery));
 	fputs(table, stdout);
 	fflush(stdout);
 	g_main_loop_quit(run->loop);
@@ -55,12 +57,12 @@ msd_main_discovery_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 
 /* --list-resources: discovery only, printed like `kubectl api-resources`. */
 static gint
-msd_main_list_resources(const gchar *kubeconfig, const gchar *kube_context)
+meshsyncd_main_list_resources(const gchar *kubeconfig, const gchar *kube_context)
 {
 	g_autoptr(MeshSyncKubeConfig) config = NULL;
 	g_autoptr(MeshSyncDiscovery) discovery = NULL;
 	g_autoptr(GError) error = NULL;
-	MsdListRun run = {NULL, EXIT_SUCCESS};
+	MeshsyncdListRun run = {NULL, EXIT_SUCCESS};
 
 	config = meshsync_kube_config_load(kubeconfig, kube_context, &error);
 	if (config == NULL) {
@@ -73,7 +75,7 @@ msd_main_list_resources(const gchar *kubeconfig, const gchar *kube_context)
 		return EXIT_FAILURE;
 	}
 	run.loop = g_main_loop_new(NULL, FALSE);
-	meshsync_discovery_run_async(discovery, NULL, msd_main_discovery_cb, &run);
+	meshsync_discovery_run_async(discovery, NULL, meshsyncd_main_discovery_cb, &run);
 	g_main_loop_run(run.loop);
 	g_main_loop_unref(run.loop);
 	return run.exit_status;
@@ -108,7 +110,7 @@ main(int argc, char **argv)
 	gboolean list_resources = FALSE;
 	gboolean verbose = FALSE;
 	gboolean version = FALSE;
-	MsdDaemonOptions options = {0};
+	MeshsyncdDaemonOptions options = {0};
 	const GOptionEntry entries[] = {
 	        {"output", 0, 0, G_OPTION_ARG_STRING, &output,
 	         N_("Where events go: broker (default) or file; broker,file for both"), N_("MODE")},
@@ -183,7 +185,7 @@ main(int argc, char **argv)
 	bind_textdomain_codeset(GETTEXT_PACKAGE, "UTF-8");
 	textdomain(GETTEXT_PACKAGE);
 
-	args = msd_go_flags_normalize(argc, argv);
+	args = meshsyncd_go_flags_normalize(argc, argv);
 	context = g_option_context_new(NULL);
 	g_option_context_set_summary(
 	        context,
@@ -203,14 +205,14 @@ main(int argc, char **argv)
 		g_print("meshsync %s\n", meshsync_get_version());
 		return EXIT_SUCCESS;
 	}
-	if (verbose || msd_main_debug_requested())
+	if (verbose || meshsyncd_main_debug_requested())
 		g_log_set_debug_enabled(TRUE);
 	if (list_resources)
-		return msd_main_list_resources(kubeconfig, kube_context);
+		return meshsyncd_main_list_resources(kubeconfig, kube_context);
 
 	options.stop_after_ns = -1;
 	if (stop_after != NULL &&
-	    !msd_go_duration_parse(g_strstrip(stop_after), &options.stop_after_ns, &error)) {
+	    !meshsyncd_go_duration_parse(g_strstrip(stop_after), &options.stop_after_ns, &error)) {
 		g_printerr("meshsync: -stopAfter: %s\n", error->message);
 		return 2;
 	}
@@ -224,7 +226,7 @@ main(int argc, char **argv)
 		return 2;
 	}
 	options.dbus_bus = G_BUS_TYPE_NONE;
-	if (dbus != NULL && !msd_dbus_service_parse_bus(dbus, &options.dbus_bus, &error)) {
+	if (dbus != NULL && !meshsyncd_dbus_service_parse_bus(dbus, &options.dbus_bus, &error)) {
 		g_printerr("meshsync: %s\n", error->message);
 		return 2;
 	}
@@ -245,5 +247,5 @@ main(int argc, char **argv)
 	options.output_namespaces = output_namespaces;
 	options.output_resources = output_resources;
 	options.watch_config = watch_config;
-	return msd_daemon_run(&options);
+	return meshsyncd_daemon_run(&options);
 }

@@ -14,6 +14,6 @@ G_BEGIN_DECLS
  * "0"): an optional sign, then one or more decimal numbers each followed by a unit (ns, us,
  * µs, ms, s, m, h). Fails on anything else, including an empty string and overflow.
  */
-gboolean msd_go_duration_parse(const gchar *text, gint64 *nanoseconds, GError **error);
+gboolean meshsyncd_go_duration_parse(const gchar *text, gint64 *nanoseconds, GError **error);
 
 G_END_DECLS

@@ -15,6 +15,6 @@ G_BEGIN_DECLS
  *
  * Returns: (transfer full): the table, ending with a newline.
  */
-gchar *msd_resource_table_render(GPtrArray *resources);
+gchar *meshsyncd_resource_table_render(GPtrArray *resources);
 
 G_END_DECLS

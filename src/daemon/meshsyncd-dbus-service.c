@@ -3,24 +3,22 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
-#include "config.h"
+/* The bus side logs as its own subsystem: G_MESSAGES_DEBUG=MeshSyncDBus selects it. */
+#define G_LOG_DOMAIN "MeshSyncDBus"
 
-/* The daemon target sets MsdMain for all its files; the bus side logs as its own subsystem
- * so that G_MESSAGES_DEBUG=MsdDBus selects it. */
-#undef G_LOG_DOMAIN
-#define G_LOG_DOMAIN "MsdDBus"
+#include "config.h"
 
 #include <glib/gi18n.h>
 
 #include "meshsync-handler-private.h"
 #include "msd-dbus-generated.h"
-#include "msd-dbus-service.h"
+#include "meshsyncd-dbus-service.h"
 
 /* Objects changes with every event; besides the event-driven refresh, this catches objects
  * the output filters hide (no resource-event) without waking an idle daemon often. */
-#define MSD_DBUS_SERVICE_REFRESH_S 5
+#define MESHSYNCD_DBUS_SERVICE_REFRESH_S 5
 
-struct _MsdDBusService {
+struct _MeshsyncdDBusService {
 	GObject parent_instance;
 
 	MeshSyncHandler *handler;  /* (owned) */
@@ -43,10 +41,10 @@ enum {
 
 static guint signals[N_SIGNALS];
 
-G_DEFINE_FINAL_TYPE(MsdDBusService, msd_dbus_service, G_TYPE_OBJECT)
+G_DEFINE_FINAL_TYPE(MeshsyncdDBusService, meshsyncd_dbus_service, G_TYPE_OBJECT)
 
 static const gchar *
-msd_dbus_service_bus_text(GBusType bus_type)
+meshsyncd_dbus_service_bus_text(GBusType bus_type)
 {
 	return bus_type == G_BUS_TYPE_SYSTEM ? "system" : "session";
 }
@@ -54,7 +52,7 @@ msd_dbus_service_bus_text(GBusType bus_type)
 /* Copies the handler's state to the skeleton; the skeleton only announces values that
  * differ, and batches them into one PropertiesChanged per main-loop iteration. */
 static void
-msd_dbus_service_refresh(MsdDBusService *self)
+meshsyncd_dbus_service_refresh(MeshsyncdDBusService *self)
 {
 	MeshSyncDiscovery *discovery = meshsync_handler_get_discovery(self->handler);
 	const gchar *cluster_id = meshsync_handler_get_cluster_id(self->handler);
@@ -71,52 +69,52 @@ msd_dbus_service_refresh(MsdDBusService *self)
 }
 
 static gboolean
-msd_dbus_service_refresh_idle_cb(gpointer user_data)
+meshsyncd_dbus_service_refresh_idle_cb(gpointer user_data)
 {
-	MsdDBusService *self = user_data;
+	MeshsyncdDBusService *self = user_data;
 
 	self->refresh_idle = 0;
-	msd_dbus_service_refresh(self);
+	meshsyncd_dbus_service_refresh(self);
 	return G_SOURCE_REMOVE;
 }
 
 static gboolean
-msd_dbus_service_refresh_timer_cb(gpointer user_data)
+meshsyncd_dbus_service_refresh_timer_cb(gpointer user_data)
 {
-	msd_dbus_service_refresh(user_data);
+	meshsyncd_dbus_service_refresh(user_data);
 	return G_SOURCE_CONTINUE;
 }
 
 /* Events come in bursts of thousands during a list: count once after the burst. */
 static void
-msd_dbus_service_resource_event_cb(MeshSyncHandler *handler,
-                                   MeshSyncResource *resource,
-                                   MeshSyncEventType event_type,
-                                   MsdDBusService *self)
+meshsyncd_dbus_service_resource_event_cb(MeshSyncHandler *handler,
+                                         MeshSyncResource *resource,
+                                         MeshSyncEventType event_type,
+                                         MeshsyncdDBusService *self)
 {
 	if (self->refresh_idle != 0)
 		return;
 	self->refresh_idle =
-	        g_idle_add_full(G_PRIORITY_LOW, msd_dbus_service_refresh_idle_cb, self, NULL);
+	        g_idle_add_full(G_PRIORITY_LOW, meshsyncd_dbus_service_refresh_idle_cb, self, NULL);
 	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->refresh_idle),
 	                         "[meshsync] D-Bus properties");
 }
 
 static void
-msd_dbus_service_state_cb(MsdDBusService *self)
+meshsyncd_dbus_service_state_cb(MeshsyncdDBusService *self)
 {
-	msd_dbus_service_refresh(self);
+	meshsyncd_dbus_service_refresh(self);
 }
 
 static gboolean
-msd_dbus_service_handle_list_resources(MsdDBusManager *skeleton,
-                                       GDBusMethodInvocation *invocation,
-                                       MsdDBusService *self)
+meshsyncd_dbus_service_handle_list_resources(MsdDBusManager *skeleton,
+                                             GDBusMethodInvocation *invocation,
+                                             MeshsyncdDBusService *self)
 {
 	GVariantBuilder builder;
 	GPtrArray *resources;
 
-	msd_dbus_service_refresh(self);
+	meshsyncd_dbus_service_refresh(self);
 	if (self->table == NULL) {
 		g_dbus_method_invocation_return_error_literal(
 		        invocation, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_FOUND,
@@ -142,9 +140,9 @@ msd_dbus_service_handle_list_resources(MsdDBusManager *skeleton,
 }
 
 static gboolean
-msd_dbus_service_handle_resync(MsdDBusManager *skeleton,
-                               GDBusMethodInvocation *invocation,
-                               MsdDBusService *self)
+meshsyncd_dbus_service_handle_resync(MsdDBusManager *skeleton,
+                                     GDBusMethodInvocation *invocation,
+                                     MeshsyncdDBusService *self)
 {
 	/* Who asked is worth a line: a resync relists the whole cluster. */
 	g_message("resync requested over D-Bus by %s",
@@ -155,7 +153,7 @@ msd_dbus_service_handle_resync(MsdDBusManager *skeleton,
 }
 
 static void
-msd_dbus_service_lose(MsdDBusService *self, const gchar *reason)
+meshsyncd_dbus_service_lose(MeshsyncdDBusService *self, const gchar *reason)
 {
 	if (self->lost)
 		return;
@@ -165,60 +163,64 @@ msd_dbus_service_lose(MsdDBusService *self, const gchar *reason)
 }
 
 static void
-msd_dbus_service_bus_acquired_cb(GDBusConnection *connection, const gchar *name, gpointer user_data)
+meshsyncd_dbus_service_bus_acquired_cb(GDBusConnection *connection,
+                                       const gchar *name,
+                                       gpointer user_data)
 {
-	MsdDBusService *self = user_data;
+	MeshsyncdDBusService *self = user_data;
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *reason = NULL;
 
 	/* Exported before the name is requested, so a client that sees the name finds the
 	 * object. */
 	if (!g_dbus_interface_skeleton_export(G_DBUS_INTERFACE_SKELETON(self->skeleton), connection,
-	                                      MSD_DBUS_SERVICE_PATH, &error)) {
-		reason =
-		        g_strdup_printf("cannot export %s on the %s bus: %s", MSD_DBUS_SERVICE_PATH,
-		                        msd_dbus_service_bus_text(self->bus_type), error->message);
-		msd_dbus_service_lose(self, reason);
+	                                      MESHSYNCD_DBUS_SERVICE_PATH, &error)) {
+		reason = g_strdup_printf(
+		        "cannot export %s on the %s bus: %s", MESHSYNCD_DBUS_SERVICE_PATH,
+		        meshsyncd_dbus_service_bus_text(self->bus_type), error->message);
+		meshsyncd_dbus_service_lose(self, reason);
 		return;
 	}
 	g_set_object(&self->exported, connection);
 }
 
 static void
-msd_dbus_service_name_acquired_cb(GDBusConnection *connection,
-                                  const gchar *name,
-                                  gpointer user_data)
+meshsyncd_dbus_service_name_acquired_cb(GDBusConnection *connection,
+                                        const gchar *name,
+                                        gpointer user_data)
 {
-	MsdDBusService *self = user_data;
+	MeshsyncdDBusService *self = user_data;
 
 	self->name_owned = TRUE;
 	g_message("meshsync: D-Bus name %s owned on the %s bus", name,
-	          msd_dbus_service_bus_text(self->bus_type));
+	          meshsyncd_dbus_service_bus_text(self->bus_type));
 }
 
 static void
-msd_dbus_service_name_lost_cb(GDBusConnection *connection, const gchar *name, gpointer user_data)
+meshsyncd_dbus_service_name_lost_cb(GDBusConnection *connection,
+                                    const gchar *name,
+                                    gpointer user_data)
 {
-	MsdDBusService *self = user_data;
+	MeshsyncdDBusService *self = user_data;
 	g_autofree gchar *reason = NULL;
 
 	if (connection == NULL)
 		reason = g_strdup_printf("cannot connect to the D-Bus %s bus",
-		                         msd_dbus_service_bus_text(self->bus_type));
+		                         meshsyncd_dbus_service_bus_text(self->bus_type));
 	else if (self->name_owned)
 		reason = g_strdup_printf("lost the D-Bus name %s on the %s bus", name,
-		                         msd_dbus_service_bus_text(self->bus_type));
+		                         meshsyncd_dbus_service_bus_text(self->bus_type));
 	else
 		reason = g_strdup_printf("cannot own the D-Bus name %s on the %s bus: another "
 		                         "process has it, or the bus policy does not allow it",
-		                         name, msd_dbus_service_bus_text(self->bus_type));
-	msd_dbus_service_lose(self, reason);
+		                         name, meshsyncd_dbus_service_bus_text(self->bus_type));
+	meshsyncd_dbus_service_lose(self, reason);
 }
 
 static void
-msd_dbus_service_dispose(GObject *object)
+meshsyncd_dbus_service_dispose(GObject *object)
 {
-	MsdDBusService *self = MSD_DBUS_SERVICE(object);
+	MeshsyncdDBusService *self = MESHSYNCD_DBUS_SERVICE(object);
 
 	g_clear_handle_id(&self->owner_id, g_bus_unown_name);
 	g_clear_handle_id(&self->refresh_idle, g_source_remove);
@@ -234,25 +236,25 @@ msd_dbus_service_dispose(GObject *object)
 	g_clear_object(&self->handler);
 	g_clear_object(&self->skeleton);
 	g_clear_object(&self->table);
-	G_OBJECT_CLASS(msd_dbus_service_parent_class)->dispose(object);
+	G_OBJECT_CLASS(meshsyncd_dbus_service_parent_class)->dispose(object);
 }
 
 static void
-msd_dbus_service_finalize(GObject *object)
+meshsyncd_dbus_service_finalize(GObject *object)
 {
-	MsdDBusService *self = MSD_DBUS_SERVICE(object);
+	MeshsyncdDBusService *self = MESHSYNCD_DBUS_SERVICE(object);
 
 	g_free(self->server);
-	G_OBJECT_CLASS(msd_dbus_service_parent_class)->finalize(object);
+	G_OBJECT_CLASS(meshsyncd_dbus_service_parent_class)->finalize(object);
 }
 
 static void
-msd_dbus_service_class_init(MsdDBusServiceClass *klass)
+meshsyncd_dbus_service_class_init(MeshsyncdDBusServiceClass *klass)
 {
 	GObjectClass *object_class = G_OBJECT_CLASS(klass);
 
-	object_class->dispose = msd_dbus_service_dispose;
-	object_class->finalize = msd_dbus_service_finalize;
+	object_class->dispose = meshsyncd_dbus_service_dispose;
+	object_class->finalize = meshsyncd_dbus_service_finalize;
 
 	/* ::name-lost (reason: utf8): the service cannot go on; it stays idle afterwards. */
 	signals[SIGNAL_NAME_LOST] =
@@ -261,68 +263,68 @@ msd_dbus_service_class_init(MsdDBusServiceClass *klass)
 }
 
 static void
-msd_dbus_service_init(MsdDBusService *self)
+meshsyncd_dbus_service_init(MeshsyncdDBusService *self)
 {
 	self->skeleton = msd_dbus_manager_skeleton_new();
 }
 
-MsdDBusService *
-msd_dbus_service_new(MeshSyncHandler *handler, const gchar *server, GBusType bus_type)
+MeshsyncdDBusService *
+meshsyncd_dbus_service_new(MeshSyncHandler *handler, const gchar *server, GBusType bus_type)
 {
-	MsdDBusService *self;
+	MeshsyncdDBusService *self;
 
 	g_return_val_if_fail(MESHSYNC_IS_HANDLER(handler), NULL);
 	g_return_val_if_fail(bus_type == G_BUS_TYPE_SESSION || bus_type == G_BUS_TYPE_SYSTEM, NULL);
 
-	self = g_object_new(MSD_TYPE_DBUS_SERVICE, NULL);
+	self = g_object_new(MESHSYNCD_TYPE_DBUS_SERVICE, NULL);
 	self->handler = g_object_ref(handler);
 	self->server = g_strdup(server != NULL ? server : "");
 	self->bus_type = bus_type;
 	msd_dbus_manager_set_version(self->skeleton, meshsync_get_version());
 	msd_dbus_manager_set_server(self->skeleton, self->server);
-	msd_dbus_service_refresh(self);
+	meshsyncd_dbus_service_refresh(self);
 
-	g_signal_connect_swapped(handler, "ready-changed", G_CALLBACK(msd_dbus_service_state_cb),
-	                         self);
+	g_signal_connect_swapped(handler, "ready-changed",
+	                         G_CALLBACK(meshsyncd_dbus_service_state_cb), self);
 	g_signal_connect_swapped(handler, "notify::cluster-id",
-	                         G_CALLBACK(msd_dbus_service_state_cb), self);
+	                         G_CALLBACK(meshsyncd_dbus_service_state_cb), self);
 	/* A run builds its pipeline right after its discovery: the server version and the
 	 * resource table are new then. */
-	g_signal_connect_swapped(handler, "pipeline-created", G_CALLBACK(msd_dbus_service_state_cb),
-	                         self);
-	g_signal_connect(handler, "resource-event", G_CALLBACK(msd_dbus_service_resource_event_cb),
-	                 self);
+	g_signal_connect_swapped(handler, "pipeline-created",
+	                         G_CALLBACK(meshsyncd_dbus_service_state_cb), self);
+	g_signal_connect(handler, "resource-event",
+	                 G_CALLBACK(meshsyncd_dbus_service_resource_event_cb), self);
 	g_signal_connect(self->skeleton, "handle-list-resources",
-	                 G_CALLBACK(msd_dbus_service_handle_list_resources), self);
+	                 G_CALLBACK(meshsyncd_dbus_service_handle_list_resources), self);
 	g_signal_connect(self->skeleton, "handle-resync",
-	                 G_CALLBACK(msd_dbus_service_handle_resync), self);
+	                 G_CALLBACK(meshsyncd_dbus_service_handle_resync), self);
 	return self;
 }
 
 void
-msd_dbus_service_start(MsdDBusService *self)
+meshsyncd_dbus_service_start(MeshsyncdDBusService *self)
 {
-	g_return_if_fail(MSD_IS_DBUS_SERVICE(self));
+	g_return_if_fail(MESHSYNCD_IS_DBUS_SERVICE(self));
 	g_return_if_fail(self->owner_id == 0 && !self->lost);
 
-	self->refresh_timer = g_timeout_add_seconds(MSD_DBUS_SERVICE_REFRESH_S,
-	                                            msd_dbus_service_refresh_timer_cb, self);
+	self->refresh_timer = g_timeout_add_seconds(MESHSYNCD_DBUS_SERVICE_REFRESH_S,
+	                                            meshsyncd_dbus_service_refresh_timer_cb, self);
 	/* No replacement: a second daemon must fail clearly, not take over a running one. */
 	self->owner_id = g_bus_own_name(
-	        self->bus_type, MSD_DBUS_SERVICE_NAME, G_BUS_NAME_OWNER_FLAGS_DO_NOT_QUEUE,
-	        msd_dbus_service_bus_acquired_cb, msd_dbus_service_name_acquired_cb,
-	        msd_dbus_service_name_lost_cb, self, NULL);
+	        self->bus_type, MESHSYNCD_DBUS_SERVICE_NAME, G_BUS_NAME_OWNER_FLAGS_DO_NOT_QUEUE,
+	        meshsyncd_dbus_service_bus_acquired_cb, meshsyncd_dbus_service_name_acquired_cb,
+	        meshsyncd_dbus_service_name_lost_cb, self, NULL);
 }
 
 gboolean
-msd_dbus_service_get_name_owned(MsdDBusService *self)
+meshsyncd_dbus_service_get_name_owned(MeshsyncdDBusService *self)
 {
-	g_return_val_if_fail(MSD_IS_DBUS_SERVICE(self), FALSE);
+	g_return_val_if_fail(MESHSYNCD_IS_DBUS_SERVICE(self), FALSE);
 	return self->name_owned;
 }
 
 gboolean
-msd_dbus_service_parse_bus(const gchar *text, GBusType *bus_type, GError **error)
+meshsyncd_dbus_service_parse_bus(const gchar *text, GBusType *bus_type, GError **error)
 {
 	if (g_strcmp0(text, "session") == 0) {
 		*bus_type = G_BUS_TYPE_SESSION;

@@ -3,14 +3,16 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncDaemon"
+
 #include "config.h"
 
 #include <string.h>
 
-#include "msd-go-flags.h"
+#include "meshsyncd-go-flags.h"
 
 static gboolean
-msd_go_flags_is_single_dash_word(const gchar *arg)
+meshsyncd_go_flags_is_single_dash_word(const gchar *arg)
 {
 	/* "-v" stays a short option; "-5" and "-" are values, not flags. */
 	return arg[0] == '-' && arg[1] != '-' && arg[1] != '\0' && g_ascii_isalpha(arg[1]) &&
@@ -18,7 +20,7 @@ msd_go_flags_is_single_dash_word(const gchar *arg)
 }
 
 gchar **
-msd_go_flags_normalize(gint argc, gchar **argv)
+meshsyncd_go_flags_normalize(gint argc, gchar **argv)
 {
 	g_autoptr(GStrvBuilder) builder = g_strv_builder_new();
 	gboolean rest = FALSE;
@@ -32,7 +34,7 @@ msd_go_flags_normalize(gint argc, gchar **argv)
 		}
 		if (g_strcmp0(arg, "--") == 0)
 			rest = TRUE;
-		if (!rest && msd_go_flags_is_single_dash_word(arg)) {
+		if (!rest && meshsyncd_go_flags_is_single_dash_word(arg)) {
 			g_autofree gchar *gnu = g_strconcat("-", arg, NULL);
 			g_strv_builder_add(builder, gnu);
 			continue;

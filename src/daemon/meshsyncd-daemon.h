@@ -31,11 +31,11 @@ typedef struct {
 	const gchar *health_address; /* NULL: every address */
 	guint health_port;           /* 0: any free port (logged) */
 	GBusType dbus_bus;           /* G_BUS_TYPE_NONE: no D-Bus interface */
-} MsdDaemonOptions;
+} MeshsyncdDaemonOptions;
 
 /* Go's strconv.ParseBool true values, which upstream takes for
  * MESHSYNC_BROKER_CONTENT_DEDUP; anything else is false. */
-gboolean msd_daemon_parse_go_bool(const gchar *value);
+gboolean meshsyncd_daemon_parse_go_bool(const gchar *value);
 
 /*
  * Runs the sync until SIGINT, SIGTERM or the stop-after time, on the default main context.
@@ -43,6 +43,6 @@ gboolean msd_daemon_parse_go_bool(const gchar *value);
  * unusable, the output cannot be written or the D-Bus name is lost (the message is on
  * stderr).
  */
-gint msd_daemon_run(const MsdDaemonOptions *options);
+gint meshsyncd_daemon_run(const MeshsyncdDaemonOptions *options);
 
 G_END_DECLS

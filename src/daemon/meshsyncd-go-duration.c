@@ -3,12 +3,14 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+#define G_LOG_DOMAIN "MeshSyncDaemon"
+
 #include "config.h"
 
 #include <string.h>
 
 #include "meshsync-error.h"
-#include "msd-go-duration.h"
+#include "meshsyncd-go-duration.h"
 
 typedef struct {
 	const gchar *name;
@@ -28,7 +30,7 @@ static const MsdDurationUnit units[] = {
 };
 
 static gboolean
-msd_go_duration_fail(const gchar *text, GError **error)
+meshsyncd_go_duration_fail(const gchar *text, GError **error)
 {
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
 	            "invalid duration \"%s\" (examples: 8s, 1m30s, 300ms)", text);
@@ -36,7 +38,7 @@ msd_go_duration_fail(const gchar *text, GError **error)
 }
 
 gboolean
-msd_go_duration_parse(const gchar *text, gint64 *nanoseconds, GError **error)
+meshsyncd_go_duration_parse(const gchar *text, gint64 *nanoseconds, GError **error)
 {
 	const gchar *p = text;
 	gboolean negative = FALSE;
@@ -51,7 +53,7 @@ msd_go_duration_parse(const gchar *text, gint64 *nanoseconds, GError **error)
 		return TRUE;
 	}
 	if (*p == '\0')
-		return msd_go_duration_fail(text, error);
+		return meshsyncd_go_duration_fail(text, error);
 
 	while (*p != '\0') {
 		gdouble value = 0;
@@ -73,7 +75,7 @@ msd_go_duration_parse(const gchar *text, gint64 *nanoseconds, GError **error)
 			}
 		}
 		if (!digits)
-			return msd_go_duration_fail(text, error);
+			return meshsyncd_go_duration_fail(text, error);
 		for (guint i = 0; i < G_N_ELEMENTS(units); i++) {
 			gsize length = strlen(units[i].name);
 
@@ -83,11 +85,11 @@ msd_go_duration_parse(const gchar *text, gint64 *nanoseconds, GError **error)
 			}
 		}
 		if (unit == NULL)
-			return msd_go_duration_fail(text, error);
+			return meshsyncd_go_duration_fail(text, error);
 		p += best;
 		total += value * (gdouble)unit->nanoseconds;
 		if (total > (gdouble)G_MAXINT64)
-			return msd_go_duration_fail(text, error);
+			return meshsyncd_go_duration_fail(text, error);
 	}
 	*nanoseconds = negative ? -(gint64)total : (gint64)total;
 	return TRUE;

@@ -1,0 +1,319 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#define G_LOG_DOMAIN "MeshSyncDaemon"
+
+#include "config.h"
+
+#include <glib-unix.h>
+#include <glib/gi18n.h>
+#include <stdlib.h>
+
+#include <libmeshsync/meshsync.h>
+
+#include "meshsyncd-daemon.h"
+#include "meshsyncd-dbus-service.h"
+
+typedef struct {
+	GMainLoop *loop;            /* (owned) */
+	MeshSyncService *service;   /* (owned) (nullable) */
+	MeshsyncdDBusService *dbus; /* (owned) (nullable): with --dbus */
+	GCancellable *start_cancel; /* (owned) (nullable): while starting */
+	gboolean start_done;
+	GError *start_error; /* (owned) (nullable) */
+	gboolean stop_done;
+	GError *stop_error; /* (owned) (nullable) */
+	guint stop_timer;
+	gint status;
+	gboolean stop_after_sync;
+	gboolean stopping;
+} MeshsyncdDaemon;
+
+static void
+meshsyncd_daemon_clear(MeshsyncdDaemon *self)
+{
+	g_clear_handle_id(&self->stop_timer, g_source_remove);
+	if (self->dbus != NULL)
+		g_signal_handlers_disconnect_by_data(self->dbus, self);
+	g_clear_object(&self->dbus);
+	if (self->service != NULL)
+		g_signal_handlers_disconnect_by_data(self->service, self);
+	g_clear_object(&self->service);
+	g_clear_object(&self->start_cancel);
+	g_clear_error(&self->start_error);
+	g_clear_error(&self->stop_error);
+	g_clear_pointer(&self->loop, g_main_loop_unref);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(MeshsyncdDaemon, meshsyncd_daemon_clear)
+
+static gint
+meshsyncd_daemon_fail(const gchar *message)
+{
+	g_printerr("meshsync: %s\n", message);
+	return EXIT_FAILURE;
+}
+
+gboolean
+meshsyncd_daemon_parse_go_bool(const gchar *value)
+{
+	static const gchar *const truthy[] = {"1", "t", "T", "TRUE", "true", "True"};
+
+	for (guint i = 0; value != NULL && i < G_N_ELEMENTS(truthy); i++) {
+		if (g_str_equal(value, truthy[i]))
+			return TRUE;
+	}
+	return FALSE;
+}
+
+static gboolean
+meshsyncd_daemon_signal_cb(gpointer user_data)
+{
+	MeshsyncdDaemon *self = user_data;
+
+	g_message("signal received");
+	/* a signal while waiting for the broker ends the wait; the run then stops cleanly */
+	if (self->start_cancel != NULL)
+		g_cancellable_cancel(self->start_cancel);
+	self->stopping = TRUE;
+	g_main_loop_quit(self->loop);
+	return G_SOURCE_CONTINUE;
+}
+
+static gboolean
+meshsyncd_daemon_stop_after_cb(gpointer user_data)
+{
+	MeshsyncdDaemon *self = user_data;
+
+	self->stop_timer = 0;
+	g_message("stop-after time reached");
+	g_main_loop_quit(self->loop);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+meshsyncd_daemon_ready_cb(MeshSyncService *service, GParamSpec *pspec, MeshsyncdDaemon *self)
+{
+	if (meshsync_service_get_ready(service) && self->stop_after_sync) {
+		g_message("initial sync written: stopping as asked");
+		g_main_loop_quit(self->loop);
+	}
+}
+
+static void
+meshsyncd_daemon_failed_cb(MeshSyncService *service, const GError *error, MeshsyncdDaemon *self)
+{
+	g_printerr("meshsync: %s\n", error->message);
+	self->status = EXIT_FAILURE;
+	g_main_loop_quit(self->loop);
+}
+
+/* Without the name, clients (and systemd, with Type=dbus) cannot find the daemon: stop. */
+static void
+meshsyncd_daemon_name_lost_cb(MeshsyncdDBusService *service,
+                              const gchar *reason,
+                              MeshsyncdDaemon *self)
+{
+	g_printerr("meshsync: %s\n", reason);
+	self->status = EXIT_FAILURE;
+	g_main_loop_quit(self->loop);
+}
+
+/* Upstream takes "broker" or "file"; "broker,file" asks for both. */
+static gboolean
+meshsyncd_daemon_parse_output(const gchar *output, gboolean *file, gboolean *broker, GError **error)
+{
+	g_auto(GStrv) modes = g_strsplit(output != NULL ? output : "broker", ",", -1);
+
+	*file = FALSE;
+	*broker = FALSE;
+	for (guint i = 0; modes[i] != NULL; i++) {
+		g_autofree gchar *mode = g_strstrip(g_strdup(modes[i]));
+
+		if (g_strcmp0(mode, "file") == 0) {
+			*file = TRUE;
+		} else if (g_strcmp0(mode, "broker") == 0) {
+			*broker = TRUE;
+		} else {
+			g_set_error(
+			        error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+			        "unsupported output mode \"%s\", supported list is [broker, file]",
+			        mode);
+			return FALSE;
+		}
+	}
+	return TRUE;
+}
+
+/* A flag wins over its environment variable; empty means unset. */
+static const gchar *
+meshsyncd_daemon_option_or_env(const gchar *option, const gchar *variable)
+{
+	const gchar *value = option != NULL ? option : g_getenv(variable);
+
+	return value != NULL && *value != '\0' ? value : NULL;
+}
+
+static MeshSyncBroker *
+meshsyncd_daemon_new_broker(const MeshsyncdDaemonOptions *options, GError **error)
+{
+	const gchar *url = g_getenv("BROKER_URL");
+	const gchar *token = meshsyncd_daemon_option_or_env(options->broker_token, "NATS_TOKEN");
+	const gchar *creds = meshsyncd_daemon_option_or_env(options->broker_creds, "NATS_CREDS");
+	const gchar *ca = meshsyncd_daemon_option_or_env(options->broker_tls_ca, "NATS_TLS_CA");
+	const gchar *cert =
+	        meshsyncd_daemon_option_or_env(options->broker_tls_cert, "NATS_TLS_CERT");
+	const gchar *key = meshsyncd_daemon_option_or_env(options->broker_tls_key, "NATS_TLS_KEY");
+	g_autoptr(MeshSyncBroker) broker = NULL;
+
+	if (url == NULL || *url == '\0') {
+		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+		                    _("BROKER_URL is not set: broker mode needs the NATS address "
+		                      "(BROKER_URL=nats://host:4222), or run with -output file"));
+		return NULL;
+	}
+	if ((cert == NULL) != (key == NULL)) {
+		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+		                    _("--broker-tls-cert and --broker-tls-key go together"));
+		return NULL;
+	}
+	broker = meshsync_broker_new(url, error);
+	if (broker == NULL)
+		return NULL;
+	if (token != NULL)
+		meshsync_broker_set_token(broker, token);
+	if (creds != NULL)
+		meshsync_broker_set_credentials_file(broker, creds);
+	if (ca != NULL || cert != NULL)
+		meshsync_broker_set_tls(broker, ca, cert, key);
+	meshsync_broker_set_connect_timeout(broker, options->broker_connect_timeout_s);
+	return g_steal_pointer(&broker);
+}
+
+/* Flags and environment into the service: everything else is the library's. */
+static MeshSyncService *
+meshsyncd_daemon_new_service(const MeshsyncdDaemonOptions *options, GError **error)
+{
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(MeshSyncService) service = NULL;
+	gboolean file = FALSE;
+	gboolean broker = FALSE;
+
+	if (!meshsyncd_daemon_parse_output(options->output, &file, &broker, error))
+		return NULL;
+	config = meshsync_kube_config_load(options->kubeconfig, options->context, error);
+	if (config == NULL)
+		return NULL;
+	service = meshsync_service_new(config);
+	if (options->watch_config != NULL) {
+		g_autoptr(MeshSyncWatchConfig) watch =
+		        meshsync_watch_config_new_from_file(options->watch_config, error);
+
+		if (watch == NULL)
+			return NULL;
+		meshsync_service_set_watch_config(service, watch);
+	}
+	if (options->output_resources != NULL) {
+		g_auto(GStrv) resources = g_strsplit(options->output_resources, ",", -1);
+
+		meshsync_service_set_output_resources(service, (const gchar *const *)resources);
+	}
+	if (options->output_namespaces != NULL) {
+		g_auto(GStrv) namespaces = g_strsplit(options->output_namespaces, ",", -1);
+
+		meshsync_service_set_output_namespaces(service, (const gchar *const *)namespaces);
+	}
+	if (broker) {
+		g_autoptr(MeshSyncBroker) nats = meshsyncd_daemon_new_broker(options, error);
+
+		if (nats == NULL)
+			return NULL;
+		meshsync_service_set_broker(service, nats);
+		meshsync_service_set_content_dedup(
+		        service,
+		        meshsyncd_daemon_parse_go_bool(g_getenv("MESHSYNC_BROKER_CONTENT_DEDUP")));
+	}
+	if (file)
+		meshsync_service_set_output_file(service, options->output_file,
+		                                 options->output_extended);
+	meshsync_service_set_health(service, options->health_address, options->health_port);
+	return g_steal_pointer(&service);
+}
+
+static void
+meshsyncd_daemon_started_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	MeshsyncdDaemon *self = user_data;
+
+	meshsync_service_start_finish(MESHSYNC_SERVICE(source), result, &self->start_error);
+	self->start_done = TRUE;
+	g_main_loop_quit(self->loop);
+}
+
+static void
+meshsyncd_daemon_stopped_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	MeshsyncdDaemon *self = user_data;
+
+	meshsync_service_stop_finish(MESHSYNC_SERVICE(source), result, &self->stop_error);
+	self->stop_done = TRUE;
+	g_main_loop_quit(self->loop);
+}
+
+gint
+meshsyncd_daemon_run(const MeshsyncdDaemonOptions *options)
+{
+	g_auto(MeshsyncdDaemon) self = {0};
+	g_autoptr(GError) error = NULL;
+
+	self.status = EXIT_SUCCESS;
+	self.stop_after_sync = options->stop_after_sync;
+	self.loop = g_main_loop_new(NULL, FALSE);
+	g_unix_signal_add(SIGINT, meshsyncd_daemon_signal_cb, &self);
+	g_unix_signal_add(SIGTERM, meshsyncd_daemon_signal_cb, &self);
+
+	self.service = meshsyncd_daemon_new_service(options, &error);
+	if (self.service == NULL)
+		return meshsyncd_daemon_fail(error->message);
+	g_signal_connect(self.service, "failed", G_CALLBACK(meshsyncd_daemon_failed_cb), &self);
+	g_signal_connect(self.service, "notify::ready", G_CALLBACK(meshsyncd_daemon_ready_cb),
+	                 &self);
+
+	self.start_cancel = g_cancellable_new();
+	meshsync_service_start_async(self.service, self.start_cancel, meshsyncd_daemon_started_cb,
+	                             &self);
+	while (!self.start_done)
+		g_main_loop_run(self.loop);
+	g_clear_object(&self.start_cancel);
+	if (self.start_error != NULL) {
+		if (g_error_matches(self.start_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+			return EXIT_SUCCESS;
+		return meshsyncd_daemon_fail(self.start_error->message);
+	}
+
+	if (options->dbus_bus != G_BUS_TYPE_NONE) {
+		self.dbus = meshsyncd_dbus_service_new(
+		        meshsync_service_get_handler(self.service),
+		        meshsync_kube_config_get_server(
+		                meshsync_service_get_kube_config(self.service)),
+		        options->dbus_bus);
+		g_signal_connect(self.dbus, "name-lost", G_CALLBACK(meshsyncd_daemon_name_lost_cb),
+		                 &self);
+		meshsyncd_dbus_service_start(self.dbus);
+	}
+	if (options->stop_after_ns >= 0)
+		self.stop_timer =
+		        g_timeout_add((guint)MIN(options->stop_after_ns / 1000000, G_MAXUINT),
+		                      meshsyncd_daemon_stop_after_cb, &self);
+	if (!self.stopping)
+		g_main_loop_run(self.loop);
+
+	meshsync_service_stop_async(self.service, NULL, meshsyncd_daemon_stopped_cb, &self);
+	while (!self.stop_done)
+		g_main_loop_run(self.loop);
+	if (self.stop_error != NULL)
+		return meshsyncd_daemon_fail(self.stop_error->message);
+	return self.status;
+}

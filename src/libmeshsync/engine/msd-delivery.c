@@ -1,0 +1,449 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#define G_LOG_DOMAIN "MeshSyncEngine"
+
+#include "config.h"
+
+#include "engine/msd-delivery.h"
+#include "meshsync-error.h"
+#include "meshsync-resource-private.h"
+
+typedef struct {
+	MeshSyncResource *resource; /* (owned) */
+	MeshSyncEventType event_type;
+	gboolean announced; /* announced once; a retried write does not announce again */
+} MsdPendingEvent;
+
+struct _MsdDelivery {
+	GObject parent_instance;
+
+	MeshSyncWriter *writer; /* (owned) (nullable): NULL only announces */
+	gulong writable_id;
+	MsdDeliveryAnnounceFunc announce;
+	gpointer announce_data;
+
+	GQueue pending;                  /* (element-type MsdPendingEvent) */
+	GCancellable *probe_cancellable; /* (owned) */
+	gboolean probing;
+	gboolean paused;
+	gboolean failed;
+	gboolean drained;
+	guint delivering; /* an event is out of the queue, being written */
+	GError *failure;  /* (owned) (nullable): reported from an idle */
+	guint failed_id;
+	guint flush_id;
+	guint high_water;
+	guint low_water;
+	guint64 n_delivered;
+};
+
+G_DEFINE_FINAL_TYPE(MsdDelivery, msd_delivery, G_TYPE_OBJECT)
+
+enum {
+	PROP_0,
+	PROP_PAUSED,
+	N_PROPS,
+};
+
+static GParamSpec *props[N_PROPS];
+
+enum {
+	SIGNAL_FAILED,
+	N_SIGNALS,
+};
+
+static guint signals[N_SIGNALS];
+
+static void msd_delivery_process(MsdDelivery *self);
+
+static void
+msd_pending_event_free(MsdPendingEvent *event)
+{
+	g_object_unref(event->resource);
+	g_free(event);
+}
+
+static void
+msd_delivery_set_paused(MsdDelivery *self, gboolean paused)
+{
+	if (self->paused == paused)
+		return;
+	self->paused = paused;
+	g_debug("%u events waiting to be written: producer %s", self->pending.length,
+	        paused ? "paused" : "resumed");
+	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_PAUSED]);
+}
+
+static gboolean
+msd_delivery_failed_cb(gpointer user_data)
+{
+	MsdDelivery *self = user_data;
+
+	self->failed_id = 0;
+	g_signal_emit(self, signals[SIGNAL_FAILED], 0, self->failure);
+	return G_SOURCE_REMOVE;
+}
+
+/* Reported from an idle: whoever listens stops everything, which must not happen inside the
+ * delivery's own loop (or the informer's that is feeding it). */
+static void
+msd_delivery_fail(MsdDelivery *self, const GError *error)
+{
+	if (self->failed)
+		return;
+	self->failed = TRUE;
+	self->failure = g_error_copy(error);
+	g_clear_handle_id(&self->flush_id, g_source_remove);
+	self->failed_id = g_idle_add_full(G_PRIORITY_HIGH, msd_delivery_failed_cb, self, NULL);
+	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->failed_id),
+	                         "[meshsync] output failed");
+}
+
+static gboolean
+msd_delivery_flush_cb(gpointer user_data)
+{
+	MsdDelivery *self = user_data;
+	g_autoptr(GError) error = NULL;
+
+	self->flush_id = 0;
+	if (self->writer == NULL || self->failed)
+		return G_SOURCE_REMOVE;
+	if (!meshsync_writer_flush(self->writer, &error)) {
+		if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE))
+			msd_delivery_fail(self, error);
+		else
+			g_warning("flushing the output: %s", error->message);
+	}
+	return G_SOURCE_REMOVE;
+}
+
+/* Writers buffer; what was written reaches its destination once the loop has nothing more
+ * urgent to do, so a burst of events costs one flush and a quiet period leaves nothing
+ * behind in a buffer. */
+static void
+msd_delivery_schedule_flush(MsdDelivery *self)
+{
+	if (self->flush_id != 0 || self->writer == NULL || self->drained || self->failed)
+		return;
+	self->flush_id = g_idle_add_full(G_PRIORITY_LOW, msd_delivery_flush_cb, self, NULL);
+	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->flush_id),
+	                         "[meshsync] flush output");
+}
+
+static gboolean
+msd_delivery_writer_ready(MsdDelivery *self)
+{
+	return self->writer == NULL || self->failed || meshsync_writer_is_writable(self->writer);
+}
+
+/* Hands one event to the writer. FALSE when the writer could not take it because it is not
+ * writable: the event stays queued and is tried again once the writer says it is writable. */
+static gboolean
+msd_delivery_deliver(MsdDelivery *self, MsdPendingEvent *event)
+{
+	MeshSyncResource *resource = event->resource;
+	g_autoptr(GError) error = NULL;
+
+	if (!event->announced) {
+		event->announced = TRUE;
+		if (self->announce != NULL)
+			self->announce(resource, event->event_type, self->announce_data);
+	}
+	if (self->writer == NULL || self->failed)
+		return TRUE;
+	if (meshsync_writer_write(self->writer, resource, event->event_type, &error)) {
+		self->n_delivered++;
+		msd_delivery_schedule_flush(self);
+		return TRUE;
+	}
+	if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE)) {
+		/* an output that cannot take events (disk full) would silently lose every later
+		 * one: stop here and let the program say so */
+		msd_delivery_fail(self, error);
+		return TRUE;
+	}
+	if (!self->drained && !meshsync_writer_is_writable(self->writer))
+		return FALSE;
+	g_warning("%s %s %s/%s not written: %s", meshsync_event_type_to_string(event->event_type),
+	          meshsync_resource_get_kind(resource),
+	          meshsync_resource_get_namespace(resource) != NULL
+	                  ? meshsync_resource_get_namespace(resource)
+	                  : "",
+	          meshsync_resource_get_name(resource), error->message);
+	return TRUE;
+}
+
+static void msd_delivery_finish_drain(MsdDelivery *self);
+
+/* Writes the head event, out of the queue while it is written so that whatever the
+ * announcement or the writer triggers (a stop that drains the queue) cannot free it, and
+ * nothing behind it overtakes it. FALSE: the writer cannot take it now; it is back at the
+ * head. */
+static gboolean
+msd_delivery_deliver_head(MsdDelivery *self)
+{
+	MsdPendingEvent *head = g_queue_pop_head(&self->pending);
+	gboolean taken;
+
+	self->delivering++;
+	taken = msd_delivery_deliver(self, head);
+	self->delivering--;
+	if (taken)
+		msd_pending_event_free(head);
+	else
+		g_queue_push_head(&self->pending, head);
+	if (self->drained && self->delivering == 0)
+		msd_delivery_finish_drain(self);
+	return taken;
+}
+
+static void
+msd_delivery_probe_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(MsdDelivery) self = user_data;
+	MsdPendingEvent *head;
+	g_autoptr(GError) error = NULL;
+
+	if (!meshsync_resource_probe_finish(MESHSYNC_RESOURCE(source), result, &error) &&
+	    g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+		return; /* drained meanwhile: the event went out already */
+	self->probing = FALSE;
+	head = g_queue_peek_head(&self->pending);
+	if (head == NULL || G_OBJECT(head->resource) != source)
+		return;
+	/* held at the head when not taken: process() pauses until the writer recovers */
+	msd_delivery_deliver_head(self);
+	msd_delivery_process(self);
+}
+
+static void
+msd_delivery_process(MsdDelivery *self)
+{
+	MsdPendingEvent *head;
+
+	if (self->drained)
+		return;
+	while (!self->probing && (head = g_queue_peek_head(&self->pending)) != NULL) {
+		if (!msd_delivery_writer_ready(self)) {
+			msd_delivery_set_paused(self, TRUE);
+			return;
+		}
+		if (meshsync_resource_get_pending_endpoint(head->resource) != NULL) {
+			/* keep the order: later events wait until this Service is probed */
+			self->probing = TRUE;
+			meshsync_resource_probe_async(head->resource, self->probe_cancellable,
+			                              msd_delivery_probe_cb, g_object_ref(self));
+			return;
+		}
+		if (!msd_delivery_deliver_head(self)) {
+			msd_delivery_set_paused(self, TRUE);
+			return;
+		}
+	}
+	if (self->pending.length >= self->high_water)
+		msd_delivery_set_paused(self, TRUE);
+	else if (self->paused && self->pending.length <= self->low_water &&
+	         msd_delivery_writer_ready(self))
+		msd_delivery_set_paused(self, FALSE);
+}
+
+static void
+msd_delivery_writable_changed_cb(MeshSyncWriter *writer, MsdDelivery *self)
+{
+	msd_delivery_process(self);
+}
+
+void
+msd_delivery_push(MsdDelivery *self, MeshSyncResource *resource, MeshSyncEventType type)
+{
+	MsdPendingEvent *event;
+
+	g_return_if_fail(MSD_IS_DELIVERY(self));
+	g_return_if_fail(MESHSYNC_IS_RESOURCE(resource));
+
+	event = g_new0(MsdPendingEvent, 1);
+	event->resource = g_object_ref(resource);
+	event->event_type = type;
+	if (self->drained) {
+		if (meshsync_resource_get_pending_endpoint(resource) != NULL)
+			meshsync_resource_complete_probe(resource, FALSE);
+		msd_delivery_deliver(self, event);
+		msd_pending_event_free(event);
+		return;
+	}
+	g_queue_push_tail(&self->pending, event);
+	msd_delivery_process(self);
+}
+
+static void
+msd_delivery_finish_drain(MsdDelivery *self)
+{
+	MsdPendingEvent *head;
+
+	/* nothing received is dropped: a Service still waiting for its probe is written as if
+	 * the probe had failed */
+	while ((head = g_queue_pop_head(&self->pending)) != NULL) {
+		if (meshsync_resource_get_pending_endpoint(head->resource) != NULL)
+			meshsync_resource_complete_probe(head->resource, FALSE);
+		msd_delivery_deliver(self, head);
+		msd_pending_event_free(head);
+	}
+	msd_delivery_set_paused(self, FALSE);
+}
+
+void
+msd_delivery_drain(MsdDelivery *self)
+{
+	g_return_if_fail(MSD_IS_DELIVERY(self));
+
+	if (self->drained)
+		return;
+	self->drained = TRUE;
+	g_cancellable_cancel(self->probe_cancellable);
+	g_clear_handle_id(&self->flush_id, g_source_remove);
+	self->probing = FALSE;
+	/* called while an event is being written (from its announcement): the rest follows
+	 * once that one is done, so the order holds */
+	if (self->delivering == 0)
+		msd_delivery_finish_drain(self);
+}
+
+static void
+msd_delivery_dispose(GObject *object)
+{
+	MsdDelivery *self = MSD_DELIVERY(object);
+
+	g_cancellable_cancel(self->probe_cancellable);
+	g_clear_handle_id(&self->flush_id, g_source_remove);
+	g_clear_handle_id(&self->failed_id, g_source_remove);
+	if (self->writer != NULL)
+		g_clear_signal_handler(&self->writable_id, self->writer);
+	G_OBJECT_CLASS(msd_delivery_parent_class)->dispose(object);
+}
+
+static void
+msd_delivery_finalize(GObject *object)
+{
+	MsdDelivery *self = MSD_DELIVERY(object);
+
+	g_queue_clear_full(&self->pending, (GDestroyNotify)msd_pending_event_free);
+	g_clear_object(&self->writer);
+	g_clear_object(&self->probe_cancellable);
+	g_clear_error(&self->failure);
+	G_OBJECT_CLASS(msd_delivery_parent_class)->finalize(object);
+}
+
+static void
+msd_delivery_get_property(GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+	MsdDelivery *self = MSD_DELIVERY(object);
+
+	switch (prop_id) {
+	case PROP_PAUSED:
+		g_value_set_boolean(value, self->paused);
+		break;
+	default:
+		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+	}
+}
+
+static void
+msd_delivery_class_init(MsdDeliveryClass *klass)
+{
+	GObjectClass *object_class = G_OBJECT_CLASS(klass);
+
+	object_class->dispose = msd_delivery_dispose;
+	object_class->finalize = msd_delivery_finalize;
+	object_class->get_property = msd_delivery_get_property;
+
+	/* Whether the producer should stop reading until the queue drains. */
+	props[PROP_PAUSED] = g_param_spec_boolean("paused", NULL, NULL, FALSE,
+	                                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS |
+	                                                  G_PARAM_EXPLICIT_NOTIFY);
+	g_object_class_install_properties(object_class, N_PROPS, props);
+
+	/* The writer reported MESHSYNC_ERROR_WRITE; nothing more is written. */
+	signals[SIGNAL_FAILED] = g_signal_new("failed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
+	                                      0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_ERROR);
+}
+
+static void
+msd_delivery_init(MsdDelivery *self)
+{
+	g_queue_init(&self->pending);
+	self->probe_cancellable = g_cancellable_new();
+	self->high_water = MSD_DELIVERY_HIGH_WATER;
+	self->low_water = MSD_DELIVERY_LOW_WATER;
+}
+
+MsdDelivery *
+msd_delivery_new(MeshSyncWriter *writer)
+{
+	MsdDelivery *self;
+
+	g_return_val_if_fail(writer == NULL || MESHSYNC_IS_WRITER(writer), NULL);
+
+	self = g_object_new(MSD_TYPE_DELIVERY, NULL);
+	if (writer != NULL) {
+		self->writer = g_object_ref(writer);
+		self->writable_id =
+		        g_signal_connect(writer, "writable-changed",
+		                         G_CALLBACK(msd_delivery_writable_changed_cb), self);
+	}
+	return self;
+}
+
+void
+msd_delivery_set_announce_func(MsdDelivery *self, MsdDeliveryAnnounceFunc func, gpointer user_data)
+{
+	g_return_if_fail(MSD_IS_DELIVERY(self));
+	self->announce = func;
+	self->announce_data = user_data;
+}
+
+void
+msd_delivery_set_watermarks(MsdDelivery *self, guint high, guint low)
+{
+	g_return_if_fail(MSD_IS_DELIVERY(self));
+	g_return_if_fail(low < high);
+	self->high_water = high;
+	self->low_water = low;
+}
+
+MeshSyncWriter *
+msd_delivery_get_writer(MsdDelivery *self)
+{
+	g_return_val_if_fail(MSD_IS_DELIVERY(self), NULL);
+	return self->writer;
+}
+
+guint
+msd_delivery_get_length(MsdDelivery *self)
+{
+	g_return_val_if_fail(MSD_IS_DELIVERY(self), 0);
+	return self->pending.length;
+}
+
+gboolean
+msd_delivery_get_paused(MsdDelivery *self)
+{
+	g_return_val_if_fail(MSD_IS_DELIVERY(self), FALSE);
+	return self->paused;
+}
+
+gboolean
+msd_delivery_get_failed(MsdDelivery *self)
+{
+	g_return_val_if_fail(MSD_IS_DELIVERY(self), FALSE);
+	return self->failed;
+}
+
+guint64
+msd_delivery_get_n_delivered(MsdDelivery *self)
+{
+	g_return_val_if_fail(MSD_IS_DELIVERY(self), 0);
+	return self->n_delivered;
+}

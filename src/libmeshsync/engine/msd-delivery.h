@@ -1,0 +1,61 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#pragma once
+
+#include <gio/gio.h>
+
+#include "meshsync-event-type.h"
+#include "meshsync-resource.h"
+#include "meshsync-writer.h"
+
+G_BEGIN_DECLS
+
+/*
+ * The ordered hand-over of converted events to the writer. Events are delivered one at a time
+ * in the order they were pushed:
+ *
+ *  - a Service waiting for its reachability probe holds every event behind it;
+ *  - a writer that is not writable (a broker whose buffer is full) keeps the head event until
+ *    it says "writable-changed"; a refused event is tried again, never dropped;
+ *  - the producer is asked to pause (property "paused") while the writer is not writable or
+ *    once the queue reaches the high-water mark, and to resume at the low mark;
+ *  - what was written is flushed once the main loop goes idle, so a burst costs one flush;
+ *  - a %MESHSYNC_ERROR_WRITE from the writer (a full disk) fails the delivery: "failed" is
+ *    emitted once and nothing more reaches the writer.
+ *
+ * The announce function (if any) sees every event once, just before its first write attempt.
+ */
+#define MSD_TYPE_DELIVERY (msd_delivery_get_type())
+G_DECLARE_FINAL_TYPE(MsdDelivery, msd_delivery, MSD, DELIVERY, GObject)
+
+#define MSD_DELIVERY_HIGH_WATER 4096
+#define MSD_DELIVERY_LOW_WATER  512
+
+typedef void (*MsdDeliveryAnnounceFunc)(MeshSyncResource *resource,
+                                        MeshSyncEventType event_type,
+                                        gpointer user_data);
+
+MsdDelivery *msd_delivery_new(MeshSyncWriter *writer);
+void
+msd_delivery_set_announce_func(MsdDelivery *self, MsdDeliveryAnnounceFunc func, gpointer user_data);
+/* For tests: the queue lengths that pause and resume the producer. */
+void msd_delivery_set_watermarks(MsdDelivery *self, guint high, guint low);
+
+/* Queues @resource (a reference is taken) and delivers what can be delivered now. */
+void msd_delivery_push(MsdDelivery *self, MeshSyncResource *resource, MeshSyncEventType type);
+
+/* Delivers everything still queued at once: a probe still running counts as failed, and a
+ * writer that still cannot take an event reports it as not written. Afterwards events are
+ * handed over as they come and nothing is flushed in the background. */
+void msd_delivery_drain(MsdDelivery *self);
+
+MeshSyncWriter *msd_delivery_get_writer(MsdDelivery *self);
+guint msd_delivery_get_length(MsdDelivery *self);
+gboolean msd_delivery_get_paused(MsdDelivery *self);
+gboolean msd_delivery_get_failed(MsdDelivery *self);
+guint64 msd_delivery_get_n_delivered(MsdDelivery *self);
+
+G_END_DECLS

@@ -1,0 +1,656 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#define G_LOG_DOMAIN "MeshSyncEngine"
+
+#include "config.h"
+
+#include "engine/msd-crd-follower.h"
+#include "engine/msd-run-setup.h"
+#include "meshsync-discovery-private.h"
+#include "meshsync-error.h"
+#include "meshsync-pipeline-private.h"
+#include "pipeline/msd-builtin-stages.h"
+#include "util/msd-json-tokens.h"
+
+#define MSD_RUN_SETUP_RESYNC_DELAY_MS 5000
+#define MSD_RUN_SETUP_RETRY_MIN_MS    800
+#define MSD_RUN_SETUP_RETRY_MAX_MS    30000
+
+#define MSD_CR_PATH "/apis/meshery.io/v1alpha1/namespaces/meshery/meshsyncs/meshery-meshsync"
+
+struct _MsdRunSetup {
+	GObject parent_instance;
+
+	MsdKubeClient *client; /* (owned) */
+	MsdInformerEventFunc event_func;
+	gpointer event_data;
+
+	/* configuration */
+	MeshSyncWatchConfig *explicit_watch; /* (owned) (nullable): set by the program */
+	gchar *output_resources;             /* (owned) (nullable) */
+	gchar *output_namespaces;            /* (owned) (nullable) */
+	guint resync_delay_ms;
+	guint retry_min_ms;
+	guint retry_max_ms;
+
+	/* chosen once, kept across runs */
+	MeshSyncWatchConfig *watch; /* (owned) (nullable): in force */
+	gboolean configured;
+	gchar *cluster_id;            /* (owned) (nullable): known after the first run */
+	MsdCrdFollower *crd_follower; /* (owned) (nullable): when the MeshSync CR exists */
+
+	/* the current run */
+	GCancellable *cancellable;    /* (owned) (nullable) */
+	MeshSyncDiscovery *discovery; /* (owned) (nullable) */
+	MsdRun *run;                  /* (owned) (nullable) */
+	MeshSyncPipeline *pipeline;   /* (owned) (nullable) */
+	gboolean waiting_for_crds;
+	gboolean ready;
+	gint64 run_started_us;
+	gdouble initial_sync_seconds;
+
+	gboolean started;
+	gboolean stopped;
+	guint retry_id;
+	guint retry_ms;
+	guint resync_id;
+	guint64 past_relists; /* of runs already torn down */
+	guint64 past_restarts;
+};
+
+G_DEFINE_FINAL_TYPE(MsdRunSetup, msd_run_setup, G_TYPE_OBJECT)
+
+enum {
+	PROP_0,
+	PROP_READY,
+	PROP_CLUSTER_ID,
+	N_PROPS,
+};
+
+static GParamSpec *props[N_PROPS];
+
+enum {
+	SIGNAL_PIPELINE_CREATED,
+	SIGNAL_RUN_FAILED,
+	SIGNAL_RUN_ENDED,
+	N_SIGNALS,
+};
+
+static guint signals[N_SIGNALS];
+
+static void msd_run_setup_begin_run(MsdRunSetup *self);
+
+static void
+msd_run_setup_set_ready(MsdRunSetup *self, gboolean ready)
+{
+	if (self->ready == ready)
+		return;
+	self->ready = ready;
+	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READY]);
+}
+
+/* Tears the current run down. */
+static void
+msd_run_setup_end_run(MsdRunSetup *self)
+{
+	gboolean had_run = self->run != NULL;
+
+	if (self->cancellable != NULL)
+		g_cancellable_cancel(self->cancellable);
+	g_clear_object(&self->cancellable);
+	if (self->run != NULL) {
+		GPtrArray *informers = msd_run_get_informers(self->run);
+
+		for (guint i = 0; i < informers->len; i++) {
+			MsdInformerCounters counters;
+
+			msd_informer_get_counters(g_ptr_array_index(informers, i), &counters);
+			self->past_relists += counters.relists;
+			self->past_restarts += counters.watch_restarts;
+		}
+		msd_run_stop(self->run);
+	}
+	g_clear_object(&self->run);
+	g_clear_object(&self->pipeline);
+	g_clear_object(&self->discovery);
+	g_clear_handle_id(&self->retry_id, g_source_remove);
+	self->waiting_for_crds = FALSE;
+	msd_run_setup_set_ready(self, FALSE);
+	if (had_run)
+		g_signal_emit(self, signals[SIGNAL_RUN_ENDED], 0);
+}
+
+static gboolean
+msd_run_setup_retry_cb(gpointer user_data)
+{
+	MsdRunSetup *self = user_data;
+
+	self->retry_id = 0;
+	msd_run_setup_begin_run(self);
+	return G_SOURCE_REMOVE;
+}
+
+/* A run that could not get going (server unreachable, discovery failed) is tried again with
+ * a growing delay; a daemon keeps trying rather than exiting. */
+static void
+msd_run_setup_retry_later(MsdRunSetup *self, const GError *error)
+{
+	guint delay;
+
+	msd_run_setup_end_run(self);
+	self->retry_ms = self->retry_ms == 0 ? self->retry_min_ms
+	                                     : MIN(self->retry_ms * 2, self->retry_max_ms);
+	/* jitter in [d/2, d] so that many instances do not retry in step */
+	delay = self->retry_ms / 2 + (guint)g_random_int_range(0, (gint32)(self->retry_ms / 2) + 1);
+	g_warning("%s; retrying in %.1f s", error->message, delay / 1000.0);
+	self->retry_id = g_timeout_add(delay, msd_run_setup_retry_cb, self);
+	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->retry_id),
+	                         "[meshsync] retry run");
+	/* last: a handler may stop us */
+	g_signal_emit(self, signals[SIGNAL_RUN_FAILED], 0, error);
+}
+
+static void
+msd_run_setup_log_summary(MsdRunSetup *self)
+{
+	GPtrArray *informers = msd_run_get_informers(self->run);
+	g_autoptr(GString) kinds = g_string_new(NULL);
+	guint total = 0;
+
+	for (guint i = 0; i < informers->len; i++) {
+		MsdInformer *informer = g_ptr_array_index(informers, i);
+		guint size = msd_store_get_size(msd_informer_get_store(informer));
+
+		total += size;
+		g_string_append_printf(
+		        kinds, "%s%s %u", kinds->len > 0 ? ", " : "",
+		        meshsync_api_resource_get_kind(msd_informer_get_resource(informer)), size);
+	}
+	g_message("initial sync complete: %u objects of %u resource types in %.2f s (%s)", total,
+	          informers->len, self->initial_sync_seconds, kinds->str);
+}
+
+static void
+msd_run_setup_pipeline_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(MsdRunSetup) self = user_data;
+	g_autoptr(GError) error = NULL;
+
+	if (!meshsync_pipeline_run_finish(MESHSYNC_PIPELINE(source), result, &error)) {
+		if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
+		    MESHSYNC_PIPELINE(source) != self->pipeline)
+			return;
+		g_prefix_error(&error, "pipeline: ");
+		msd_run_setup_retry_later(self, error);
+		return;
+	}
+	if (MESHSYNC_PIPELINE(source) != self->pipeline)
+		return;
+	self->retry_ms = 0;
+	self->initial_sync_seconds =
+	        (gdouble)(g_get_monotonic_time() - self->run_started_us) / G_USEC_PER_SEC;
+	msd_run_setup_log_summary(self);
+	msd_run_setup_set_ready(self, TRUE);
+}
+
+static void
+msd_run_setup_build_pipeline(MsdRunSetup *self)
+{
+	g_autoptr(MeshSyncStage) global = msd_register_stage_new(MESHSYNC_WATCH_STAGE_GLOBAL);
+	g_autoptr(MeshSyncStage) local = msd_register_stage_new(MESHSYNC_WATCH_STAGE_LOCAL);
+	g_autoptr(MeshSyncStage) start = msd_start_informers_stage_new();
+	g_autoptr(MeshSyncPipeline) pipeline = meshsync_pipeline_new();
+
+	self->run = msd_run_new(self->client, self->discovery, self->watch, self->event_func,
+	                        self->event_data);
+	self->pipeline = g_object_ref(pipeline);
+	meshsync_pipeline_set_run(pipeline, self->run);
+	meshsync_pipeline_add_stage(pipeline, global);
+	meshsync_pipeline_add_stage(pipeline, local);
+	meshsync_pipeline_add_stage(pipeline, start);
+	g_signal_emit(self, signals[SIGNAL_PIPELINE_CREATED], 0, pipeline);
+	/* a handler of the signal may have stopped us or ended the run */
+	if (self->stopped || self->pipeline != pipeline)
+		return;
+	meshsync_pipeline_run_async(pipeline, self->cancellable, msd_run_setup_pipeline_cb,
+	                            g_object_ref(self));
+}
+
+static void
+msd_run_setup_crds_synced_cb(MsdCrdFollower *follower, MsdRunSetup *self)
+{
+	if (self->waiting_for_crds) {
+		self->waiting_for_crds = FALSE;
+		msd_run_setup_build_pipeline(self);
+	}
+}
+
+static void
+msd_run_setup_crds_changed_cb(MsdCrdFollower *follower, MsdRunSetup *self)
+{
+	msd_run_setup_request_resync(self);
+}
+
+static void
+msd_run_setup_follow_crds(MsdRunSetup *self)
+{
+	MeshSyncApiResource *crds = meshsync_discovery_lookup(
+	        self->discovery, "apiextensions.k8s.io", NULL, "customresourcedefinitions");
+
+	if (crds == NULL) {
+		g_warning("the MeshSync resource exists but the server serves no "
+		          "customresourcedefinitions: custom resources are not followed");
+		return;
+	}
+	self->crd_follower = msd_crd_follower_new(self->client, crds, self->watch);
+	g_signal_connect(self->crd_follower, "synced", G_CALLBACK(msd_run_setup_crds_synced_cb),
+	                 self);
+	g_signal_connect(self->crd_follower, "changed", G_CALLBACK(msd_run_setup_crds_changed_cb),
+	                 self);
+	msd_crd_follower_start(self->crd_follower);
+}
+
+static void
+msd_run_setup_configured(MsdRunSetup *self)
+{
+	if (!self->configured) {
+		self->configured = TRUE;
+		meshsync_watch_config_set_output_resources(self->watch, self->output_resources);
+		meshsync_watch_config_set_output_namespaces(self->watch, self->output_namespaces);
+	}
+	if (self->crd_follower != NULL && !msd_crd_follower_get_synced(self->crd_follower)) {
+		self->waiting_for_crds = TRUE;
+		return;
+	}
+	msd_run_setup_build_pipeline(self);
+}
+
+static void
+msd_run_setup_cr_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(MsdRunSetup) self = user_data;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GBytes) body =
+	        msd_kube_client_get_finish(MSD_KUBE_CLIENT(source), result, &error);
+
+	if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+		return;
+	if (body != NULL) {
+		gsize length = 0;
+		const gchar *data = g_bytes_get_data(body, &length);
+
+		self->watch = meshsync_watch_config_new_from_resource(data, (gssize)length, &error);
+		if (self->watch == NULL) {
+			g_warning("%s; watching upstream's whole built-in table instead",
+			          error->message);
+			self->watch = meshsync_watch_config_new_builtin_table();
+		} else {
+			g_message("watch configuration from the MeshSync resource "
+			          "meshery/meshery-meshsync");
+		}
+		msd_run_setup_follow_crds(self);
+	} else {
+		if (!g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_FOUND))
+			g_warning("cannot read the MeshSync resource (%s): using the default watch "
+			          "configuration",
+			          error->message);
+		else
+			g_message("no MeshSync resource: using the default watch configuration");
+		self->watch = meshsync_watch_config_new_default();
+	}
+	msd_run_setup_configured(self);
+}
+
+static void
+msd_run_setup_choose_watch_config(MsdRunSetup *self)
+{
+	if (self->watch != NULL) {
+		msd_run_setup_configured(self);
+		return;
+	}
+	if (self->explicit_watch != NULL) {
+		self->watch = g_object_ref(self->explicit_watch);
+		msd_run_setup_configured(self);
+		return;
+	}
+	msd_kube_client_get_async(self->client, MSD_CR_PATH, self->cancellable, msd_run_setup_cr_cb,
+	                          g_object_ref(self));
+}
+
+static void
+msd_run_setup_cluster_id_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(MsdRunSetup) self = user_data;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GBytes) body =
+	        msd_kube_client_get_finish(MSD_KUBE_CLIENT(source), result, &error);
+	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+
+	if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+		return;
+	if (body != NULL) {
+		gsize length = 0;
+		const gchar *data = g_bytes_get_data(body, &length);
+
+		if (msd_json_tokens_parse(&tokens, data, length, &error))
+			self->cluster_id = msd_json_tokens_dup_string(
+			        &tokens, msd_json_tokens_path(&tokens, 0, "metadata", "uid", NULL));
+	}
+	if (self->cluster_id == NULL) {
+		/* upstream publishes an empty cluster_id in this case too */
+		g_warning("cannot read the uid of namespace kube-system (%s): cluster_id will be "
+		          "empty",
+		          error != NULL ? error->message : "no metadata.uid");
+		self->cluster_id = g_strdup("");
+	}
+	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_CLUSTER_ID]);
+	msd_run_setup_choose_watch_config(self);
+}
+
+static void
+msd_run_setup_discovery_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(MsdRunSetup) self = user_data;
+	g_autoptr(GError) error = NULL;
+	MeshSyncDiscovery *discovery = MESHSYNC_DISCOVERY(source);
+
+	if (!meshsync_discovery_run_finish(discovery, result, &error)) {
+		if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
+		    discovery != self->discovery)
+			return;
+		g_prefix_error(&error, "discovery failed: ");
+		msd_run_setup_retry_later(self, error);
+		return;
+	}
+	if (discovery != self->discovery)
+		return;
+	g_message("discovered %u resource types on Kubernetes %s at %s",
+	          meshsync_discovery_get_resources(discovery)->len,
+	          meshsync_discovery_get_server_version(discovery),
+	          msd_kube_client_get_server(self->client));
+	if (self->cluster_id == NULL) {
+		msd_kube_client_get_async(self->client, "/api/v1/namespaces/kube-system",
+		                          self->cancellable, msd_run_setup_cluster_id_cb,
+		                          g_object_ref(self));
+		return;
+	}
+	msd_run_setup_choose_watch_config(self);
+}
+
+static void
+msd_run_setup_begin_run(MsdRunSetup *self)
+{
+	self->cancellable = g_cancellable_new();
+	self->run_started_us = g_get_monotonic_time();
+	self->discovery = meshsync_discovery_new_for_client(self->client);
+	meshsync_discovery_run_async(self->discovery, self->cancellable, msd_run_setup_discovery_cb,
+	                             g_object_ref(self));
+}
+
+static gboolean
+msd_run_setup_resync_cb(gpointer user_data)
+{
+	MsdRunSetup *self = user_data;
+
+	self->resync_id = 0;
+	g_message("resync: tearing the run down and listing again");
+	msd_run_setup_end_run(self);
+	self->retry_ms = 0;
+	msd_run_setup_begin_run(self);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+msd_run_setup_get_property(GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+	MsdRunSetup *self = MSD_RUN_SETUP(object);
+
+	switch (prop_id) {
+	case PROP_READY:
+		g_value_set_boolean(value, self->ready);
+		break;
+	case PROP_CLUSTER_ID:
+		g_value_set_string(value, self->cluster_id);
+		break;
+	default:
+		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+	}
+}
+
+static void
+msd_run_setup_dispose(GObject *object)
+{
+	MsdRunSetup *self = MSD_RUN_SETUP(object);
+
+	msd_run_setup_stop(self);
+	G_OBJECT_CLASS(msd_run_setup_parent_class)->dispose(object);
+}
+
+static void
+msd_run_setup_finalize(GObject *object)
+{
+	MsdRunSetup *self = MSD_RUN_SETUP(object);
+
+	g_clear_object(&self->client);
+	g_clear_object(&self->explicit_watch);
+	g_clear_object(&self->watch);
+	g_free(self->output_resources);
+	g_free(self->output_namespaces);
+	g_free(self->cluster_id);
+	G_OBJECT_CLASS(msd_run_setup_parent_class)->finalize(object);
+}
+
+static void
+msd_run_setup_class_init(MsdRunSetupClass *klass)
+{
+	GObjectClass *object_class = G_OBJECT_CLASS(klass);
+
+	object_class->get_property = msd_run_setup_get_property;
+	object_class->dispose = msd_run_setup_dispose;
+	object_class->finalize = msd_run_setup_finalize;
+
+	props[PROP_READY] = g_param_spec_boolean("ready", NULL, NULL, FALSE,
+	                                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS |
+	                                                 G_PARAM_EXPLICIT_NOTIFY);
+	props[PROP_CLUSTER_ID] = g_param_spec_string("cluster-id", NULL, NULL, NULL,
+	                                             G_PARAM_READABLE | G_PARAM_STATIC_STRINGS |
+	                                                     G_PARAM_EXPLICIT_NOTIFY);
+	g_object_class_install_properties(object_class, N_PROPS, props);
+
+	signals[SIGNAL_PIPELINE_CREATED] =
+	        g_signal_new("pipeline-created", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+	                     NULL, NULL, NULL, G_TYPE_NONE, 1, MESHSYNC_TYPE_PIPELINE);
+	signals[SIGNAL_RUN_FAILED] =
+	        g_signal_new("run-failed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+	                     NULL, NULL, G_TYPE_NONE, 1, G_TYPE_ERROR);
+	signals[SIGNAL_RUN_ENDED] =
+	        g_signal_new("run-ended", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+	                     NULL, NULL, G_TYPE_NONE, 0);
+}
+
+static void
+msd_run_setup_init(MsdRunSetup *self)
+{
+	self->resync_delay_ms = MSD_RUN_SETUP_RESYNC_DELAY_MS;
+	self->retry_min_ms = MSD_RUN_SETUP_RETRY_MIN_MS;
+	self->retry_max_ms = MSD_RUN_SETUP_RETRY_MAX_MS;
+}
+
+MsdRunSetup *
+msd_run_setup_new(MsdKubeClient *client, MsdInformerEventFunc event_func, gpointer event_data)
+{
+	MsdRunSetup *self;
+
+	g_return_val_if_fail(MSD_IS_KUBE_CLIENT(client), NULL);
+
+	self = g_object_new(MSD_TYPE_RUN_SETUP, NULL);
+	self->client = g_object_ref(client);
+	self->event_func = event_func;
+	self->event_data = event_data;
+	return self;
+}
+
+void
+msd_run_setup_set_watch_config(MsdRunSetup *self, MeshSyncWatchConfig *watch)
+{
+	g_return_if_fail(MSD_IS_RUN_SETUP(self));
+	g_return_if_fail(!self->started);
+	g_set_object(&self->explicit_watch, watch);
+}
+
+void
+msd_run_setup_set_output_filters(MsdRunSetup *self, const gchar *resources, const gchar *namespaces)
+{
+	g_return_if_fail(MSD_IS_RUN_SETUP(self));
+	g_return_if_fail(!self->started);
+
+	g_free(self->output_resources);
+	self->output_resources = g_strdup(resources);
+	g_free(self->output_namespaces);
+	self->output_namespaces = g_strdup(namespaces);
+}
+
+void
+msd_run_setup_set_resync_delay(MsdRunSetup *self, guint milliseconds)
+{
+	g_return_if_fail(MSD_IS_RUN_SETUP(self));
+	self->resync_delay_ms = milliseconds;
+}
+
+void
+msd_run_setup_set_retry_delays(MsdRunSetup *self, guint initial_ms, guint max_ms)
+{
+	g_return_if_fail(MSD_IS_RUN_SETUP(self));
+	self->retry_min_ms = MAX(initial_ms, 2);
+	self->retry_max_ms = MAX(max_ms, self->retry_min_ms);
+}
+
+void
+msd_run_setup_start(MsdRunSetup *self)
+{
+	g_return_if_fail(MSD_IS_RUN_SETUP(self));
+	g_return_if_fail(!self->started);
+
+	self->started = TRUE;
+	msd_run_setup_begin_run(self);
+}
+
+void
+msd_run_setup_stop(MsdRunSetup *self)
+{
+	g_return_if_fail(MSD_IS_RUN_SETUP(self));
+
+	if (!self->started || self->stopped)
+		return;
+	self->stopped = TRUE;
+	g_clear_handle_id(&self->resync_id, g_source_remove);
+	msd_run_setup_end_run(self);
+	if (self->crd_follower != NULL) {
+		g_signal_handlers_disconnect_by_data(self->crd_follower, self);
+		msd_crd_follower_stop(self->crd_follower);
+	}
+	g_clear_object(&self->crd_follower);
+}
+
+void
+msd_run_setup_request_resync(MsdRunSetup *self)
+{
+	g_return_if_fail(MSD_IS_RUN_SETUP(self));
+
+	if (!self->started || self->stopped)
+		return;
+	/* each request re-arms one timer: a burst of them costs one resync */
+	g_clear_handle_id(&self->resync_id, g_source_remove);
+	self->resync_id = g_timeout_add(self->resync_delay_ms, msd_run_setup_resync_cb, self);
+	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->resync_id),
+	                         "[meshsync] resync");
+}
+
+MsdRun *
+msd_run_setup_get_run(MsdRunSetup *self)
+{
+	g_return_val_if_fail(MSD_IS_RUN_SETUP(self), NULL);
+	return self->run;
+}
+
+MeshSyncDiscovery *
+msd_run_setup_get_discovery(MsdRunSetup *self)
+{
+	g_return_val_if_fail(MSD_IS_RUN_SETUP(self), NULL);
+	return self->discovery;
+}
+
+MeshSyncWatchConfig *
+msd_run_setup_get_watch_config(MsdRunSetup *self)
+{
+	g_return_val_if_fail(MSD_IS_RUN_SETUP(self), NULL);
+	return self->watch;
+}
+
+const gchar *
+msd_run_setup_get_cluster_id(MsdRunSetup *self)
+{
+	g_return_val_if_fail(MSD_IS_RUN_SETUP(self), NULL);
+	return self->cluster_id;
+}
+
+gboolean
+msd_run_setup_get_ready(MsdRunSetup *self)
+{
+	g_return_val_if_fail(MSD_IS_RUN_SETUP(self), FALSE);
+	return self->ready;
+}
+
+gdouble
+msd_run_setup_get_initial_sync_seconds(MsdRunSetup *self)
+{
+	g_return_val_if_fail(MSD_IS_RUN_SETUP(self), 0);
+	return self->initial_sync_seconds;
+}
+
+void
+msd_run_setup_get_counters(MsdRunSetup *self, guint64 *relists, guint64 *watch_restarts)
+{
+	guint64 total_relists;
+	guint64 total_restarts;
+
+	g_return_if_fail(MSD_IS_RUN_SETUP(self));
+
+	total_relists = self->past_relists;
+	total_restarts = self->past_restarts;
+	if (self->run != NULL) {
+		GPtrArray *informers = msd_run_get_informers(self->run);
+
+		for (guint i = 0; i < informers->len; i++) {
+			MsdInformerCounters counters;
+
+			msd_informer_get_counters(g_ptr_array_index(informers, i), &counters);
+			total_relists += counters.relists;
+			total_restarts += counters.watch_restarts;
+		}
+	}
+	if (relists != NULL)
+		*relists = total_relists;
+	if (watch_restarts != NULL)
+		*watch_restarts = total_restarts;
+}
+
+guint
+msd_run_setup_get_n_objects(MsdRunSetup *self)
+{
+	GPtrArray *informers;
+	guint total = 0;
+
+	g_return_val_if_fail(MSD_IS_RUN_SETUP(self), 0);
+
+	if (self->run == NULL)
+		return 0;
+	informers = msd_run_get_informers(self->run);
+	for (guint i = 0; i < informers->len; i++)
+		total +=
+		        msd_store_get_size(msd_informer_get_store(g_ptr_array_index(informers, i)));
+	return total;
+}

@@ -1,0 +1,166 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#define G_LOG_DOMAIN "MeshSyncHealth"
+
+#include "config.h"
+
+#include "health/msd-engine-metrics.h"
+#include "meshsync-handler-private.h"
+
+static const gchar *const msd_handler_gauges[] = {
+        "meshsync_objects",
+        "meshsync_relists",
+        "meshsync_watch_restarts",
+        "meshsync_ready",
+};
+
+static const gchar *const msd_broker_gauges[] = {
+        "meshsync_broker_buffered_bytes",     "meshsync_broker_reconnects",
+        "meshsync_broker_messages_published", "meshsync_broker_messages_oversize",
+        "meshsync_broker_publish_errors",
+};
+
+static gdouble
+msd_engine_metrics_objects(gpointer handler)
+{
+	return meshsync_handler_get_n_objects(handler);
+}
+
+static gdouble
+msd_engine_metrics_relists(gpointer handler)
+{
+	guint64 relists = 0;
+
+	meshsync_handler_get_counters(handler, &relists, NULL);
+	return (gdouble)relists;
+}
+
+static gdouble
+msd_engine_metrics_restarts(gpointer handler)
+{
+	guint64 restarts = 0;
+
+	meshsync_handler_get_counters(handler, NULL, &restarts);
+	return (gdouble)restarts;
+}
+
+static gdouble
+msd_engine_metrics_ready(gpointer handler)
+{
+	return meshsync_handler_get_ready(handler) ? 1 : 0;
+}
+
+static void
+msd_engine_metrics_event_cb(MeshSyncHandler *handler,
+                            MeshSyncResource *resource,
+                            MeshSyncEventType type,
+                            MsdMetrics *metrics)
+{
+	msd_metrics_counter_add(metrics, "meshsync_events_total",
+	                        "Resource events handed to the output, by kind and type", 1, "kind",
+	                        meshsync_resource_get_kind(resource), "type",
+	                        meshsync_event_type_to_string(type), NULL);
+}
+
+void
+msd_engine_metrics_bind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
+{
+	g_return_if_fail(MSD_IS_METRICS(metrics));
+	g_return_if_fail(MESHSYNC_IS_HANDLER(handler));
+
+	msd_metrics_gauge_set_func(metrics, msd_handler_gauges[0],
+	                           "Objects held by the informers of the current run",
+	                           msd_engine_metrics_objects, handler, NULL, NULL);
+	msd_metrics_gauge_set_func(
+	        metrics, msd_handler_gauges[1],
+	        "Lists started again after a watch expired or broke (cumulative)",
+	        msd_engine_metrics_relists, handler, NULL, NULL);
+	msd_metrics_gauge_set_func(metrics, msd_handler_gauges[2],
+	                           "Watches reopened after they ended (cumulative)",
+	                           msd_engine_metrics_restarts, handler, NULL, NULL);
+	msd_metrics_gauge_set_func(metrics, msd_handler_gauges[3],
+	                           "1 once the current run has its complete initial state",
+	                           msd_engine_metrics_ready, handler, NULL, NULL);
+	g_signal_connect_object(handler, "resource-event", G_CALLBACK(msd_engine_metrics_event_cb),
+	                        metrics, 0);
+}
+
+void
+msd_engine_metrics_unbind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
+{
+	g_return_if_fail(MSD_IS_METRICS(metrics));
+
+	for (guint i = 0; i < G_N_ELEMENTS(msd_handler_gauges); i++)
+		msd_metrics_remove(metrics, msd_handler_gauges[i], NULL);
+	if (handler != NULL)
+		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_event_cb, metrics);
+}
+
+static gdouble
+msd_engine_metrics_buffered(gpointer broker)
+{
+	return (gdouble)meshsync_broker_get_buffered_bytes(broker);
+}
+
+static gdouble
+msd_engine_metrics_reconnects(gpointer broker)
+{
+	return (gdouble)meshsync_broker_get_reconnects(broker);
+}
+
+static gdouble
+msd_engine_metrics_published(gpointer writer)
+{
+	return (gdouble)meshsync_broker_writer_get_n_published(writer);
+}
+
+static gdouble
+msd_engine_metrics_oversize(gpointer writer)
+{
+	return (gdouble)meshsync_broker_writer_get_n_oversize(writer);
+}
+
+static gdouble
+msd_engine_metrics_publish_errors(gpointer writer)
+{
+	return (gdouble)meshsync_broker_writer_get_n_errors(writer);
+}
+
+void
+msd_engine_metrics_bind_broker(MsdMetrics *metrics,
+                               MeshSyncBroker *broker,
+                               MeshSyncBrokerWriter *writer)
+{
+	g_return_if_fail(MSD_IS_METRICS(metrics));
+	g_return_if_fail(MESHSYNC_IS_BROKER(broker));
+	g_return_if_fail(MESHSYNC_IS_BROKER_WRITER(writer));
+
+	msd_metrics_gauge_set_func(metrics, msd_broker_gauges[0],
+	                           "Bytes published while the broker was away, not sent yet",
+	                           msd_engine_metrics_buffered, broker, NULL, NULL);
+	msd_metrics_gauge_set_func(metrics, msd_broker_gauges[1],
+	                           "Reconnections to the broker (cumulative)",
+	                           msd_engine_metrics_reconnects, broker, NULL, NULL);
+	msd_metrics_gauge_set_func(
+	        metrics, msd_broker_gauges[2],
+	        "Resource events published on meshery.meshsync.core (cumulative)",
+	        msd_engine_metrics_published, writer, NULL, NULL);
+	msd_metrics_gauge_set_func(metrics, msd_broker_gauges[3],
+	                           "Resource events too large for the broker, dropped (cumulative)",
+	                           msd_engine_metrics_oversize, writer, NULL, NULL);
+	msd_metrics_gauge_set_func(metrics, msd_broker_gauges[4],
+	                           "Resource events the broker refused (cumulative)",
+	                           msd_engine_metrics_publish_errors, writer, NULL, NULL);
+}
+
+void
+msd_engine_metrics_unbind_broker(MsdMetrics *metrics)
+{
+	g_return_if_fail(MSD_IS_METRICS(metrics));
+
+	for (guint i = 0; i < G_N_ELEMENTS(msd_broker_gauges); i++)
+		msd_metrics_remove(metrics, msd_broker_gauges[i], NULL);
+}

@@ -1,0 +1,885 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#define G_LOG_DOMAIN "MeshSyncEngine"
+
+#include "config.h"
+
+#include "broker/msd-request-listener.h"
+#include "health/msd-engine-metrics.h"
+#include "health/msd-metrics.h"
+#include "meshsync-broker-writer.h"
+#include "meshsync-composite-writer.h"
+#include "meshsync-enum-types.h"
+#include "meshsync-error.h"
+#include "meshsync-health-server-private.h"
+#include "meshsync-service.h"
+
+/**
+ * MeshSyncService:
+ *
+ * A whole MeshSync run assembled from configuration: what the `meshsync` daemon runs, for any
+ * program.
+ *
+ * A service owns a [class@MeshSync.Handler] and gives it its outputs: the YAML snapshot
+ * ([method@MeshSync.Service.set_output_file]), the broker
+ * ([method@MeshSync.Service.set_broker]: every event on `meshery.meshsync.core`, and the
+ * requests on `meshery.meshsync.request` answered: `informer-store`, `resync-discovery`,
+ * `meshsync-meta`, `active-exec`), any writers of the caller's
+ * ([method@MeshSync.Service.add_writer]), or several of them at once. With
+ * [method@MeshSync.Service.set_health] it serves `/healthz`, `/readyz` and `/metrics`.
+ *
+ * [method@MeshSync.Service.start_async] listens for health probes, waits for the broker (up to
+ * its connect timeout), opens the outputs and starts the handler; it completes once the sync
+ * is under way, not when it is complete: [property@MeshSync.Service:ready] tells that.
+ * [method@MeshSync.Service.stop_async] stops the informers, writes out what was received,
+ * closes the outputs and gives the broker a bounded time to take what it still holds.
+ *
+ * From Python, broker mode with request answering and readiness probes is:
+ *
+ * |[<!-- language="Python" -->
+ * service = MeshSync.Service.new(MeshSync.KubeConfig.load(None, None))
+ * service.set_broker(MeshSync.Broker.new("nats://127.0.0.1:4222"))
+ * service.set_health(None, 11000)
+ * service.start_async(None, lambda s, r: s.start_finish(r))
+ * GLib.MainLoop().run()
+ * ]|
+ *
+ * Everything runs in the thread-default main context of the thread that calls
+ * [method@MeshSync.Service.start_async].
+ */
+
+/* How long stopping waits for the broker to take what is still buffered. */
+#define MESHSYNC_SERVICE_FLUSH_TIMEOUT_MS 5000
+
+#define MESHSYNC_CHECK_BROKER "broker"
+#define MESHSYNC_CHECK_SYNCED "informers-synced"
+
+typedef enum {
+	MESHSYNC_SERVICE_IDLE,
+	MESHSYNC_SERVICE_STARTING,
+	MESHSYNC_SERVICE_RUNNING,
+	MESHSYNC_SERVICE_STOPPING,
+	MESHSYNC_SERVICE_STOPPED,
+} MeshSyncServiceState;
+
+struct _MeshSyncService {
+	GObject parent_instance;
+
+	/* configuration */
+	MeshSyncKubeConfig *config; /* (owned) */
+	MeshSyncWatchConfig *watch; /* (owned) (nullable) */
+	gchar *output_resources;    /* (owned) (nullable): comma-separated */
+	gchar *output_namespaces;   /* (owned) (nullable): comma-separated */
+	gboolean file_output;
+	gchar *output_file; /* (owned) (nullable): NULL picks upstream's default name */
+	gboolean output_extended;
+	MeshSyncBroker *broker; /* (owned) (nullable) */
+	gboolean content_dedup;
+	GPtrArray *extra_writers; /* (owned) (element-type MeshSyncWriter) */
+	gboolean health_enabled;
+	gchar *health_address; /* (owned) (nullable) */
+	guint health_port;
+	guint flush_timeout_ms;
+
+	/* assembled by start */
+	MeshSyncServiceState state;
+	MsdMetrics *metrics;                 /* (owned) (nullable) */
+	MeshSyncHealthServer *health;        /* (owned) (nullable) */
+	MeshSyncFileWriter *file_writer;     /* (owned) (nullable) */
+	MeshSyncBrokerWriter *broker_writer; /* (owned) (nullable) */
+	MeshSyncWriter *writer;              /* (owned) (nullable): what the handler writes to */
+	MeshSyncHandler *handler;            /* (owned) (nullable) */
+	MsdRequestListener *listener;        /* (owned) (nullable) */
+};
+
+G_DEFINE_FINAL_TYPE(MeshSyncService, meshsync_service, G_TYPE_OBJECT)
+
+enum {
+	PROP_0,
+	PROP_KUBE_CONFIG,
+	PROP_READY,
+	N_PROPS,
+};
+
+static GParamSpec *props[N_PROPS];
+
+enum {
+	SIGNAL_FAILED,
+	N_SIGNALS,
+};
+
+static guint signals[N_SIGNALS];
+
+static const gchar *
+meshsync_service_broker_state_text(MeshSyncBrokerState state)
+{
+	switch (state) {
+	case MESHSYNC_BROKER_STATE_DISCONNECTED:
+		return "not connected";
+	case MESHSYNC_BROKER_STATE_CONNECTING:
+		return "connecting";
+	case MESHSYNC_BROKER_STATE_CONNECTED:
+		return "connected";
+	case MESHSYNC_BROKER_STATE_RECONNECTING:
+		return "connection lost, reconnecting";
+	case MESHSYNC_BROKER_STATE_CLOSED:
+		return "connection closed";
+	default:
+		return "unknown";
+	}
+}
+
+static void
+meshsync_service_update_broker_check(MeshSyncService *self)
+{
+	MeshSyncBrokerState state = meshsync_broker_get_state(self->broker);
+
+	if (self->health != NULL)
+		meshsync_health_server_set_check(self->health, MESHSYNC_CHECK_BROKER,
+		                                 state == MESHSYNC_BROKER_STATE_CONNECTED,
+		                                 meshsync_service_broker_state_text(state));
+}
+
+static void
+meshsync_service_broker_state_cb(MeshSyncBroker *broker, GParamSpec *pspec, MeshSyncService *self)
+{
+	g_message("broker connection state: %s",
+	          meshsync_service_broker_state_text(meshsync_broker_get_state(broker)));
+	meshsync_service_update_broker_check(self);
+}
+
+static void
+meshsync_service_ready_changed_cb(MeshSyncHandler *handler, gboolean ready, MeshSyncService *self)
+{
+	if (self->health != NULL)
+		meshsync_health_server_set_check(self->health, MESHSYNC_CHECK_SYNCED, ready,
+		                                 "the informers have not synced yet");
+	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READY]);
+}
+
+static void
+meshsync_service_handler_failed_cb(MeshSyncHandler *handler,
+                                   const GError *error,
+                                   MeshSyncService *self)
+{
+	g_signal_emit(self, signals[SIGNAL_FAILED], 0, error);
+}
+
+static gboolean
+meshsync_service_start_health(MeshSyncService *self, GError **error)
+{
+	self->metrics = msd_metrics_new();
+	self->health = meshsync_health_server_new();
+	meshsync_health_server_set_metrics(self->health, self->metrics);
+	if (self->broker != NULL)
+		meshsync_health_server_set_check(self->health, MESHSYNC_CHECK_BROKER, FALSE,
+		                                 "not connected");
+	meshsync_health_server_set_check(self->health, MESHSYNC_CHECK_SYNCED, FALSE,
+	                                 "the informers have not synced yet");
+	if (!meshsync_health_server_listen(self->health, self->health_address, self->health_port,
+	                                   error))
+		return FALSE;
+	g_message("meshsync: health endpoints /healthz, /readyz and /metrics listening on %s:%u",
+	          self->health_address != NULL ? self->health_address : "*",
+	          meshsync_health_server_get_port(self->health));
+	return TRUE;
+}
+
+/* The outputs, in upstream's order of importance: the broker, then the snapshot, then the
+ * caller's; more than one goes through a composite, which hands every writer the same
+ * resource. */
+static gboolean
+meshsync_service_open_outputs(MeshSyncService *self, GError **error)
+{
+	g_autoptr(GPtrArray) writers = g_ptr_array_new_with_free_func(g_object_unref);
+
+	if (self->broker != NULL) {
+		self->broker_writer =
+		        meshsync_broker_writer_new(self->broker, MESHSYNC_SUBJECT_CORE);
+		if (self->content_dedup) {
+			g_message("meshsync: broker content deduplication enabled");
+			meshsync_broker_writer_set_content_dedup(self->broker_writer, TRUE);
+		}
+		if (self->metrics != NULL)
+			msd_engine_metrics_bind_broker(self->metrics, self->broker,
+			                               self->broker_writer);
+		g_ptr_array_add(writers, g_object_ref(self->broker_writer));
+	}
+	if (self->file_output) {
+		self->file_writer =
+		        meshsync_file_writer_new(self->output_file, self->output_extended, error);
+		if (self->file_writer == NULL)
+			return FALSE;
+		g_message("writing the snapshot to %s%s%s",
+		          meshsync_file_writer_get_path(self->file_writer),
+		          self->output_extended ? " and every event to " : "",
+		          self->output_extended
+		                  ? meshsync_file_writer_get_extended_path(self->file_writer)
+		                  : "");
+		g_ptr_array_add(writers, g_object_ref(self->file_writer));
+	}
+	for (guint i = 0; i < self->extra_writers->len; i++)
+		g_ptr_array_add(writers, g_object_ref(g_ptr_array_index(self->extra_writers, i)));
+
+	if (writers->len == 1) {
+		self->writer = g_object_ref(g_ptr_array_index(writers, 0));
+	} else if (writers->len > 1) {
+		g_autoptr(MeshSyncCompositeWriter) all = meshsync_composite_writer_new();
+
+		for (guint i = 0; i < writers->len; i++)
+			meshsync_composite_writer_add(all, g_ptr_array_index(writers, i));
+		self->writer = MESHSYNC_WRITER(g_steal_pointer(&all));
+	}
+	return TRUE;
+}
+
+static gboolean
+meshsync_service_start_sync(MeshSyncService *self, GError **error)
+{
+	if (!meshsync_service_open_outputs(self, error))
+		return FALSE;
+
+	self->handler = meshsync_handler_new(self->config, self->writer);
+	if (self->watch != NULL)
+		meshsync_handler_set_watch_config(self->handler, self->watch);
+	meshsync_handler_set_output_resources(self->handler, self->output_resources);
+	meshsync_handler_set_output_namespaces(self->handler, self->output_namespaces);
+	if (self->metrics != NULL)
+		msd_engine_metrics_bind_handler(self->metrics, self->handler);
+	g_signal_connect(self->handler, "ready-changed",
+	                 G_CALLBACK(meshsync_service_ready_changed_cb), self);
+	g_signal_connect(self->handler, "failed", G_CALLBACK(meshsync_service_handler_failed_cb),
+	                 self);
+
+	if (self->broker != NULL) {
+		self->listener = msd_request_listener_new(self->broker, self->handler,
+		                                          meshsync_get_version());
+		if (self->metrics != NULL)
+			msd_request_listener_set_metrics(self->listener, self->metrics);
+		if (!msd_request_listener_start(self->listener, error))
+			return FALSE;
+	}
+	return meshsync_handler_start(self->handler, error);
+}
+
+static void
+meshsync_service_start_failed(MeshSyncService *self, GTask *task, GError *error)
+{
+	self->state = MESHSYNC_SERVICE_STOPPED;
+	g_task_return_error(task, error);
+}
+
+static void
+meshsync_service_connected_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(GTask) task = user_data;
+	MeshSyncService *self = g_task_get_source_object(task);
+	GError *error = NULL;
+
+	if (!meshsync_broker_connect_finish(MESHSYNC_BROKER(source), result, &error)) {
+		meshsync_service_start_failed(self, task, error);
+		return;
+	}
+	/* the state notification may have come before the check was watched */
+	meshsync_service_update_broker_check(self);
+	if (!meshsync_service_start_sync(self, &error)) {
+		meshsync_service_start_failed(self, task, error);
+		return;
+	}
+	self->state = MESHSYNC_SERVICE_RUNNING;
+	g_message("meshsync: run started");
+	g_task_return_boolean(task, TRUE);
+}
+
+/**
+ * meshsync_service_start_async:
+ * @self: a #MeshSyncService
+ * @cancellable: (nullable): stops waiting for the broker
+ * @callback: called once the sync is under way, or failed to start
+ * @user_data: for @callback
+ *
+ * Starts everything that was configured: the health endpoints first (so that probes see a
+ * live process while it waits), then the broker connection (retried until its connect
+ * timeout), the outputs, and the handler. The callback runs in the thread-default main
+ * context of the caller.
+ */
+void
+meshsync_service_start_async(MeshSyncService *self,
+                             GCancellable *cancellable,
+                             GAsyncReadyCallback callback,
+                             gpointer user_data)
+{
+	g_autoptr(GTask) task = NULL;
+	GError *error = NULL;
+
+	g_return_if_fail(MESHSYNC_IS_SERVICE(self));
+	g_return_if_fail(cancellable == NULL || G_IS_CANCELLABLE(cancellable));
+
+	task = g_task_new(self, cancellable, callback, user_data);
+	g_task_set_source_tag(task, meshsync_service_start_async);
+	if (self->state != MESHSYNC_SERVICE_IDLE) {
+		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
+		                        "the service was started already");
+		return;
+	}
+	self->state = MESHSYNC_SERVICE_STARTING;
+	if (self->health_enabled && !meshsync_service_start_health(self, &error)) {
+		meshsync_service_start_failed(self, task, error);
+		return;
+	}
+	if (self->broker != NULL) {
+		g_signal_connect(self->broker, "notify::state",
+		                 G_CALLBACK(meshsync_service_broker_state_cb), self);
+		meshsync_broker_connect_async(self->broker, cancellable,
+		                              meshsync_service_connected_cb,
+		                              g_steal_pointer(&task));
+		return;
+	}
+	if (!meshsync_service_start_sync(self, &error)) {
+		meshsync_service_start_failed(self, task, error);
+		return;
+	}
+	self->state = MESHSYNC_SERVICE_RUNNING;
+	g_message("meshsync: run started");
+	g_task_return_boolean(task, TRUE);
+}
+
+/**
+ * meshsync_service_start_finish:
+ * @self: a #MeshSyncService
+ * @result: the result passed to the callback
+ * @error: return location for a #GError
+ *
+ * Finishes [method@MeshSync.Service.start_async].
+ *
+ * Returns: %TRUE once the sync is under way; %FALSE when the health port could not be bound,
+ *   the broker never answered (or refused the credentials), an output could not be opened,
+ *   or the start was cancelled (%G_IO_ERROR_CANCELLED)
+ */
+gboolean
+meshsync_service_start_finish(MeshSyncService *self, GAsyncResult *result, GError **error)
+{
+	g_return_val_if_fail(g_task_is_valid(result, self), FALSE);
+	g_return_val_if_fail(g_task_get_source_tag(G_TASK(result)) == meshsync_service_start_async,
+	                     FALSE);
+	return g_task_propagate_boolean(G_TASK(result), error);
+}
+
+static void
+meshsync_service_log_totals(MeshSyncService *self)
+{
+	if (self->broker_writer != NULL)
+		g_message("broker flushed: %" G_GUINT64_FORMAT " events published",
+		          meshsync_broker_writer_get_n_published(self->broker_writer));
+	if (self->file_writer != NULL)
+		g_message("snapshot %s: %u documents written",
+		          meshsync_file_writer_get_path(self->file_writer),
+		          meshsync_file_writer_get_n_documents(self->file_writer));
+}
+
+static void
+meshsync_service_stopped(MeshSyncService *self, GTask *task)
+{
+	GError *error = g_task_get_task_data(task);
+
+	self->state = MESHSYNC_SERVICE_STOPPED;
+	meshsync_service_log_totals(self);
+	if (error != NULL)
+		g_task_return_error(task, g_error_copy(error));
+	else
+		g_task_return_boolean(task, TRUE);
+}
+
+static void
+meshsync_service_flushed_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(GTask) task = user_data;
+	g_autoptr(GError) error = NULL;
+
+	if (!meshsync_broker_flush_finish(MESHSYNC_BROKER(source), result, &error))
+		g_warning("messages may be lost: %s", error->message);
+	meshsync_service_stopped(g_task_get_source_object(task), task);
+}
+
+/**
+ * meshsync_service_stop_async:
+ * @self: a #MeshSyncService
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called once everything is stopped
+ * @user_data: for @callback
+ *
+ * Stops the informers and the request answering, writes out every event already received,
+ * closes the outputs and waits (a bounded time, see
+ * [method@MeshSync.Service.set_flush_timeout]) for the broker to take what it still buffers.
+ * Unlike upstream, nothing published before the stop is thrown away while the broker is
+ * reachable.
+ */
+void
+meshsync_service_stop_async(MeshSyncService *self,
+                            GCancellable *cancellable,
+                            GAsyncReadyCallback callback,
+                            gpointer user_data)
+{
+	g_autoptr(GTask) task = NULL;
+	g_autoptr(GError) error = NULL;
+	MeshSyncBrokerState state;
+
+	g_return_if_fail(MESHSYNC_IS_SERVICE(self));
+
+	task = g_task_new(self, cancellable, callback, user_data);
+	g_task_set_source_tag(task, meshsync_service_stop_async);
+	if (self->state != MESHSYNC_SERVICE_RUNNING) {
+		self->state = MESHSYNC_SERVICE_STOPPED;
+		g_task_return_boolean(task, TRUE);
+		return;
+	}
+	self->state = MESHSYNC_SERVICE_STOPPING;
+	g_message("meshsync: shutting down");
+	if (self->listener != NULL)
+		msd_request_listener_stop(self->listener);
+	meshsync_handler_stop(self->handler);
+	if (self->writer != NULL && !meshsync_writer_close(self->writer, &error))
+		g_task_set_task_data(task, g_steal_pointer(&error), (GDestroyNotify)g_error_free);
+	if (self->broker == NULL) {
+		meshsync_service_stopped(self, task);
+		return;
+	}
+	state = meshsync_broker_get_state(self->broker);
+	if (state != MESHSYNC_BROKER_STATE_CONNECTED &&
+	    state != MESHSYNC_BROKER_STATE_RECONNECTING) {
+		meshsync_service_stopped(self, task);
+		return;
+	}
+	meshsync_broker_flush_async(self->broker, self->flush_timeout_ms, cancellable,
+	                            meshsync_service_flushed_cb, g_steal_pointer(&task));
+}
+
+/**
+ * meshsync_service_stop_finish:
+ * @self: a #MeshSyncService
+ * @result: the result passed to the callback
+ * @error: return location for a #GError
+ *
+ * Finishes [method@MeshSync.Service.stop_async].
+ *
+ * Returns: %TRUE when everything was written; %FALSE when closing an output failed (for
+ *   example %MESHSYNC_ERROR_WRITE on a full disk)
+ */
+gboolean
+meshsync_service_stop_finish(MeshSyncService *self, GAsyncResult *result, GError **error)
+{
+	g_return_val_if_fail(g_task_is_valid(result, self), FALSE);
+	g_return_val_if_fail(g_task_get_source_tag(G_TASK(result)) == meshsync_service_stop_async,
+	                     FALSE);
+	return g_task_propagate_boolean(G_TASK(result), error);
+}
+
+static void
+meshsync_service_get_property(GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+	MeshSyncService *self = MESHSYNC_SERVICE(object);
+
+	switch (prop_id) {
+	case PROP_KUBE_CONFIG:
+		g_value_set_object(value, self->config);
+		break;
+	case PROP_READY:
+		g_value_set_boolean(value, meshsync_service_get_ready(self));
+		break;
+	default:
+		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+	}
+}
+
+static void
+meshsync_service_set_property(GObject *object,
+                              guint prop_id,
+                              const GValue *value,
+                              GParamSpec *pspec)
+{
+	MeshSyncService *self = MESHSYNC_SERVICE(object);
+
+	switch (prop_id) {
+	case PROP_KUBE_CONFIG:
+		self->config = g_value_dup_object(value);
+		break;
+	default:
+		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+	}
+}
+
+static void
+meshsync_service_dispose(GObject *object)
+{
+	MeshSyncService *self = MESHSYNC_SERVICE(object);
+
+	if (self->listener != NULL)
+		msd_request_listener_stop(self->listener);
+	g_clear_object(&self->listener);
+	if (self->metrics != NULL) {
+		/* the gauges read the handler and the broker: drop them first */
+		msd_engine_metrics_unbind_handler(self->metrics, self->handler);
+		msd_engine_metrics_unbind_broker(self->metrics);
+	}
+	if (self->handler != NULL) {
+		g_signal_handlers_disconnect_by_data(self->handler, self);
+		meshsync_handler_stop(self->handler);
+	}
+	g_clear_object(&self->handler);
+	g_clear_object(&self->writer);
+	g_clear_object(&self->broker_writer);
+	g_clear_object(&self->file_writer);
+	if (self->broker != NULL) {
+		g_signal_handlers_disconnect_by_data(self->broker, self);
+		meshsync_broker_close(self->broker);
+	}
+	g_clear_object(&self->broker);
+	g_clear_object(&self->health);
+	g_clear_object(&self->metrics);
+	if (self->extra_writers != NULL)
+		g_ptr_array_set_size(self->extra_writers, 0);
+	G_OBJECT_CLASS(meshsync_service_parent_class)->dispose(object);
+}
+
+static void
+meshsync_service_finalize(GObject *object)
+{
+	MeshSyncService *self = MESHSYNC_SERVICE(object);
+
+	g_clear_object(&self->config);
+	g_clear_object(&self->watch);
+	g_free(self->output_resources);
+	g_free(self->output_namespaces);
+	g_free(self->output_file);
+	g_free(self->health_address);
+	g_ptr_array_unref(self->extra_writers);
+	G_OBJECT_CLASS(meshsync_service_parent_class)->finalize(object);
+}
+
+static void
+meshsync_service_class_init(MeshSyncServiceClass *klass)
+{
+	GObjectClass *object_class = G_OBJECT_CLASS(klass);
+
+	object_class->get_property = meshsync_service_get_property;
+	object_class->set_property = meshsync_service_set_property;
+	object_class->dispose = meshsync_service_dispose;
+	object_class->finalize = meshsync_service_finalize;
+
+	/**
+	 * MeshSyncService:kube-config: (getter get_kube_config)
+	 *
+	 * The API server to sync from.
+	 */
+	props[PROP_KUBE_CONFIG] = g_param_spec_object(
+	        "kube-config", NULL, NULL, MESHSYNC_TYPE_KUBE_CONFIG,
+	        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+
+	/**
+	 * MeshSyncService:ready: (getter get_ready)
+	 *
+	 * Whether the current run has its complete initial state; see
+	 * [property@MeshSync.Handler:ready].
+	 */
+	props[PROP_READY] = g_param_spec_boolean("ready", NULL, NULL, FALSE,
+	                                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS |
+	                                                 G_PARAM_EXPLICIT_NOTIFY);
+	g_object_class_install_properties(object_class, N_PROPS, props);
+
+	/**
+	 * MeshSyncService::failed:
+	 * @self: the service
+	 * @error: what went wrong
+	 *
+	 * Emitted when the sync cannot go on, for example when an output reports
+	 * %MESHSYNC_ERROR_WRITE; the handler has stopped by then. Stop the service and report the
+	 * error.
+	 */
+	signals[SIGNAL_FAILED] = g_signal_new("failed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
+	                                      0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_ERROR);
+}
+
+static void
+meshsync_service_init(MeshSyncService *self)
+{
+	self->extra_writers = g_ptr_array_new_with_free_func(g_object_unref);
+	self->flush_timeout_ms = MESHSYNC_SERVICE_FLUSH_TIMEOUT_MS;
+	self->health_port = MESHSYNC_HEALTH_PORT;
+}
+
+/**
+ * meshsync_service_new:
+ * @config: the API server to sync from
+ *
+ * Creates a service with no output yet; configure it, then call
+ * [method@MeshSync.Service.start_async].
+ *
+ * Returns: (transfer full): a new service
+ */
+MeshSyncService *
+meshsync_service_new(MeshSyncKubeConfig *config)
+{
+	g_return_val_if_fail(MESHSYNC_IS_KUBE_CONFIG(config), NULL);
+	return g_object_new(MESHSYNC_TYPE_SERVICE, "kube-config", config, NULL);
+}
+
+#define MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self)                         \
+	G_STMT_START                                                      \
+	{                                                                 \
+		g_return_if_fail(MESHSYNC_IS_SERVICE(self));              \
+		g_return_if_fail((self)->state == MESHSYNC_SERVICE_IDLE); \
+	}                                                                 \
+	G_STMT_END
+
+/**
+ * meshsync_service_set_watch_config:
+ * @self: a #MeshSyncService
+ * @watch_config: (nullable): what to watch
+ *
+ * Sets what to watch instead of the MeshSync custom resource (or, without one, the default
+ * set). Call it before starting.
+ */
+void
+meshsync_service_set_watch_config(MeshSyncService *self, MeshSyncWatchConfig *watch_config)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	g_set_object(&self->watch, watch_config);
+}
+
+static gchar *
+meshsync_service_join(const gchar *const *names)
+{
+	return names != NULL && names[0] != NULL ? g_strjoinv(",", (gchar **)names) : NULL;
+}
+
+/**
+ * meshsync_service_set_output_resources:
+ * @self: a #MeshSyncService
+ * @resources: (array zero-terminated=1) (nullable): resource names as `-outputResources`
+ *   takes them (`pod`, `deployment`, ...)
+ *
+ * Limits the informers to these resources; %NULL or an empty list watches everything
+ * configured. Call it before starting.
+ */
+void
+meshsync_service_set_output_resources(MeshSyncService *self, const gchar *const *resources)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	g_free(self->output_resources);
+	self->output_resources = meshsync_service_join(resources);
+}
+
+/**
+ * meshsync_service_set_output_namespaces:
+ * @self: a #MeshSyncService
+ * @namespaces: (array zero-terminated=1) (nullable): namespaces whose objects are emitted
+ *
+ * Limits the events to these namespaces (cluster-scoped objects always pass), as
+ * `-outputNamespaces` does; %NULL or an empty list emits every namespace. Call it before
+ * starting.
+ */
+void
+meshsync_service_set_output_namespaces(MeshSyncService *self, const gchar *const *namespaces)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	g_free(self->output_namespaces);
+	self->output_namespaces = meshsync_service_join(namespaces);
+}
+
+/**
+ * meshsync_service_set_output_file:
+ * @self: a #MeshSyncService
+ * @path: (nullable) (type filename): the snapshot file, or %NULL for upstream's
+ *   `meshery-cluster-snapshot-YYYYMMDD-NN.yaml` in the working directory
+ * @extended: whether to write every event, with its type, to `<name>-extended.yaml` too
+ *
+ * Writes the YAML snapshot (file mode); see [class@MeshSync.FileWriter]. Call it before
+ * starting.
+ */
+void
+meshsync_service_set_output_file(MeshSyncService *self, const gchar *path, gboolean extended)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	self->file_output = TRUE;
+	g_free(self->output_file);
+	self->output_file = g_strdup(path);
+	self->output_extended = extended;
+}
+
+/**
+ * meshsync_service_set_broker:
+ * @self: a #MeshSyncService
+ * @broker: (nullable): the NATS broker, configured but not connected yet
+ *
+ * Publishes every event on `meshery.meshsync.core` in upstream's envelope and answers the
+ * requests on `meshery.meshsync.request` (broker mode). The service connects the broker when
+ * it starts and closes it when it goes away. Call it before starting.
+ */
+void
+meshsync_service_set_broker(MeshSyncService *self, MeshSyncBroker *broker)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	g_return_if_fail(broker == NULL || MESHSYNC_IS_BROKER(broker));
+	g_set_object(&self->broker, broker);
+}
+
+/**
+ * meshsync_service_set_content_dedup:
+ * @self: a #MeshSyncService
+ * @content_dedup: whether to skip objects whose content was already published
+ *
+ * Upstream's `MESHSYNC_BROKER_CONTENT_DEDUP`; see
+ * [method@MeshSync.BrokerWriter.set_content_dedup]. Call it before starting.
+ */
+void
+meshsync_service_set_content_dedup(MeshSyncService *self, gboolean content_dedup)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	self->content_dedup = content_dedup;
+}
+
+/**
+ * meshsync_service_add_writer:
+ * @self: a #MeshSyncService
+ * @writer: an output of the caller's
+ *
+ * Hands every event to @writer as well, after the broker and the snapshot. Call it before
+ * starting.
+ */
+void
+meshsync_service_add_writer(MeshSyncService *self, MeshSyncWriter *writer)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	g_return_if_fail(MESHSYNC_IS_WRITER(writer));
+	g_ptr_array_add(self->extra_writers, g_object_ref(writer));
+}
+
+/**
+ * meshsync_service_set_health:
+ * @self: a #MeshSyncService
+ * @address: (nullable): the address to listen on, or %NULL for every address
+ * @port: the port (0 picks a free one; see [method@MeshSync.HealthServer.get_port])
+ *
+ * Serves `/healthz`, `/readyz` (checks `informers-synced`, and `broker` in broker mode) and
+ * `/metrics`; see [class@MeshSync.HealthServer]. Call it before starting.
+ */
+void
+meshsync_service_set_health(MeshSyncService *self, const gchar *address, guint port)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	g_return_if_fail(port <= G_MAXUINT16);
+	self->health_enabled = TRUE;
+	g_free(self->health_address);
+	self->health_address = g_strdup(address);
+	self->health_port = port;
+}
+
+/**
+ * meshsync_service_set_flush_timeout:
+ * @self: a #MeshSyncService
+ * @milliseconds: how long stopping waits for the broker
+ *
+ * Sets how long [method@MeshSync.Service.stop_async] waits for the broker to take the
+ * messages it still buffers (5000 ms by default).
+ */
+void
+meshsync_service_set_flush_timeout(MeshSyncService *self, guint milliseconds)
+{
+	g_return_if_fail(MESHSYNC_IS_SERVICE(self));
+	self->flush_timeout_ms = milliseconds;
+}
+
+/**
+ * meshsync_service_get_kube_config: (get-property kube-config)
+ * @self: a #MeshSyncService
+ *
+ * Gets the API server's configuration.
+ *
+ * Returns: (transfer none): the configuration
+ */
+MeshSyncKubeConfig *
+meshsync_service_get_kube_config(MeshSyncService *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_SERVICE(self), NULL);
+	return self->config;
+}
+
+/**
+ * meshsync_service_get_handler:
+ * @self: a #MeshSyncService
+ *
+ * Gets the handler, to follow its events and state.
+ *
+ * Returns: (transfer none) (nullable): the handler, %NULL before the service started
+ */
+MeshSyncHandler *
+meshsync_service_get_handler(MeshSyncService *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_SERVICE(self), NULL);
+	return self->handler;
+}
+
+/**
+ * meshsync_service_get_broker:
+ * @self: a #MeshSyncService
+ *
+ * Gets the broker of broker mode.
+ *
+ * Returns: (transfer none) (nullable): the broker, or %NULL without one
+ */
+MeshSyncBroker *
+meshsync_service_get_broker(MeshSyncService *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_SERVICE(self), NULL);
+	return self->broker;
+}
+
+/**
+ * meshsync_service_get_file_writer:
+ * @self: a #MeshSyncService
+ *
+ * Gets the snapshot writer of file mode.
+ *
+ * Returns: (transfer none) (nullable): the writer, %NULL before the service started or
+ *   without file output
+ */
+MeshSyncFileWriter *
+meshsync_service_get_file_writer(MeshSyncService *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_SERVICE(self), NULL);
+	return self->file_writer;
+}
+
+/**
+ * meshsync_service_get_health_server:
+ * @self: a #MeshSyncService
+ *
+ * Gets the health server, for its port or checks of the caller's.
+ *
+ * Returns: (transfer none) (nullable): the server, %NULL before the service started or
+ *   without [method@MeshSync.Service.set_health]
+ */
+MeshSyncHealthServer *
+meshsync_service_get_health_server(MeshSyncService *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_SERVICE(self), NULL);
+	return self->health;
+}
+
+/**
+ * meshsync_service_get_ready: (get-property ready)
+ * @self: a #MeshSyncService
+ *
+ * Tells whether the current run has its initial state.
+ *
+ * Returns: %TRUE once every informer has synced
+ */
+gboolean
+meshsync_service_get_ready(MeshSyncService *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_SERVICE(self), FALSE);
+	return self->handler != NULL && meshsync_handler_get_ready(self->handler);
+}

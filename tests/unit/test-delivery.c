@@ -1,0 +1,274 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include "engine/msd-delivery.h"
+#include "meshsync-error.h"
+#include "meshsync-resource.h"
+#include "test-writer-fake.h"
+
+static MeshSyncResource *
+make_pod(guint i)
+{
+	g_autofree gchar *json = g_strdup_printf(
+	        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p%u\","
+	        "\"namespace\":\"shop\",\"uid\":\"u%u\",\"resourceVersion\":\"%u\"}}",
+	        i, i, i + 1);
+	g_autoptr(GError) error = NULL;
+	MeshSyncResource *resource =
+	        meshsync_resource_new_from_json(json, -1, MESHSYNC_EVENT_TYPE_ADDED, "c", &error);
+
+	g_assert_no_error(error);
+	return resource;
+}
+
+static void
+push_pods(MsdDelivery *delivery, guint first, guint n)
+{
+	for (guint i = first; i < first + n; i++) {
+		g_autoptr(MeshSyncResource) pod = make_pod(i);
+
+		msd_delivery_push(delivery, pod, MESHSYNC_EVENT_TYPE_ADDED);
+	}
+}
+
+static void
+iterate(void)
+{
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+}
+
+typedef struct {
+	guint announced;
+	MsdDelivery *stop_on; /* drain the delivery from inside the announcement */
+	guint stop_at;
+} Announced;
+
+static void
+count_announce(MeshSyncResource *resource, MeshSyncEventType type, gpointer user_data)
+{
+	Announced *announced = user_data;
+
+	announced->announced++;
+	if (announced->stop_on != NULL && announced->announced == announced->stop_at)
+		msd_delivery_drain(announced->stop_on);
+}
+
+static void
+assert_written_in_order(TestWriter *writer, guint n)
+{
+	g_assert_cmpuint(writer->written->len, ==, n);
+	for (guint i = 0; i < n; i++) {
+		g_autofree gchar *expected = g_strdup_printf("ADDED p%u", i);
+
+		g_assert_cmpstr(g_ptr_array_index(writer->written, i), ==, expected);
+	}
+}
+
+static void
+test_delivery_in_order_one_flush(void)
+{
+	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(MESHSYNC_WRITER(writer));
+	Announced announced = {0};
+
+	msd_delivery_set_announce_func(delivery, count_announce, &announced);
+	push_pods(delivery, 0, 100);
+	assert_written_in_order(writer, 100);
+	g_assert_cmpuint(announced.announced, ==, 100);
+	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 0);
+	/* a burst costs one flush, once the loop is idle */
+	g_assert_cmpuint(writer->flushes, ==, 0);
+	iterate();
+	g_assert_cmpuint(writer->flushes, ==, 1);
+	g_assert_cmpuint(msd_delivery_get_n_delivered(delivery), ==, 100);
+}
+
+static void
+count_notify(GObject *object, GParamSpec *pspec, gpointer user_data)
+{
+	(*(guint *)user_data)++;
+}
+
+static void
+test_delivery_held_while_not_writable(void)
+{
+	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(MESHSYNC_WRITER(writer));
+	Announced announced = {0};
+	guint paused_changes = 0;
+
+	msd_delivery_set_announce_func(delivery, count_announce, &announced);
+	g_signal_connect(delivery, "notify::paused", G_CALLBACK(count_notify), &paused_changes);
+	push_pods(delivery, 0, 3);
+	writer->writable = FALSE;
+	push_pods(delivery, 3, 5);
+	/* not writable: held without a write attempt, producer paused */
+	g_assert_cmpuint(writer->written->len, ==, 3);
+	g_assert_cmpuint(writer->attempts, ==, 3);
+	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 5);
+	g_assert_true(msd_delivery_get_paused(delivery));
+	g_assert_cmpuint(paused_changes, ==, 1);
+	g_assert_cmpuint(announced.announced, ==, 3);
+
+	test_writer_set_writable(writer, TRUE);
+	assert_written_in_order(writer, 8);
+	g_assert_cmpuint(announced.announced, ==, 8);
+	g_assert_false(msd_delivery_get_paused(delivery));
+	g_assert_cmpuint(paused_changes, ==, 2);
+}
+
+/* A writer that turns unwritable as it refuses (a broker whose buffer just filled up): the
+ * refused event is kept, announced once, and written first once the writer recovers. */
+static void
+test_delivery_refused_event_retried(void)
+{
+	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(MESHSYNC_WRITER(writer));
+	Announced announced = {0};
+
+	msd_delivery_set_announce_func(delivery, count_announce, &announced);
+	push_pods(delivery, 0, 2);
+	writer->refuse_next = TRUE;
+	push_pods(delivery, 2, 3);
+	g_assert_cmpuint(writer->written->len, ==, 2);
+	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 3);
+	g_assert_true(msd_delivery_get_paused(delivery));
+	g_assert_cmpuint(announced.announced, ==, 3);
+	test_writer_set_writable(writer, TRUE);
+	assert_written_in_order(writer, 5);
+	g_assert_cmpuint(announced.announced, ==, 5);
+	g_assert_cmpuint(writer->attempts, ==, 6);
+}
+
+static void
+test_delivery_watermarks(void)
+{
+	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(MESHSYNC_WRITER(writer));
+
+	msd_delivery_set_watermarks(delivery, 10, 2);
+	writer->writable = FALSE;
+	push_pods(delivery, 0, 9);
+	g_assert_true(msd_delivery_get_paused(delivery));
+	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 9);
+	/* the producer keeps what it already read: nothing is dropped past the mark */
+	push_pods(delivery, 9, 20);
+	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 29);
+	test_writer_set_writable(writer, TRUE);
+	assert_written_in_order(writer, 29);
+	g_assert_false(msd_delivery_get_paused(delivery));
+}
+
+static void
+count_failed(MsdDelivery *delivery, const GError *error, gpointer user_data)
+{
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE);
+	(*(guint *)user_data)++;
+}
+
+static void
+test_delivery_write_error_fails_once(void)
+{
+	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(MESHSYNC_WRITER(writer));
+	guint failed = 0;
+
+	g_signal_connect(delivery, "failed", G_CALLBACK(count_failed), &failed);
+	push_pods(delivery, 0, 2);
+	writer->disk_full = TRUE;
+	push_pods(delivery, 2, 10);
+	/* reported from the loop, not from inside the push that found it */
+	g_assert_cmpuint(failed, ==, 0);
+	g_assert_true(msd_delivery_get_failed(delivery));
+	iterate();
+	g_assert_cmpuint(failed, ==, 1);
+	/* nothing more reaches the writer after the first write error */
+	g_assert_cmpuint(writer->attempts, ==, 3);
+	g_assert_cmpuint(writer->written->len, ==, 2);
+	g_assert_cmpuint(writer->flushes, ==, 0);
+}
+
+static void
+test_delivery_drain(void)
+{
+	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(MESHSYNC_WRITER(writer));
+
+	writer->writable = FALSE;
+	push_pods(delivery, 0, 4);
+	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 4);
+	/* stopping: the writer gets its last chance for each event, then the queue is empty */
+	g_test_expect_message("MeshSyncEngine", G_LOG_LEVEL_WARNING,
+	                      "*ADDED Pod shop/p0 not written*");
+	g_test_expect_message("MeshSyncEngine", G_LOG_LEVEL_WARNING,
+	                      "*ADDED Pod shop/p1 not written*");
+	g_test_expect_message("MeshSyncEngine", G_LOG_LEVEL_WARNING,
+	                      "*ADDED Pod shop/p2 not written*");
+	g_test_expect_message("MeshSyncEngine", G_LOG_LEVEL_WARNING,
+	                      "*ADDED Pod shop/p3 not written*");
+	msd_delivery_drain(delivery);
+	g_test_assert_expected_messages();
+	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 0);
+	g_assert_false(msd_delivery_get_paused(delivery));
+	/* after a drain events go straight through, and nothing flushes in the background */
+	writer->writable = TRUE;
+	push_pods(delivery, 4, 1);
+	g_assert_cmpuint(writer->written->len, ==, 1);
+	iterate();
+	g_assert_cmpuint(writer->flushes, ==, 0);
+}
+
+static void
+test_delivery_drain_from_announcement(void)
+{
+	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(MESHSYNC_WRITER(writer));
+	Announced announced = {0};
+
+	/* a program that stops the handler from its resource-event handler */
+	announced.stop_on = delivery;
+	announced.stop_at = 3;
+	msd_delivery_set_announce_func(delivery, count_announce, &announced);
+	writer->writable = FALSE;
+	push_pods(delivery, 0, 5);
+	writer->writable = TRUE;
+	meshsync_writer_writable_changed(MESHSYNC_WRITER(writer));
+	/* every event written once, in order, whatever the reentrancy */
+	assert_written_in_order(writer, 5);
+	g_assert_cmpuint(announced.announced, ==, 5);
+	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 0);
+}
+
+static void
+test_delivery_without_writer(void)
+{
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(NULL);
+	Announced announced = {0};
+
+	msd_delivery_set_announce_func(delivery, count_announce, &announced);
+	push_pods(delivery, 0, 7);
+	g_assert_cmpuint(announced.announced, ==, 7);
+	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 0);
+}
+
+int
+main(int argc, char **argv)
+{
+	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/delivery/in-order-one-flush", test_delivery_in_order_one_flush);
+	g_test_add_func("/delivery/held-while-not-writable", test_delivery_held_while_not_writable);
+	g_test_add_func("/delivery/refused-event-retried", test_delivery_refused_event_retried);
+	g_test_add_func("/delivery/watermarks", test_delivery_watermarks);
+	g_test_add_func("/delivery/write-error-fails-once", test_delivery_write_error_fails_once);
+	g_test_add_func("/delivery/drain", test_delivery_drain);
+	g_test_add_func("/delivery/drain-from-announcement", test_delivery_drain_from_announcement);
+	g_test_add_func("/delivery/without-writer", test_delivery_without_writer);
+	return g_test_run();
+}
