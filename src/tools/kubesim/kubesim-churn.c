@@ -137,9 +137,8 @@ churn_create(KubesimChurn *churn, KubesimObject *victim)
 	KubesimPodTemplate bare = {0};
 	const KubesimPodTemplate *tmpl = &bare;
 	g_autofree gchar *name = NULL;
-	g_autoptr(GBytes) json = NULL;
+	g_auto(KubesimNewPod) pod = {0};
 	g_autoptr(KubesimObject) obj = NULL;
-	KubesimStatus *status = NULL;
 	guint64 index = churn->created++;
 
 	if (victim != NULL && replacement_read(victim, &r)) {
@@ -164,15 +163,13 @@ churn_create(KubesimChurn *churn, KubesimObject *victim)
 			index = churn->created++;
 		}
 	}
-	json = kubesim_workload_new_pod(tmpl, name, now_seconds(), TRUE, index % 50 == 0,
-	                                churn->rand);
+	kubesim_workload_new_pod(tmpl, name, now_seconds(), TRUE, index % 50 == 0, churn->rand,
+	                         &pod);
+	/* the name was checked free, so this adds */
+	obj = kubesim_store_add(churn->store, churn->pods, pod.json, tmpl->namespace_, name,
+	                        pod.uid, pod.labels->str, pod.labels->len, pod.rv_off, pod.rv_len);
 	replacement_clear(&r);
-	obj = kubesim_store_upsert(churn->store, churn->pods, json, &status);
-	if (obj == NULL) {
-		g_warning("churn: new pod refused: %s", status->message);
-		kubesim_status_free(status);
-		return;
-	}
+	g_assert(obj != NULL);
 	g_queue_push_tail(&churn->pending, g_strdup(obj->key));
 }
 

@@ -612,11 +612,13 @@ kubesim_write_replicaset(KubesimGen *gen,
 	kubesim_gen_emit(gen);
 }
 
+/* The fieldsV1 of the app's pod spec, as pods get it and (@templates) as workloads hold it. */
 static void
-kubesim_gen_set_app(KubesimGen *gen, const gchar *app, guint port)
+kubesim_gen_set_app(KubesimGen *gen, const gchar *app, guint port, gboolean templates)
 {
 	g_string_truncate(gen->template_fields, 0);
-	kubesim_fields_append_pod_spec(gen->template_fields, app, port, FALSE);
+	if (templates)
+		kubesim_fields_append_pod_spec(gen->template_fields, app, port, FALSE);
 	g_string_truncate(gen->pod_fields, 0);
 	kubesim_fields_append_pod_spec(gen->pod_fields, app, port, TRUE);
 }
@@ -659,7 +661,7 @@ kubesim_gen_write_app(KubesimGen *gen,
 	o.rs_name = rs_name;
 	o.rs_uid = rs_uid;
 	o.hash = hash;
-	kubesim_gen_set_app(gen, app, o.port);
+	kubesim_gen_set_app(gen, app, o.port, TRUE);
 
 	kubesim_gen_write_app_config(gen, ns, app, o.created);
 	kubesim_write_deployment(gen, &o, deployment_uid, replicas);
@@ -697,26 +699,37 @@ kubesim_keep_object(GBytes *compact_json, gpointer user_data)
 	*out = g_bytes_ref(compact_json);
 }
 
-GBytes *
+void
+kubesim_new_pod_clear(KubesimNewPod *pod)
+{
+	g_clear_pointer(&pod->json, g_bytes_unref);
+	if (pod->labels != NULL)
+		g_string_free(g_steal_pointer(&pod->labels), TRUE);
+}
+
+void
 kubesim_workload_new_pod(const KubesimPodTemplate *tmpl,
                          const gchar *name,
                          gint64 created,
                          gboolean pending,
                          gboolean odd,
-                         GRand *rand)
+                         GRand *rand,
+                         KubesimNewPod *out)
 {
+	static const gchar placeholder[] = ",\"resourceVersion\":";
 	KubesimGen gen = {0};
 	KubesimPodOwner o = {0};
 	KubesimImage custom = {0};
-	g_autoptr(GBytes) pod = NULL;
 	g_autofree gchar *image_id = NULL;
-	gchar uid[37];
+	const gchar *rv;
+	gsize len;
 	guint i;
 
-	g_return_val_if_fail(tmpl != NULL && tmpl->namespace_ != NULL && tmpl->app != NULL, NULL);
-	g_return_val_if_fail(tmpl->image != NULL && name != NULL && rand != NULL, NULL);
+	g_return_if_fail(tmpl != NULL && tmpl->namespace_ != NULL && tmpl->app != NULL);
+	g_return_if_fail(tmpl->image != NULL && name != NULL && rand != NULL && out != NULL);
 
-	kubesim_gen_init(&gen, rand, kubesim_keep_object, &pod);
+	memset(out, 0, sizeof *out);
+	kubesim_gen_init(&gen, rand, kubesim_keep_object, &out->json);
 	gen.nodes = 30;
 	gen.pod_ip = g_rand_int_range(rand, 0x200000, 0x3fffff);
 	o.namespace_ = tmpl->namespace_;
@@ -736,9 +749,25 @@ kubesim_workload_new_pod(const KubesimPodTemplate *tmpl,
 	}
 	image_id = kubesim_workload_image_id(o.image->status);
 	o.image_id = image_id;
-	kubesim_gen_set_app(&gen, o.app, o.port);
-	kubesim_random_uid(rand, uid);
-	kubesim_write_pod(&gen, &o, name, uid, created, pending, odd);
+	kubesim_gen_set_app(&gen, o.app, o.port, FALSE);
+	kubesim_random_uid(rand, out->uid);
+	kubesim_write_pod(&gen, &o, name, out->uid, created, pending, odd);
 	kubesim_gen_clear(&gen);
-	return g_steal_pointer(&pod);
+
+	/* the labels kubesim_append_template_meta() wrote, in the store's form */
+	out->labels = g_string_new(NULL);
+	g_string_append_len(out->labels, "app", 4);
+	g_string_append_len(out->labels, o.app, (gssize)strlen(o.app) + 1);
+	g_string_append_len(out->labels, "app.kubernetes.io/part-of\0shop", 31);
+	if (o.hash != NULL) {
+		g_string_append_len(out->labels, "pod-template-hash", 18);
+		g_string_append_len(out->labels, o.hash, (gssize)strlen(o.hash) + 1);
+	}
+	/* names and the uid before it cannot hold a quote: the first match is the member */
+	rv = g_bytes_get_data(out->json, &len);
+	rv = kubesim_find(rv, len, placeholder);
+	g_assert(rv != NULL);
+	out->rv_off = (gsize)(rv - (const gchar *)g_bytes_get_data(out->json, NULL)) +
+	              strlen(placeholder);
+	out->rv_len = strlen("\"0\"");
 }

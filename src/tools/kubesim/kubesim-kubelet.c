@@ -3,6 +3,9 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/* for memrchr() */
+#define _GNU_SOURCE
+
 #include "kubesim-kubelet.h"
 
 #include <stdlib.h>
@@ -11,7 +14,6 @@
 #include "kubesim-fields.h"
 #include "kubesim-workload.h"
 #include "kubesim-write.h"
-#include "util/msd-json-tokens.h"
 
 /*
  * Only the status is tokenized (it is the object's last member, a fifth of a pod) and the
@@ -26,6 +28,7 @@ kubesim_edits_init(KubesimEdits *edits)
 {
 	edits->splices = g_array_sized_new(FALSE, FALSE, sizeof(KubesimSplice), 16);
 	edits->text = g_string_sized_new(1024);
+	msd_json_tokens_init(&edits->tokens);
 }
 
 void
@@ -33,6 +36,7 @@ kubesim_edits_clear(KubesimEdits *edits)
 {
 	g_array_unref(edits->splices);
 	g_string_free(edits->text, TRUE);
+	msd_json_tokens_clear(&edits->tokens);
 }
 
 void
@@ -103,15 +107,16 @@ edit_token_literal(
 	edit_close(edits);
 }
 
+/* The last @needle in @hay; it starts with a byte that is rare in JSON text, a comma. */
 static const gchar *
 find_last(const gchar *hay, gsize len, const gchar *needle)
 {
 	gsize n = strlen(needle);
-	gsize i;
+	const gchar *p = hay + len;
 
-	for (i = len >= n ? len - n + 1 : 0; i-- > 0;) {
-		if (hay[i] == needle[0] && memcmp(hay + i, needle, n) == 0)
-			return hay + i;
+	while ((p = memrchr(hay, needle[0], (gsize)(p - hay))) != NULL) {
+		if ((gsize)(hay + len - p) >= n && memcmp(p, needle, n) == 0)
+			return p;
 	}
 	return NULL;
 }
@@ -331,7 +336,7 @@ edit_crash_container(KubesimEdits *edits,
 gboolean
 kubesim_kubelet_update(KubesimObject *pod, gint64 now, GRand *rand, KubesimEdits *edits)
 {
-	g_auto(MsdJsonTokens) st = MSD_JSON_TOKENS_INIT;
+	MsdJsonTokens *st = &edits->tokens;
 	gsize len;
 	const gchar *js = g_bytes_get_data(pod->json, &len);
 	const gchar *member =
@@ -345,41 +350,41 @@ kubesim_kubelet_update(KubesimObject *pod, gint64 now, GRand *rand, KubesimEdits
 		return FALSE;
 	status_off = (gsize)(member - js) + strlen(STATUS_MEMBER) - 1;
 	/* the status is the last member: it ends right before the object's closing brace */
-	if (!msd_json_tokens_parse(&st, js + status_off, len - 1 - status_off, NULL) ||
-	    !msd_json_tokens_is_object(&st, 0))
+	if (!msd_json_tokens_parse(st, js + status_off, len - 1 - status_off, NULL) ||
+	    !msd_json_tokens_is_object(st, 0))
 		return FALSE;
-	phase = msd_json_tokens_member(&st, 0, "phase");
-	conditions = msd_json_tokens_member(&st, 0, "conditions");
-	statuses = msd_json_tokens_member(&st, 0, "containerStatuses");
-	if (!msd_json_tokens_is_array(&st, conditions) ||
-	    !msd_json_tokens_is_array(&st, statuses) || msd_json_tokens_size(&st, statuses) == 0)
+	phase = msd_json_tokens_member(st, 0, "phase");
+	conditions = msd_json_tokens_member(st, 0, "conditions");
+	statuses = msd_json_tokens_member(st, 0, "containerStatuses");
+	if (!msd_json_tokens_is_array(st, conditions) || !msd_json_tokens_is_array(st, statuses) ||
+	    msd_json_tokens_size(st, statuses) == 0)
 		return FALSE;
 	first = statuses + 1;
 
-	if (msd_json_tokens_string_equals(&st, phase, "Pending")) {
+	if (msd_json_tokens_string_equals(st, phase, "Pending")) {
 		gint i, cs = first;
-		for (i = 0; i < msd_json_tokens_size(&st, statuses);
-		     i++, cs = msd_json_tokens_skip(&st, cs)) {
-			if (!edit_start_container(edits, &st, js, cs, now, rand))
+		for (i = 0; i < msd_json_tokens_size(st, statuses);
+		     i++, cs = msd_json_tokens_skip(st, cs)) {
+			if (!edit_start_container(edits, st, js, cs, now, rand))
 				return FALSE;
 		}
-		edit_token_literal(edits, &st, js, phase, "\"Running\"");
-		edit_conditions(edits, &st, js, conditions, now, NULL);
+		edit_token_literal(edits, st, js, phase, "\"Running\"");
+		edit_conditions(edits, st, js, conditions, now, NULL);
 		ready_after = TRUE;
-	} else if (msd_json_tokens_string_equals(&st, phase, "Running")) {
-		gint ready = msd_json_tokens_member(&st, first, "ready");
-		if (msd_json_tokens_type(&st, ready) == MSD_JSON_TRUE) {
+	} else if (msd_json_tokens_string_equals(st, phase, "Running")) {
+		gint ready = msd_json_tokens_member(st, first, "ready");
+		if (msd_json_tokens_type(st, ready) == MSD_JSON_TRUE) {
 			g_autofree gchar *name = msd_json_tokens_dup_string(
-			        &st, msd_json_tokens_member(&st, first, "name"));
+			        st, msd_json_tokens_member(st, first, "name"));
 			if (name == NULL || strpbrk(name, "\"\\") != NULL ||
-			    !edit_crash_container(edits, &st, js, first, pod, now, rand))
+			    !edit_crash_container(edits, st, js, first, pod, now, rand))
 				return FALSE;
-			edit_conditions(edits, &st, js, conditions, now, name);
+			edit_conditions(edits, st, js, conditions, now, name);
 			ready_after = FALSE;
 		} else {
-			if (!edit_start_container(edits, &st, js, first, now, rand))
+			if (!edit_start_container(edits, st, js, first, now, rand))
 				return FALSE;
-			edit_conditions(edits, &st, js, conditions, now, NULL);
+			edit_conditions(edits, st, js, conditions, now, NULL);
 			ready_after = TRUE;
 		}
 	} else {

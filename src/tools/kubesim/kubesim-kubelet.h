@@ -6,6 +6,7 @@
 #pragma once
 
 #include "kubesim-store.h"
+#include "util/msd-json-tokens.h"
 
 G_BEGIN_DECLS
 
@@ -13,6 +14,7 @@ G_BEGIN_DECLS
 typedef struct {
 	GArray *splices; /* KubesimSplice, kept in offset order by kubesim_edits_sort() */
 	GString *text;
+	MsdJsonTokens tokens; /* reused from one pod to the next */
 } KubesimEdits;
 
 void kubesim_edits_init(KubesimEdits *edits);

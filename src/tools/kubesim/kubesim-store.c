@@ -941,6 +941,55 @@ object_new_version(KubesimStore *store,
 	return copy;
 }
 
+KubesimObject *
+kubesim_store_add(KubesimStore *store,
+                  KubesimResource *res,
+                  GBytes *json,
+                  const gchar *ns,
+                  const gchar *name,
+                  const gchar *uid,
+                  const gchar *labels,
+                  gsize labels_len,
+                  gsize rv_off,
+                  gsize rv_len)
+{
+	KubesimObject *obj;
+	g_autofree gchar *key = kubesim_resource_key(res, ns, name);
+	gchar value[32];
+	gsize value_len, len;
+	const gchar *js = g_bytes_get_data(json, &len);
+	gchar *data;
+
+	g_return_val_if_fail(rv_off + rv_len <= len, NULL);
+	if (g_tree_lookup(res->objects, key) != NULL)
+		return NULL;
+	store->rv++;
+	value_len = g_snprintf(value, sizeof(value), "\"%" G_GUINT64_FORMAT "\"", store->rv);
+	data = g_malloc(len - rv_len + value_len + 1);
+	memcpy(data, js, rv_off);
+	memcpy(data + rv_off, value, value_len);
+	memcpy(data + rv_off + value_len, js + rv_off + rv_len, len - rv_off - rv_len);
+	data[len - rv_len + value_len] = '\0';
+
+	obj = g_rc_box_new0(KubesimObject);
+	obj->namespace_ = res->namespaced ? g_strdup(ns) : NULL;
+	obj->name = g_strdup(name);
+	obj->key = g_steal_pointer(&key);
+	obj->uid = g_strdup(uid);
+	obj->rv = store->rv;
+	if (labels != NULL && labels_len > 0) {
+		obj->labels = g_malloc(labels_len + 1);
+		memcpy(obj->labels, labels, labels_len);
+		obj->labels[labels_len] = '\0';
+	}
+	obj->json = g_bytes_new_take(data, len - rv_len + value_len);
+	obj->rv_off = rv_off;
+	obj->rv_len = value_len;
+	g_tree_replace(res->objects, obj->key, obj);
+	emit(store, KUBESIM_EVENT_ADDED, res, obj);
+	return kubesim_object_ref(obj);
+}
+
 static gboolean
 splices_valid(KubesimObject *obj, const KubesimSplice *splices, guint n_splices)
 {

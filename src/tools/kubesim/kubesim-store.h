@@ -129,6 +129,24 @@ KubesimObject *kubesim_store_delete(KubesimStore *store,
  * the manifest loader hand their sink). */
 KubesimObject *kubesim_store_load(KubesimStore *store, GBytes *json, KubesimStatus **status_out);
 
+/*
+ * Adds an object its caller built and so knows the identity of, without reading its JSON:
+ * @json is compact and complete (uid, creationTimestamp, ...) but for the value of
+ * metadata.resourceVersion, a placeholder of @rv_len bytes (quotes included) at @rv_off.
+ * @labels: "k\0v\0...", @labels_len bytes, as the JSON has them. An ADDED event, or NULL
+ * when an object of that name exists.
+ */
+KubesimObject *kubesim_store_add(KubesimStore *store,
+                                 KubesimResource *res,
+                                 GBytes *json,
+                                 const gchar *ns,
+                                 const gchar *name,
+                                 const gchar *uid,
+                                 const gchar *labels,
+                                 gsize labels_len,
+                                 gsize rv_off,
+                                 gsize rv_len);
+
 /* Replaces @length bytes at @offset of a stored object's JSON with @text_len bytes at @text_off
  * of a text the caller keeps. */
 typedef struct {

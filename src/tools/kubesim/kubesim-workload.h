@@ -40,17 +40,30 @@ typedef struct {
 	const gchar *rs_uid;  /* (nullable) */
 } KubesimPodTemplate;
 
+/* A pod built for churn, with what the store needs to add it without reading it again. */
+typedef struct {
+	GBytes *json; /* compact JSON; metadata.resourceVersion is a placeholder */
+	gchar uid[37];
+	GString *labels; /* "k\0v\0...\0", as KubesimObject keeps them */
+	gsize rv_off;    /* the placeholder value, quotes included */
+	gsize rv_len;
+} KubesimNewPod;
+
+void kubesim_new_pod_clear(KubesimNewPod *pod);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(KubesimNewPod, kubesim_new_pod_clear)
+
 /*
  * Builds one more Pod like those of kubesim_workload_generate(), for churn, created at
  * @created. @pending: it is scheduled and its containers are being created (phase Pending),
- * else it runs and is ready. Draws its uid and container IDs from @rand. Returns compact JSON.
+ * else it runs and is ready. Draws its uid and container IDs from @rand.
  */
-GBytes *kubesim_workload_new_pod(const KubesimPodTemplate *tmpl,
-                                 const gchar *name,
-                                 gint64 created,
-                                 gboolean pending,
-                                 gboolean odd,
-                                 GRand *rand);
+void kubesim_workload_new_pod(const KubesimPodTemplate *tmpl,
+                              const gchar *name,
+                              gint64 created,
+                              gboolean pending,
+                              gboolean odd,
+                              GRand *rand,
+                              KubesimNewPod *out);
 
 /* The imageID a kubelet reports for @image as its status names it: repository@sha256:digest. */
 gchar *kubesim_workload_image_id(const gchar *image);
