@@ -3,9 +3,6 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
-/* for memrchr() */
-#define _GNU_SOURCE
-
 #include "kubesim-kubelet.h"
 
 #include <stdlib.h>
@@ -107,20 +104,6 @@ edit_token_literal(
 	edit_close(edits);
 }
 
-/* The last @needle in @hay; it starts with a byte that is rare in JSON text, a comma. */
-static const gchar *
-find_last(const gchar *hay, gsize len, const gchar *needle)
-{
-	gsize n = strlen(needle);
-	const gchar *p = hay + len;
-
-	while ((p = memrchr(hay, needle[0], (gsize)(p - hay))) != NULL) {
-		if ((gsize)(hay + len - p) >= n && memcmp(p, needle, n) == 0)
-			return p;
-	}
-	return NULL;
-}
-
 static void
 append_condition(GString *s, const gchar *type, gint64 now, const gchar *unready)
 {
@@ -181,7 +164,9 @@ edit_kubelet_entry(KubesimEdits *edits, const gchar *js, gsize end, gint64 now, 
 	if (entry == NULL)
 		return;
 	at = (gsize)(entry - js) + strlen(KUBESIM_FIELDS_KUBELET_ENTRY);
-	if (at + KUBESIM_TIME_LEN >= end)
+	/* a time as the server writes it, to the second, or the entry is left alone */
+	if (at + KUBESIM_TIME_LEN >= end || js[at + KUBESIM_TIME_LEN - 1] != 'Z' ||
+	    js[at + KUBESIM_TIME_LEN] != '"')
 		return;
 	kubesim_format_time(text, now);
 	edit_literal(edits, at, KUBESIM_TIME_LEN, text);
@@ -340,7 +325,7 @@ kubesim_kubelet_update(KubesimObject *pod, gint64 now, GRand *rand, KubesimEdits
 	gsize len;
 	const gchar *js = g_bytes_get_data(pod->json, &len);
 	const gchar *member =
-	        len > 0 && js[len - 1] == '}' ? find_last(js, len, STATUS_MEMBER) : NULL;
+	        len > 0 && js[len - 1] == '}' ? kubesim_find_last(js, len, STATUS_MEMBER) : NULL;
 	gsize status_off;
 	gint phase, conditions, statuses, first;
 	gboolean ready_after;

@@ -961,6 +961,8 @@ kubesim_store_add(KubesimStore *store,
 	gchar *data;
 
 	g_return_val_if_fail(rv_off + rv_len <= len, NULL);
+	/* a CRD must go through store_write(), which registers its resource */
+	g_return_val_if_fail(g_strcmp0(res->resource, "customresourcedefinitions") != 0, NULL);
 	if (g_tree_lookup(res->objects, key) != NULL)
 		return NULL;
 	store->rv++;

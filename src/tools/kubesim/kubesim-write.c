@@ -3,7 +3,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
-/* for memmem() */
+/* for memmem() and memrchr() */
 #define _GNU_SOURCE
 
 #include "kubesim-write.h"
@@ -141,4 +141,17 @@ const gchar *
 kubesim_find(const gchar *haystack, gsize length, const gchar *needle)
 {
 	return memmem(haystack, length, needle, strlen(needle));
+}
+
+const gchar *
+kubesim_find_last(const gchar *haystack, gsize length, const gchar *needle)
+{
+	gsize n = strlen(needle);
+	const gchar *p = haystack + length;
+
+	while ((p = memrchr(haystack, needle[0], (gsize)(p - haystack))) != NULL) {
+		if ((gsize)(haystack + length - p) >= n && memcmp(p, needle, n) == 0)
+			return p;
+	}
+	return NULL;
 }

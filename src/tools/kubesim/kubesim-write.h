@@ -45,5 +45,7 @@ void kubesim_random_suffix(GRand *rand, gchar *out, guint len);
 
 /* The first @needle in the @length bytes at @haystack, or NULL. */
 const gchar *kubesim_find(const gchar *haystack, gsize length, const gchar *needle);
+/* The last one, searched from the end: fast when @needle starts with a rare byte. */
+const gchar *kubesim_find_last(const gchar *haystack, gsize length, const gchar *needle);
 
 G_END_DECLS
