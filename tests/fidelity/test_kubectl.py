@@ -4,6 +4,7 @@ Each test starts its own simulator over HTTPS with a bearer token, and gives kub
 discovery cache directory, so that no test sees another's discovery documents.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -12,10 +13,12 @@ import threading
 import queue
 
 import pytest
+import yaml
 
 from kubesim import Kubesim
 
 KUBECTL = shutil.which("kubectl") or "kubectl"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 
 
 class Kubectl:
@@ -210,3 +213,54 @@ def test_wrong_token_is_refused():
             assert "You must be logged in to the server" in proc.stderr
         finally:
             kubectl.close()
+
+
+def test_objects_carry_managed_fields_and_last_applied_configuration(cluster):
+    sim, kubectl = cluster
+    # kubectl hides managedFields from -o json unless asked; it must read them either way
+    pods = json.loads(kubectl.run("get", "pods", "-A", "-o", "json").stdout)["items"]
+    assert len(pods) == 50
+    assert all("managedFields" not in p["metadata"] for p in pods)
+    pods = json.loads(kubectl.run("get", "pods", "-A", "-o", "json",
+                                  "--show-managed-fields").stdout)["items"]
+    for pod in pods:
+        entries = pod["metadata"]["managedFields"]
+        assert [e["manager"] for e in entries][:2] == ["kube-controller-manager", "kubelet"]
+        for entry in entries:
+            assert entry["operation"] == "Update" and entry["fieldsType"] == "FieldsV1"
+            assert entry["apiVersion"] == "v1" and entry["time"].endswith("Z")
+        assert entries[1]["subresource"] == "status"
+        owner = pod["metadata"]["ownerReferences"][0]
+        assert f'k:{{"uid":"{owner["uid"]}"}}' in \
+            entries[0]["fieldsV1"]["f:metadata"]["f:ownerReferences"]
+        assert "f:containers" in entries[0]["fieldsV1"]["f:spec"]
+
+    pod = pods[0]["metadata"]
+    managers = kubectl.run("get", "pod", "-n", pod["namespace"], pod["name"], "-o",
+                           "jsonpath={.metadata.managedFields[*].manager}").stdout
+    assert managers.split()[:2] == ["kube-controller-manager", "kubelet"]
+
+    deployments = yaml.safe_load(kubectl.run("get", "deploy", "-A", "-o", "yaml").stdout)
+    assert deployments["items"]
+    for deployment in deployments["items"]:
+        meta = deployment["metadata"]
+        applied_text = meta["annotations"][LAST_APPLIED]
+        assert applied_text.endswith("\n")
+        applied = json.loads(applied_text)
+        assert (applied["kind"], applied["metadata"]["name"]) == ("Deployment", meta["name"])
+        assert applied["metadata"]["namespace"] == meta["namespace"]
+        assert applied["spec"]["replicas"] == deployment["spec"]["replicas"]
+        assert LAST_APPLIED not in applied["metadata"]["annotations"]
+    meta = deployments["items"][0]["metadata"]
+    text = kubectl.run("get", "deploy", "-n", meta["namespace"], meta["name"], "-o",
+                       "jsonpath={.metadata.annotations.kubectl\\.kubernetes\\.io/"
+                       "last-applied-configuration}").stdout
+    assert json.loads(text) == json.loads(meta["annotations"][LAST_APPLIED])
+
+    for kind in ("services", "configmaps"):
+        items = json.loads(kubectl.run("get", kind, "-A", "-o", "json").stdout)["items"]
+        applied = [json.loads(i["metadata"]["annotations"][LAST_APPLIED]) for i in items
+                   if LAST_APPLIED in i["metadata"].get("annotations", {})]
+        assert applied, f"no {kind} carry a last-applied-configuration"
+        assert all(a["metadata"]["name"] in {i["metadata"]["name"] for i in items}
+                   for a in applied)

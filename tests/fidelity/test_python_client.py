@@ -5,6 +5,7 @@ paginated lists, label selectors, watches with every event type, a 410 in a watc
 objects loaded from manifests read back through the typed API.
 """
 
+import json
 import os
 import queue
 import threading
@@ -175,6 +176,51 @@ def test_seeded_pods_are_complete_and_owned_by_replicasets(seeded):
         for status in pod.status.container_statuses:
             assert status.ready and status.started
             assert status.state.running.started_at is not None
+
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def test_seeded_objects_carry_managed_fields_and_times(seeded):
+    _, api = seeded
+    v1 = client.CoreV1Api(api)
+    apps = client.AppsV1Api(api)
+
+    for pod in v1.list_pod_for_all_namespaces().items:
+        entries = pod.metadata.managed_fields
+        assert [e.manager for e in entries][:2] == ["kube-controller-manager", "kubelet"]
+        for entry in entries:
+            assert isinstance(entry, client.V1ManagedFieldsEntry)
+            assert entry.operation == "Update" and entry.fields_type == "FieldsV1"
+            assert isinstance(entry.fields_v1, dict) and entry.time.tzinfo is not None
+        assert entries[1].subresource == "status"
+        assert "f:conditions" in entries[1].fields_v1["f:status"]
+        assert entries[1].time == max(c.last_transition_time for c in pod.status.conditions)
+        for status in pod.status.container_statuses:
+            assert status.image_id and status.container_id.startswith("containerd://")
+            assert status.restart_count == 0
+
+    deployments = apps.list_deployment_for_all_namespaces().items
+    for deployment in deployments:
+        managers = {(e.manager, e.subresource) for e in deployment.metadata.managed_fields}
+        assert managers == {("kubectl-client-side-apply", None),
+                            ("kube-controller-manager", "status")}
+        applied = json.loads(deployment.metadata.annotations[LAST_APPLIED])
+        assert applied["metadata"]["name"] == deployment.metadata.name
+        assert applied["spec"]["replicas"] == deployment.spec.replicas
+        for cond in deployment.status.conditions:
+            assert cond.last_update_time is not None and cond.last_transition_time is not None
+    for rs in apps.list_replica_set_for_all_namespaces().items:
+        owner = rs.metadata.owner_references[0]
+        assert owner.controller and owner.block_owner_deletion
+        assert rs.metadata.managed_fields[0].manager == "kube-controller-manager"
+    for service in v1.list_service_for_all_namespaces().items:
+        assert service.metadata.managed_fields, service.metadata.name
+    applied_maps = [json.loads(cm.metadata.annotations[LAST_APPLIED])
+                    for cm in v1.list_config_map_for_all_namespaces().items
+                    if LAST_APPLIED in (cm.metadata.annotations or {})]
+    assert {a["kind"] for a in applied_maps} == {"ConfigMap"}
+    assert len(applied_maps) == len(deployments)
 
 
 def test_label_selector_filters_namespaced_list(seeded):

@@ -119,6 +119,19 @@ class Kubesim:
     def stats(self):
         return self.admin("stats", method="GET")
 
+    def watch(self, path, timeout=60):
+        """Opens a watch (@path with its query, e.g. "/api/v1/pods?watch=true&...") and
+        yields each event as a dict {"type", "object"} as it arrives. The socket @timeout
+        bounds the wait for any single line, so a stalled stream fails the test."""
+        req = urllib.request.Request(self.url + path)
+        if self.token:
+            req.add_header("Authorization", "Bearer " + self.token)
+        with urllib.request.urlopen(req, context=self._ssl if self.tls else None,
+                                    timeout=timeout) as resp:
+            for line in resp:
+                if line.strip():
+                    yield json.loads(line)
+
     def wait_for(self, predicate, what, timeout=30.0):
         """Polls @predicate until it holds; fails the test after @timeout seconds."""
         deadline = time.monotonic() + timeout

@@ -34,11 +34,8 @@ load_object(GBytes *json, gpointer user_data)
 {
 	Loader *loader = user_data;
 	KubesimStatus *status = NULL;
-	KubesimResource *res = kubesim_store_resource_for(loader->store, json, &status);
-	g_autoptr(KubesimObject) obj = NULL;
+	g_autoptr(KubesimObject) obj = kubesim_store_load(loader->store, json, &status);
 
-	if (res != NULL)
-		obj = kubesim_store_upsert(loader->store, res, json, &status);
 	if (obj == NULL) {
 		loader->refused++;
 		g_warning("object not loaded: %s", status->message);

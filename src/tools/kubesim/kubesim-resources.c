@@ -5,6 +5,8 @@
 
 #include "kubesim-resources.h"
 
+#include <string.h>
+
 typedef struct {
 	const gchar *group;
 	const gchar *version;
@@ -57,18 +59,44 @@ static const Builtin builtins[] = {
          "CustomResourceDefinition", FALSE, "crd,crds", "api-extensions", "status"},
 };
 
-/* The MeshSync CRD, present by default as in a cluster where Meshery's operator is installed. */
+/* The MeshSync CRD, present by default as in a cluster where Meshery's operator is installed
+ * (by its Helm chart). Every %s is the time the simulator starts. */
 static const gchar meshsync_crd[] =
-        "{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
-        "\"metadata\":{\"name\":\"meshsyncs.meshery.io\"},"
-        "\"spec\":{\"group\":\"meshery.io\",\"names\":{\"kind\":\"MeshSync\",\"listKind\":"
-        "\"MeshSyncList\",\"plural\":\"meshsyncs\",\"singular\":\"meshsync\"},"
+        "{\"kind\":\"CustomResourceDefinition\",\"apiVersion\":\"apiextensions.k8s.io/v1\","
+        "\"metadata\":{\"name\":\"meshsyncs.meshery.io\",\"labels\":{"
+        "\"app.kubernetes.io/managed-by\":\"Helm\"},\"annotations\":{"
+        "\"meta.helm.sh/release-name\":\"meshery-operator\","
+        "\"meta.helm.sh/release-namespace\":\"meshery\"},\"managedFields\":["
+        "{\"manager\":\"helm\",\"operation\":\"Update\",\"apiVersion\":"
+        "\"apiextensions.k8s.io/v1\",\"time\":\"%s\",\"fieldsType\":\"FieldsV1\","
+        "\"fieldsV1\":{\"f:metadata\":{\"f:annotations\":{\".\":{},"
+        "\"f:meta.helm.sh/release-name\":{},\"f:meta.helm.sh/release-namespace\":{}},"
+        "\"f:labels\":{\".\":{},\"f:app.kubernetes.io/managed-by\":{}}},\"f:spec\":{"
+        "\"f:conversion\":{\".\":{},\"f:strategy\":{}},\"f:group\":{},\"f:names\":{"
+        "\"f:kind\":{},\"f:listKind\":{},\"f:plural\":{},\"f:singular\":{}},"
+        "\"f:scope\":{},\"f:versions\":{}}}},"
+        "{\"manager\":\"kube-apiserver\",\"operation\":\"Update\",\"apiVersion\":"
+        "\"apiextensions.k8s.io/v1\",\"time\":\"%s\",\"fieldsType\":\"FieldsV1\","
+        "\"fieldsV1\":{\"f:status\":{\"f:acceptedNames\":{\"f:kind\":{},\"f:listKind\":{},"
+        "\"f:plural\":{},\"f:singular\":{}},\"f:conditions\":{"
+        "\"k:{\\\"type\\\":\\\"Established\\\"}\":{\".\":{},\"f:lastTransitionTime\":{},"
+        "\"f:message\":{},\"f:reason\":{},\"f:status\":{},\"f:type\":{}},"
+        "\"k:{\\\"type\\\":\\\"NamesAccepted\\\"}\":{\".\":{},"
+        "\"f:lastTransitionTime\":{},\"f:message\":{},\"f:reason\":{},\"f:status\":{},"
+        "\"f:type\":{}}}}},\"subresource\":\"status\"}]},"
+        "\"spec\":{\"group\":\"meshery.io\",\"names\":{\"plural\":\"meshsyncs\","
+        "\"singular\":\"meshsync\",\"kind\":\"MeshSync\",\"listKind\":\"MeshSyncList\"},"
         "\"scope\":\"Namespaced\",\"versions\":[{\"name\":\"v1alpha1\",\"served\":true,"
         "\"storage\":true,\"schema\":{\"openAPIV3Schema\":{\"type\":\"object\","
-        "\"x-kubernetes-preserve-unknown-fields\":true}},\"subresources\":{\"status\":{}}}]},"
-        "\"status\":{\"acceptedNames\":{\"kind\":\"MeshSync\",\"plural\":\"meshsyncs\"},"
-        "\"conditions\":[{\"type\":\"Established\",\"status\":\"True\",\"reason\":"
-        "\"InitialNamesAccepted\",\"message\":\"the initial names have been accepted\"}]}}";
+        "\"x-kubernetes-preserve-unknown-fields\":true}},\"subresources\":{\"status\":{}}}],"
+        "\"conversion\":{\"strategy\":\"None\"}},"
+        "\"status\":{\"conditions\":[{\"type\":\"NamesAccepted\",\"status\":\"True\","
+        "\"lastTransitionTime\":\"%s\",\"reason\":\"NoConflicts\",\"message\":"
+        "\"no conflicts found\"},{\"type\":\"Established\",\"status\":\"True\","
+        "\"lastTransitionTime\":\"%s\",\"reason\":\"InitialNamesAccepted\",\"message\":"
+        "\"the initial names have been accepted\"}],\"acceptedNames\":{\"plural\":"
+        "\"meshsyncs\",\"singular\":\"meshsync\",\"kind\":\"MeshSync\",\"listKind\":"
+        "\"MeshSyncList\"},\"storedVersions\":[\"v1alpha1\"]}}";
 
 static gchar **
 split_or_null(const gchar *s)
@@ -83,6 +111,7 @@ kubesim_resources_install(KubesimStore *store)
 	                                          "kube-node-lease"};
 	KubesimResource *ns_res;
 	KubesimResource *crd_res;
+	g_autofree gchar *now = kubesim_now_rfc3339();
 	guint i;
 
 	for (i = 0; i < G_N_ELEMENTS(builtins); i++) {
@@ -105,13 +134,16 @@ kubesim_resources_install(KubesimStore *store)
 
 	ns_res = kubesim_store_lookup(store, "", "v1", "namespaces");
 	for (i = 0; i < G_N_ELEMENTS(namespaces); i++) {
-		g_autofree gchar *json =
-		        g_strdup_printf("{\"apiVersion\":\"v1\",\"kind\":\"Namespace\","
-		                        "\"metadata\":{\"name\":\"%s\","
-		                        "\"labels\":{\"kubernetes.io/metadata.name\":\"%s\"}},"
-		                        "\"spec\":{\"finalizers\":[\"kubernetes\"]},\"status\":{"
-		                        "\"phase\":\"Active\"}}",
-		                        namespaces[i], namespaces[i]);
+		/* made by the API server itself, as its managedFields say */
+		g_autofree gchar *json = g_strdup_printf(
+		        "{\"kind\":\"Namespace\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":"
+		        "\"%s\",\"labels\":{\"kubernetes.io/metadata.name\":\"%s\"},"
+		        "\"managedFields\":[{\"manager\":\"kube-apiserver\",\"operation\":"
+		        "\"Update\",\"apiVersion\":\"v1\",\"time\":\"%s\",\"fieldsType\":"
+		        "\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{\"f:labels\":{\".\":{},"
+		        "\"f:kubernetes.io/metadata.name\":{}}}}}]},\"spec\":{\"finalizers\":"
+		        "[\"kubernetes\"]},\"status\":{\"phase\":\"Active\"}}",
+		        namespaces[i], namespaces[i], now);
 		g_autoptr(GBytes) bytes = g_bytes_new(json, strlen(json));
 		g_autoptr(KubesimStatus) status = NULL;
 		g_autoptr(KubesimObject) obj = kubesim_store_upsert(store, ns_res, bytes, &status);
@@ -119,8 +151,8 @@ kubesim_resources_install(KubesimStore *store)
 	crd_res = kubesim_store_lookup(store, "apiextensions.k8s.io", "v1",
 	                               "customresourcedefinitions");
 	{
-		g_autoptr(GBytes) bytes =
-		        g_bytes_new_static(meshsync_crd, sizeof(meshsync_crd) - 1);
+		g_autofree gchar *json = g_strdup_printf(meshsync_crd, now, now, now, now);
+		g_autoptr(GBytes) bytes = g_bytes_new(json, strlen(json));
 		g_autoptr(KubesimStatus) status = NULL;
 		g_autoptr(KubesimObject) obj = kubesim_store_upsert(store, crd_res, bytes, &status);
 	}

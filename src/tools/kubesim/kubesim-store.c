@@ -55,61 +55,59 @@ object_info_clear(ObjectInfo *info)
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(ObjectInfo, object_info_clear)
 
+/* Reads what the store needs from an object already tokenized in @doc. */
 static gboolean
-object_info_parse(GBytes *json, ObjectInfo *info)
+object_info_read(const MsdJsonTokens *doc, ObjectInfo *info)
 {
-	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
-	gsize len;
-	const gchar *js = g_bytes_get_data(json, &len);
 	gint meta, tok;
 
 	memset(info, 0, sizeof(*info));
-	if (!msd_json_tokens_parse(&doc, js, len, NULL) || !msd_json_tokens_is_object(&doc, 0))
+	if (!msd_json_tokens_is_object(doc, 0))
 		return FALSE;
 	info->api_version =
-	        msd_json_tokens_dup_string(&doc, msd_json_tokens_member(&doc, 0, "apiVersion"));
-	info->kind = msd_json_tokens_dup_string(&doc, msd_json_tokens_member(&doc, 0, "kind"));
-	tok = msd_json_tokens_member(&doc, 0, "spec");
+	        msd_json_tokens_dup_string(doc, msd_json_tokens_member(doc, 0, "apiVersion"));
+	info->kind = msd_json_tokens_dup_string(doc, msd_json_tokens_member(doc, 0, "kind"));
+	tok = msd_json_tokens_member(doc, 0, "spec");
 	if (tok >= 0) {
 		const gchar *raw;
 		gsize raw_len, k;
-		raw = msd_json_tokens_span(&doc, tok, &raw_len);
+		raw = msd_json_tokens_span(doc, tok, &raw_len);
 		info->has_spec = TRUE;
 		/* FNV-1a */
 		info->spec_hash = 0xcbf29ce484222325ULL;
 		for (k = 0; k < raw_len; k++)
 			info->spec_hash = (info->spec_hash ^ (guchar)raw[k]) * 0x100000001b3ULL;
 	}
-	meta = msd_json_tokens_member(&doc, 0, "metadata");
-	if (!msd_json_tokens_is_object(&doc, meta))
+	meta = msd_json_tokens_member(doc, 0, "metadata");
+	if (!msd_json_tokens_is_object(doc, meta))
 		return TRUE;
-	info->name = msd_json_tokens_dup_string(&doc, msd_json_tokens_member(&doc, meta, "name"));
-	info->generate_name = msd_json_tokens_dup_string(
-	        &doc, msd_json_tokens_member(&doc, meta, "generateName"));
+	info->name = msd_json_tokens_dup_string(doc, msd_json_tokens_member(doc, meta, "name"));
+	info->generate_name =
+	        msd_json_tokens_dup_string(doc, msd_json_tokens_member(doc, meta, "generateName"));
 	info->namespace_ =
-	        msd_json_tokens_dup_string(&doc, msd_json_tokens_member(&doc, meta, "namespace"));
-	info->uid = msd_json_tokens_dup_string(&doc, msd_json_tokens_member(&doc, meta, "uid"));
-	info->rv = msd_json_tokens_dup_string(
-	        &doc, msd_json_tokens_member(&doc, meta, "resourceVersion"));
+	        msd_json_tokens_dup_string(doc, msd_json_tokens_member(doc, meta, "namespace"));
+	info->uid = msd_json_tokens_dup_string(doc, msd_json_tokens_member(doc, meta, "uid"));
+	info->rv = msd_json_tokens_dup_string(doc,
+	                                      msd_json_tokens_member(doc, meta, "resourceVersion"));
 	info->creation = msd_json_tokens_dup_string(
-	        &doc, msd_json_tokens_member(&doc, meta, "creationTimestamp"));
+	        doc, msd_json_tokens_member(doc, meta, "creationTimestamp"));
 	{
 		g_autofree gchar *gen = msd_json_tokens_dup_string(
-		        &doc, msd_json_tokens_member(&doc, meta, "generation"));
+		        doc, msd_json_tokens_member(doc, meta, "generation"));
 		info->generation = gen != NULL ? g_ascii_strtoll(gen, NULL, 10) : 0;
 	}
-	tok = msd_json_tokens_member(&doc, meta, "labels");
-	if (msd_json_tokens_is_object(&doc, tok) && msd_json_tokens_size(&doc, tok) > 0) {
-		gint i, n = msd_json_tokens_size(&doc, tok);
+	tok = msd_json_tokens_member(doc, meta, "labels");
+	if (msd_json_tokens_is_object(doc, tok) && msd_json_tokens_size(doc, tok) > 0) {
+		gint i, n = msd_json_tokens_size(doc, tok);
 		gint k = tok + 1;
 		info->labels = g_string_new(NULL);
 		for (i = 0; i < n; i++) {
-			g_autofree gchar *key = msd_json_tokens_dup_string(&doc, k);
-			g_autofree gchar *value = msd_json_tokens_dup_string(&doc, k + 1);
+			g_autofree gchar *key = msd_json_tokens_dup_string(doc, k);
+			g_autofree gchar *value = msd_json_tokens_dup_string(doc, k + 1);
 			g_string_append_len(info->labels, key, strlen(key) + 1);
 			g_string_append_len(info->labels, value != NULL ? value : "",
 			                    (value != NULL ? strlen(value) : 0) + 1);
-			k = msd_json_tokens_skip(&doc, k + 1);
+			k = msd_json_tokens_skip(doc, k + 1);
 		}
 		g_string_append_c(info->labels, '\0');
 	}
@@ -125,6 +123,19 @@ object_info_parse(GBytes *json, ObjectInfo *info)
 	return TRUE;
 }
 
+static gboolean
+object_info_parse(GBytes *json, ObjectInfo *info)
+{
+	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
+	gsize len;
+	const gchar *js = g_bytes_get_data(json, &len);
+
+	memset(info, 0, sizeof(*info));
+	if (!msd_json_tokens_parse(&doc, js, len, NULL))
+		return FALSE;
+	return object_info_read(&doc, info);
+}
+
 /* A metadata member to set (value is raw JSON) or, with a NULL value, to remove. */
 typedef struct {
 	const gchar *key;
@@ -138,25 +149,23 @@ typedef struct {
  * say where the resourceVersion written is in the copy (0 when not exactly one was written).
  */
 static GBytes *
-rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits, gsize *rv_off, gsize *rv_len)
+rewrite_metadata_doc(
+        const MsdJsonTokens *doc, MetaEdit *edits, guint n_edits, gsize *rv_off, gsize *rv_len)
 {
 	guint n_rv = 0;
-	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
-	gsize len;
-	const gchar *js = g_bytes_get_data(json, &len);
-	GString *out = g_string_sized_new(len + 160);
+	gsize len = doc->length;
+	GString *out;
 	gint i, n, tok, meta;
 	gboolean first = TRUE;
 	guint e;
 
 	*rv_off = *rv_len = 0;
-	if (!msd_json_tokens_parse(&doc, js, len, NULL) || !msd_json_tokens_is_object(&doc, 0)) {
-		g_string_free(out, TRUE);
+	if (!msd_json_tokens_is_object(doc, 0))
 		return NULL;
-	}
-	meta = msd_json_tokens_member(&doc, 0, "metadata");
+	out = g_string_sized_new(len + 160);
+	meta = msd_json_tokens_member(doc, 0, "metadata");
 	g_string_append_c(out, '{');
-	n = msd_json_tokens_size(&doc, 0);
+	n = msd_json_tokens_size(doc, 0);
 	tok = 1;
 	for (i = 0; i <= n; i++) {
 		const gchar *raw;
@@ -169,14 +178,14 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits, gsize *rv_off, gs
 			break;
 		is_meta = (i == n) || tok + 1 == meta;
 		if (!is_meta) {
-			next = msd_json_tokens_skip(&doc, tok + 1);
-			raw = msd_json_tokens_span(&doc, tok, &raw_len);
+			next = msd_json_tokens_skip(doc, tok + 1);
+			raw = msd_json_tokens_span(doc, tok, &raw_len);
 			if (!first)
 				g_string_append_c(out, ',');
 			first = FALSE;
 			g_string_append_len(out, raw, raw_len);
 			g_string_append_c(out, ':');
-			raw = msd_json_tokens_span(&doc, tok + 1, &raw_len);
+			raw = msd_json_tokens_span(doc, tok + 1, &raw_len);
 			g_string_append_len(out, raw, raw_len);
 			tok = next;
 			continue;
@@ -187,11 +196,11 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits, gsize *rv_off, gs
 		g_string_append(out, "\"metadata\":{");
 		{
 			gboolean mfirst = TRUE;
-			if (meta >= 0 && msd_json_tokens_is_object(&doc, meta)) {
-				gint j, m = msd_json_tokens_size(&doc, meta);
+			if (meta >= 0 && msd_json_tokens_is_object(doc, meta)) {
+				gint j, m = msd_json_tokens_size(doc, meta);
 				gint k = meta + 1;
 				for (j = 0; j < m; j++) {
-					g_autofree gchar *key = msd_json_tokens_dup_string(&doc, k);
+					g_autofree gchar *key = msd_json_tokens_dup_string(doc, k);
 					MetaEdit *edit = NULL;
 					for (e = 0; e < n_edits; e++) {
 						if (g_strcmp0(edits[e].key, key) == 0)
@@ -218,13 +227,13 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits, gsize *rv_off, gs
 						if (!mfirst)
 							g_string_append_c(out, ',');
 						mfirst = FALSE;
-						raw = msd_json_tokens_span(&doc, k, &raw_len);
+						raw = msd_json_tokens_span(doc, k, &raw_len);
 						g_string_append_len(out, raw, raw_len);
 						g_string_append_c(out, ':');
-						raw = msd_json_tokens_span(&doc, k + 1, &raw_len);
+						raw = msd_json_tokens_span(doc, k + 1, &raw_len);
 						g_string_append_len(out, raw, raw_len);
 					}
-					k = msd_json_tokens_skip(&doc, k + 1);
+					k = msd_json_tokens_skip(doc, k + 1);
 				}
 			}
 			for (e = 0; e < n_edits; e++) {
@@ -245,7 +254,7 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits, gsize *rv_off, gs
 		}
 		g_string_append_c(out, '}');
 		if (i < n)
-			tok = msd_json_tokens_skip(&doc, tok + 1);
+			tok = msd_json_tokens_skip(doc, tok + 1);
 	}
 	g_string_append_c(out, '}');
 	if (n_rv != 1)
@@ -256,6 +265,20 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits, gsize *rv_off, gs
 		gchar *data = g_realloc(g_string_free(out, FALSE), out_len + 1);
 		return g_bytes_new_take(data, out_len);
 	}
+}
+
+/* rewrite_metadata_doc() of a text not tokenized yet */
+static GBytes *
+rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits, gsize *rv_off, gsize *rv_len)
+{
+	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
+	gsize len;
+	const gchar *js = g_bytes_get_data(json, &len);
+
+	*rv_off = *rv_len = 0;
+	if (!msd_json_tokens_parse(&doc, js, len, NULL))
+		return NULL;
+	return rewrite_metadata_doc(&doc, edits, n_edits, rv_off, rv_len);
 }
 
 static gchar *
@@ -585,31 +608,46 @@ emit(KubesimStore *store, KubesimEventType type, KubesimResource *res, KubesimOb
 		store->listener(ev, store->listener_data);
 }
 
+static KubesimResource *
+resource_for_info(KubesimStore *store, ObjectInfo *info, KubesimStatus **status_out)
+{
+	KubesimResource *res;
+
+	if (info->api_version == NULL || info->kind == NULL) {
+		*status_out = kubesim_status_new(400, "BadRequest",
+		                                 "the object has no apiVersion or kind");
+		return NULL;
+	}
+	res = kubesim_store_lookup_kind(store, info->api_version, info->kind);
+	if (res == NULL) {
+		*status_out = kubesim_status_new(404, "NotFound",
+		                                 "the server could not find the requested resource "
+		                                 "(kind %s in %s)",
+		                                 info->kind, info->api_version);
+		return NULL;
+	}
+	return res;
+}
+
 KubesimResource *
 kubesim_store_resource_for(KubesimStore *store, GBytes *json, KubesimStatus **status_out)
 {
 	g_auto(ObjectInfo) info = {0};
-	KubesimResource *res;
 
 	if (!object_info_parse(json, &info)) {
 		*status_out =
 		        kubesim_status_new(400, "BadRequest", "the object is not a JSON object");
 		return NULL;
 	}
-	if (info.api_version == NULL || info.kind == NULL) {
-		*status_out = kubesim_status_new(400, "BadRequest",
-		                                 "the object has no apiVersion or kind");
-		return NULL;
-	}
-	res = kubesim_store_lookup_kind(store, info.api_version, info.kind);
-	if (res == NULL) {
-		*status_out = kubesim_status_new(404, "NotFound",
-		                                 "the server could not find the requested resource "
-		                                 "(kind %s in %s)",
-		                                 info.kind, info.api_version);
-		return NULL;
-	}
-	return res;
+	return resource_for_info(store, &info, status_out);
+}
+
+/* Core-group kinds keep no metadata.generation (pods only from 1.33 on), but for
+ * ReplicationControllers; every other group's kinds, custom resources included, do. */
+static gboolean
+resource_has_generation(KubesimResource *res)
+{
+	return res->group[0] != '\0' || g_strcmp0(res->resource, "replicationcontrollers") == 0;
 }
 
 static KubesimObject *
@@ -639,6 +677,7 @@ typedef enum {
 	WRITE_CREATE,
 	WRITE_UPDATE,
 	WRITE_UPSERT,
+	WRITE_LOAD, /* an upsert of JSON known to be compact already */
 } WriteMode;
 
 static gchar *
@@ -673,12 +712,27 @@ store_write(KubesimStore *store,
 	gboolean created;
 	gint64 generation = 0;
 	gsize rv_off, rv_len;
+	/* one tokenization serves both reading the object and rewriting its metadata */
+	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
 
-	json = kubesim_json_compact(g_bytes_get_data(json_in, NULL), g_bytes_get_size(json_in));
-	if (!object_info_parse(json, &info)) {
-		*status_out = kubesim_status_invalid(res->group, res->resource, "",
-		                                     "the body is not a JSON object");
+	json = mode == WRITE_LOAD ? g_bytes_ref(json_in)
+	                          : kubesim_json_compact(g_bytes_get_data(json_in, NULL),
+	                                                 g_bytes_get_size(json_in));
+	if (!msd_json_tokens_parse(&doc, g_bytes_get_data(json, NULL), g_bytes_get_size(json),
+	                           NULL) ||
+	    !object_info_read(&doc, &info)) {
+		if (res == NULL)
+			*status_out = kubesim_status_new(400, "BadRequest",
+			                                 "the object is not a JSON object");
+		else
+			*status_out = kubesim_status_invalid(res->group, res->resource, "",
+			                                     "the body is not a JSON object");
 		return NULL;
+	}
+	if (res == NULL) {
+		res = resource_for_info(store, &info, status_out);
+		if (res == NULL)
+			return NULL;
 	}
 	if (info.name == NULL && info.generate_name != NULL && mode != WRITE_UPDATE) {
 		g_autofree gchar *suffix = random_suffix();
@@ -749,8 +803,8 @@ store_write(KubesimStore *store,
 		edits[n_edits].key = "creationTimestamp";
 		edits[n_edits++].value = json_quote(now);
 	}
-	/* generation counts spec changes, for the kinds that have a spec */
-	if (info.has_spec) {
+	/* generation counts spec changes, for the kinds that keep one */
+	if (info.has_spec && resource_has_generation(res)) {
 		if (created)
 			generation = info.generation > 0 ? info.generation : 1;
 		else if (old_info.spec_hash != info.spec_hash)
@@ -760,7 +814,7 @@ store_write(KubesimStore *store,
 		edits[n_edits].key = "generation";
 		edits[n_edits++].value = g_strdup_printf("%" G_GINT64_FORMAT, generation);
 	}
-	out = rewrite_metadata(json, edits, n_edits, &rv_off, &rv_len);
+	out = rewrite_metadata_doc(&doc, edits, n_edits, &rv_off, &rv_len);
 	for (i = 0; i < n_edits; i++)
 		g_free(edits[i].value);
 	if (out == NULL) {
@@ -805,33 +859,73 @@ kubesim_store_upsert(KubesimStore *store,
 	return store_write(store, res, json, WRITE_UPSERT, FALSE, status_out);
 }
 
+KubesimObject *
+kubesim_store_load(KubesimStore *store, GBytes *json, KubesimStatus **status_out)
+{
+	return store_write(store, NULL, json, WRITE_LOAD, FALSE, status_out);
+}
+
 /*
- * A copy of @obj at the store's next resourceVersion: the same JSON but for that value, which is
- * spliced in where it is known to be, as rewrite_metadata() would write it.
+ * A copy of @obj at the store's next resourceVersion: the same JSON but for @splices and that
+ * value, which is spliced in where it is known to be, as rewrite_metadata() would write it.
+ * Everything is copied once, in offset order.
  */
 static KubesimObject *
-object_new_version(KubesimStore *store, KubesimObject *obj)
+object_new_version(KubesimStore *store,
+                   KubesimObject *obj,
+                   const KubesimSplice *splices,
+                   guint n_splices,
+                   const gchar *text)
 {
 	KubesimObject *copy = g_rc_box_new0(KubesimObject);
 	gchar value[32];
-	gsize value_len;
+	gsize value_len, len, total, pos = 0, o = 0;
+	const gchar *js = g_bytes_get_data(obj->json, &len);
+	gboolean rv_pending = obj->rv_len > 0;
+	gchar *data;
+	guint i = 0;
 
 	store->rv++;
 	value_len = g_snprintf(value, sizeof(value), "\"%" G_GUINT64_FORMAT "\"", store->rv);
-	if (obj->rv_len > 0) {
-		gsize len;
-		const gchar *js = g_bytes_get_data(obj->json, &len);
-		gsize tail = len - obj->rv_off - obj->rv_len;
-		gchar *data = g_malloc(len - obj->rv_len + value_len);
-		memcpy(data, js, obj->rv_off);
-		memcpy(data + obj->rv_off, value, value_len);
-		memcpy(data + obj->rv_off + value_len, js + obj->rv_off + obj->rv_len, tail);
-		copy->json = g_bytes_new_take(data, len - obj->rv_len + value_len);
-		copy->rv_off = obj->rv_off;
-		copy->rv_len = value_len;
-	} else {
+	total = len;
+	for (i = 0; i < n_splices; i++)
+		total = total - splices[i].length + splices[i].text_len;
+	if (rv_pending)
+		total = total - obj->rv_len + value_len;
+	data = g_malloc(total + 1);
+	i = 0;
+	for (;;) {
+		gsize next = i < n_splices ? splices[i].offset : len;
+		if (rv_pending && obj->rv_off <= next) {
+			memcpy(data + o, js + pos, obj->rv_off - pos);
+			o += obj->rv_off - pos;
+			copy->rv_off = o;
+			copy->rv_len = value_len;
+			memcpy(data + o, value, value_len);
+			o += value_len;
+			pos = obj->rv_off + obj->rv_len;
+			rv_pending = FALSE;
+		} else if (i < n_splices) {
+			memcpy(data + o, js + pos, next - pos);
+			o += next - pos;
+			memcpy(data + o, text + splices[i].text_off, splices[i].text_len);
+			o += splices[i].text_len;
+			pos = next + splices[i].length;
+			i++;
+		} else {
+			break;
+		}
+	}
+	memcpy(data + o, js + pos, len - pos);
+	o += len - pos;
+	g_assert(o == total);
+	data[o] = '\0';
+	copy->json = g_bytes_new_take(data, o);
+	if (obj->rv_len == 0) {
 		MetaEdit edit = {"resourceVersion", value, FALSE};
-		copy->json = rewrite_metadata(obj->json, &edit, 1, &copy->rv_off, &copy->rv_len);
+		GBytes *spliced = copy->json;
+		copy->json = rewrite_metadata(spliced, &edit, 1, &copy->rv_off, &copy->rv_len);
+		g_bytes_unref(spliced);
 	}
 	copy->key = g_strdup(obj->key);
 	copy->namespace_ = g_strdup(obj->namespace_);
@@ -848,13 +942,97 @@ object_new_version(KubesimStore *store, KubesimObject *obj)
 }
 
 KubesimObject *
-kubesim_store_touch(KubesimStore *store, KubesimResource *res, KubesimObject *obj)
+kubesim_store_add(KubesimStore *store,
+                  KubesimResource *res,
+                  GBytes *json,
+                  const gchar *ns,
+                  const gchar *name,
+                  const gchar *uid,
+                  const gchar *labels,
+                  gsize labels_len,
+                  gsize rv_off,
+                  gsize rv_len)
 {
-	KubesimObject *copy = object_new_version(store, obj);
+	KubesimObject *obj;
+	g_autofree gchar *key = kubesim_resource_key(res, ns, name);
+	gchar value[32];
+	gsize value_len, len;
+	const gchar *js = g_bytes_get_data(json, &len);
+	gchar *data;
 
+	g_return_val_if_fail(rv_off + rv_len <= len, NULL);
+	/* a CRD must go through store_write(), which registers its resource */
+	g_return_val_if_fail(g_strcmp0(res->resource, "customresourcedefinitions") != 0, NULL);
+	if (g_tree_lookup(res->objects, key) != NULL)
+		return NULL;
+	store->rv++;
+	value_len = g_snprintf(value, sizeof(value), "\"%" G_GUINT64_FORMAT "\"", store->rv);
+	data = g_malloc(len - rv_len + value_len + 1);
+	memcpy(data, js, rv_off);
+	memcpy(data + rv_off, value, value_len);
+	memcpy(data + rv_off + value_len, js + rv_off + rv_len, len - rv_off - rv_len);
+	data[len - rv_len + value_len] = '\0';
+
+	obj = g_rc_box_new0(KubesimObject);
+	obj->namespace_ = res->namespaced ? g_strdup(ns) : NULL;
+	obj->name = g_strdup(name);
+	obj->key = g_steal_pointer(&key);
+	obj->uid = g_strdup(uid);
+	obj->rv = store->rv;
+	if (labels != NULL && labels_len > 0) {
+		obj->labels = g_malloc(labels_len + 1);
+		memcpy(obj->labels, labels, labels_len);
+		obj->labels[labels_len] = '\0';
+	}
+	obj->json = g_bytes_new_take(data, len - rv_len + value_len);
+	obj->rv_off = rv_off;
+	obj->rv_len = value_len;
+	g_tree_replace(res->objects, obj->key, obj);
+	emit(store, KUBESIM_EVENT_ADDED, res, obj);
+	return kubesim_object_ref(obj);
+}
+
+static gboolean
+splices_valid(KubesimObject *obj, const KubesimSplice *splices, guint n_splices)
+{
+	gsize len = g_bytes_get_size(obj->json);
+	gsize end = 0;
+	guint i;
+
+	for (i = 0; i < n_splices; i++) {
+		const KubesimSplice *sp = &splices[i];
+		if (sp->offset < end || sp->offset + sp->length > len)
+			return FALSE;
+		/* the resourceVersion is the store's to write */
+		if (obj->rv_len > 0 && sp->offset < obj->rv_off + obj->rv_len &&
+		    sp->offset + sp->length > obj->rv_off)
+			return FALSE;
+		end = sp->offset + sp->length;
+	}
+	return TRUE;
+}
+
+KubesimObject *
+kubesim_store_modify(KubesimStore *store,
+                     KubesimResource *res,
+                     KubesimObject *obj,
+                     const KubesimSplice *splices,
+                     guint n_splices,
+                     const gchar *text)
+{
+	KubesimObject *copy;
+
+	g_return_val_if_fail(splices_valid(obj, splices, n_splices), NULL);
+	copy = object_new_version(store, obj, splices, n_splices, text);
 	g_tree_replace(res->objects, copy->key, copy);
 	emit(store, KUBESIM_EVENT_MODIFIED, res, copy);
 	return kubesim_object_ref(copy);
+}
+
+KubesimObject *
+kubesim_store_touch(KubesimStore *store, KubesimResource *res, KubesimObject *obj)
+{
+	return kubesim_store_modify(store, res, obj, NULL, 0, NULL);
 }
 
 static gpointer
@@ -911,7 +1089,7 @@ kubesim_store_delete(KubesimStore *store,
 			*status_out = kubesim_status_not_found(res->group, res->resource, name);
 		return NULL;
 	}
-	last = object_new_version(store, old);
+	last = object_new_version(store, old, NULL, 0, NULL);
 	g_tree_remove(res->objects, last->key);
 	emit(store, KUBESIM_EVENT_DELETED, res, last);
 	if (res->crd_name == NULL && g_strcmp0(res->resource, "customresourcedefinitions") == 0)

@@ -124,6 +124,51 @@ KubesimObject *kubesim_store_delete(KubesimStore *store,
                                     const gchar *ns,
                                     const gchar *name,
                                     KubesimStatus **status_out);
+/* Creates or replaces an object of whatever resource its apiVersion and kind name: for loaders,
+ * which thus have it read once. @json must be compact JSON (what the workload generator and
+ * the manifest loader hand their sink). */
+KubesimObject *kubesim_store_load(KubesimStore *store, GBytes *json, KubesimStatus **status_out);
+
+/*
+ * Adds an object its caller built and so knows the identity of, without reading its JSON:
+ * @json is compact and complete (uid, creationTimestamp, ...) but for the value of
+ * metadata.resourceVersion, a placeholder of @rv_len bytes (quotes included) at @rv_off.
+ * @labels: "k\0v\0...", @labels_len bytes, as the JSON has them. An ADDED event, or NULL
+ * when an object of that name exists.
+ */
+KubesimObject *kubesim_store_add(KubesimStore *store,
+                                 KubesimResource *res,
+                                 GBytes *json,
+                                 const gchar *ns,
+                                 const gchar *name,
+                                 const gchar *uid,
+                                 const gchar *labels,
+                                 gsize labels_len,
+                                 gsize rv_off,
+                                 gsize rv_len);
+
+/* Replaces @length bytes at @offset of a stored object's JSON with @text_len bytes at @text_off
+ * of a text the caller keeps. */
+typedef struct {
+	gsize offset;
+	gsize length;
+	gsize text_off;
+	gsize text_len;
+} KubesimSplice;
+
+/*
+ * Stores a new version of @obj (a MODIFIED event): its JSON with @splices applied and a new
+ * resourceVersion, in one copy and without parsing it again, which is what lets churn change
+ * status at tens of thousands of events per second. @splices are in offset order, do not
+ * overlap and leave metadata.resourceVersion, namespace, name, uid and labels alone; the
+ * result must still be valid JSON.
+ */
+KubesimObject *kubesim_store_modify(KubesimStore *store,
+                                    KubesimResource *res,
+                                    KubesimObject *obj,
+                                    const KubesimSplice *splices,
+                                    guint n_splices,
+                                    const gchar *text);
 /* Re-stores @obj unchanged but for a new resourceVersion (a MODIFIED event). */
 KubesimObject *kubesim_store_touch(KubesimStore *store, KubesimResource *res, KubesimObject *obj);
 
