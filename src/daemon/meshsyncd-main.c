@@ -109,6 +109,7 @@ main(int argc, char **argv)
 	gboolean stop_after_sync = FALSE;
 	gboolean list_resources = FALSE;
 	gboolean verbose = FALSE;
+	gboolean redact_secrets = FALSE;
 	gboolean version = FALSE;
 	MeshsyncdDaemonOptions options = {0};
 	const GOptionEntry entries[] = {
@@ -168,12 +169,17 @@ main(int argc, char **argv)
 	            "logged)"),
 	         N_("PORT")},
 	        {"health-address", 0, 0, G_OPTION_ARG_STRING, &health_address,
-	         N_("Address the health endpoints listen on (default: every address)"),
+	         N_("Address the health endpoints listen on (default: every address, as a pod "
+	            "needs; the systemd unit passes 127.0.0.1)"),
 	         N_("ADDRESS")},
 	        {"dbus", 0, 0, G_OPTION_ARG_STRING, &dbus,
 	         N_("Publish io.meshery.MeshSync1 on this D-Bus bus: session or system "
 	            "(default: none)"),
 	         N_("BUS")},
+	        {"redact-secrets", 0, 0, G_OPTION_ARG_NONE, &redact_secrets,
+	         N_("Publish Secrets with their data, binaryData and stringData values replaced by "
+	            "[REDACTED] (as MESHSYNC_REDACT_SECRETS=true does)"),
+	         NULL},
 	        {"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, N_("Log debug messages"), NULL},
 	        {"version", 0, 0, G_OPTION_ARG_NONE, &version, N_("Print the version and exit"),
 	         NULL},
@@ -205,6 +211,10 @@ main(int argc, char **argv)
 		g_print("meshsync %s\n", meshsync_get_version());
 		return EXIT_SUCCESS;
 	}
+	/* the library reads the variable where it converts Secrets: the flag is its spelling on
+	 * the command line */
+	if (redact_secrets)
+		g_setenv("MESHSYNC_REDACT_SECRETS", "true", TRUE);
 	if (verbose || meshsyncd_main_debug_requested())
 		g_log_set_debug_enabled(TRUE);
 	if (list_resources)

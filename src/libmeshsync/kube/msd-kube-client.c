@@ -249,6 +249,12 @@ msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
 	else
 		self->server_name = g_strdup(g_uri_get_host(uri));
 	self->insecure = meshsync_kube_config_get_insecure_skip_tls_verify(config);
+	/* honoured, as kubectl does, but never silently: anyone on the path can impersonate
+	 * the API server and read the bearer token */
+	if (self->insecure && g_str_has_prefix(self->server, "https:"))
+		g_warning("TLS verification of the API server %s is off (insecure-skip-tls-verify "
+		          "in %s): its certificate is not checked",
+		          self->server, source);
 
 	ca_pem = meshsync_kube_config_get_ca_pem(config);
 	if (ca_pem != NULL && !self->insecure) {
