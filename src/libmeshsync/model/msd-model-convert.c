@@ -22,16 +22,32 @@
  * with Go's lenient, case-insensitive decoder, and (b) overwrites some fields with raw byte
  * spans found at exact key paths. We do (a) over the members in sorted order (so that the
  * last case-variant wins, as it does in Go) and (b) with exact lookups afterwards.
+ *
+ * The object may be any token of a document the caller already tokenized (a watch line, a
+ * list page): the result is the one the store's copy of that object would give (see
+ * msd_store_entry_new_from_tokens()). That copy differs from the object's bytes in three ways,
+ * and only one of them can change the model: whitespace (nothing here reads it),
+ * metadata.managedFields (nothing here reads it), and the kind and apiVersion put in front of
+ * a list item that lacks them, which are merged into the sorted members below as "virtual"
+ * members.
  */
 
 #define PATTERN_LABEL "design.meshery.io/id"
+
+/* A string member the store's copy would have and the object lacks. */
+typedef struct {
+	const gchar *key;
+	const gchar *value; /* the bytes the store would put between the quotes */
+} VirtualMember;
 
 typedef struct {
 	MsdModel *m;
 	GString *arena;
 	const MsdJsonTokens *doc;
-	GArray *labels;      /* (element-type MsdKeyValue) */
-	GArray *annotations; /* (element-type MsdKeyValue) */
+	gint root;
+	VirtualMember virt[2]; /* sorted by key; unused ones have a NULL key */
+	GArray *labels;        /* (element-type MsdKeyValue) */
+	GArray *annotations;   /* (element-type MsdKeyValue) */
 } Builder;
 
 void
@@ -250,13 +266,75 @@ static const struct {
         {"type", MSD_F_TYPE},
 };
 
+/* The text the tokenizer decodes from the bytes the store puts between quotes: those bytes
+ * have no quote, backslash or control byte (the store checks), so only invalid UTF-8 changes,
+ * one U+FFFD per bad byte as in msd_json_tokens_append_decoded(). */
+static void
+append_decoded_plain(GString *out, const gchar *text)
+{
+	const guchar *p = (const guchar *)text;
+	gsize n = strlen(text);
+	gsize i = 0;
+
+	while (i < n) {
+		gsize run = i;
+		gunichar cp;
+		gint sz;
+
+		while (run < n && p[run] < 0x80)
+			run++;
+		g_string_append_len(out, text + i, (gssize)(run - i));
+		i = run;
+		if (i >= n)
+			break;
+		sz = msd_utf8_decode(p + i, n - i, &cp);
+		if (sz == 0) {
+			g_string_append_len(out, MSD_UTF8_REPLACEMENT, 3);
+			i++;
+		} else {
+			g_string_append_len(out, text + i, sz);
+			i += (gsize)sz;
+		}
+	}
+}
+
+static void
+decode_virtual(Builder *b, const VirtualMember *vm)
+{
+	MsdField f = strcmp(vm->key, "kind") == 0 ? MSD_F_KIND : MSD_F_API_VERSION;
+
+	span_begin(b, &b->m->f[f]);
+	append_decoded_plain(b->arena, vm->value);
+	span_end(b, &b->m->f[f]);
+}
+
+/* The sorted members' order (msd_json_tokens_sorted_members()): bytes, then length. */
+static gint
+key_cmp(const gchar *a, gsize a_len, const gchar *bk, gsize b_len)
+{
+	gint c = memcmp(a, bk, MIN(a_len, b_len));
+
+	if (c != 0)
+		return c;
+	return a_len < b_len ? -1 : a_len > b_len ? 1 : 0;
+}
+
 static void
 decode_top(Builder *b)
 {
 	gint n = 0;
-	MsdJsonMember *mem = msd_json_tokens_sorted_members(b->doc, 0, &n);
+	MsdJsonMember *mem = msd_json_tokens_sorted_members(b->doc, b->root, &n);
+	guint next_virt = 0;
 
-	for (gint k = 0; k < n; k++) {
+	for (gint k = 0; k <= n; k++) {
+		/* a virtual member goes where its key sorts; no real key equals it */
+		while (next_virt < G_N_ELEMENTS(b->virt) && b->virt[next_virt].key != NULL &&
+		       (k == n || key_cmp(b->virt[next_virt].key, strlen(b->virt[next_virt].key),
+		                          mem[k].key, mem[k].key_len) < 0))
+			decode_virtual(b, &b->virt[next_virt++]);
+		if (k == n)
+			break;
+		{
 		const gchar *key = mem[k].key;
 		gsize len = mem[k].key_len;
 		gint v = mem[k].value_tok;
@@ -282,6 +360,7 @@ decode_top(Builder *b)
 				decode_attribute_struct(b, v, MSD_F_STATUS_ID,
 				                        MSD_F_STATUS_ATTRIBUTE);
 			}
+		}
 		}
 	}
 	msd_json_members_free(mem, n);
@@ -327,7 +406,7 @@ static void
 raw_steps(Builder *b, gboolean redact)
 {
 	const MsdJsonTokens *doc = b->doc;
-	gint meta = msd_json_tokens_member(doc, 0, "metadata");
+	gint meta = msd_json_tokens_member(doc, b->root, "metadata");
 	static const struct {
 		const gchar *name;
 		MsdField field;
@@ -353,16 +432,16 @@ raw_steps(Builder *b, gboolean redact)
 		if (v >= 0)
 			set_raw(b, MSD_F_OWNER_REFERENCES, v);
 	}
-	v = msd_json_tokens_member(doc, 0, "spec");
+	v = msd_json_tokens_member(doc, b->root, "spec");
 	if (v >= 0 && doc->tokens[v].type != MSD_JSON_NULL)
 		set_raw(b, MSD_F_SPEC_ATTRIBUTE, v);
-	v = msd_json_tokens_member(doc, 0, "status");
+	v = msd_json_tokens_member(doc, b->root, "status");
 	if (v >= 0 && doc->tokens[v].type != MSD_JSON_NULL)
 		set_raw(b, MSD_F_STATUS_ATTRIBUTE, v);
 	for (guint f = 0; f < G_N_ELEMENTS(top_raw); f++) {
 		MsdSpan *s = &b->m->f[top_raw[f].field];
 
-		v = msd_json_tokens_member(doc, 0, top_raw[f].name);
+		v = msd_json_tokens_member(doc, b->root, top_raw[f].name);
 		if (v < 0)
 			continue;
 		if (redact && top_raw[f].secret) {
@@ -376,55 +455,54 @@ raw_steps(Builder *b, gboolean redact)
 	}
 }
 
-/* One tokenization buffer per thread, reused: conversion runs for every event. */
-static void
-scratch_free(gpointer p)
+/* Whether the store would put @text between quotes as it is (msd_store_is_plain()). */
+static gboolean
+store_takes_default(const gchar *text)
 {
-	msd_json_tokens_clear(p);
-	g_free(p);
-}
-
-static GPrivate scratch_doc = G_PRIVATE_INIT(scratch_free);
-
-static MsdJsonTokens *
-get_scratch_doc(void)
-{
-	MsdJsonTokens *doc = g_private_get(&scratch_doc);
-
-	if (doc == NULL) {
-		doc = g_new0(MsdJsonTokens, 1);
-		g_private_set(&scratch_doc, doc);
+	for (const gchar *p = text; *p != '\0'; p++) {
+		if (*p == '"' || *p == '\\' || (guchar)*p < 0x20)
+			return FALSE;
 	}
-	return doc;
+	return TRUE;
 }
 
 gboolean
-msd_model_convert(MsdModel *m,
-                  const gchar *json,
-                  gsize length,
-                  MeshSyncEventType event_type,
-                  const gchar *cluster_id,
-                  MsdServiceEndpoint **endpoint,
-                  GError **error)
+msd_model_convert_tokens(MsdModel *m,
+                         const MsdJsonTokens *doc,
+                         gint index,
+                         const gchar *default_kind,
+                         const gchar *default_api_version,
+                         MeshSyncEventType event_type,
+                         const gchar *cluster_id,
+                         MsdServiceEndpoint **endpoint,
+                         GError **error)
 {
-	MsdJsonTokens *doc = get_scratch_doc();
-	Builder b;
+	Builder b = {0};
+	const MsdJsonToken *t;
+	guint n_virt = 0;
 	gboolean redact;
 
 	if (endpoint != NULL)
 		*endpoint = NULL;
-	if (!msd_json_tokens_parse(doc, json, length, error))
-		return FALSE;
-	if (doc->tokens[0].type != MSD_JSON_OBJECT) {
+	if (!msd_json_tokens_is_object(doc, index)) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		                    "Kubernetes object is not a JSON object");
 		return FALSE;
 	}
+	t = &doc->tokens[index];
 
 	memset(m, 0, sizeof(*m));
 	b.m = m;
 	b.doc = doc;
-	b.arena = g_string_sized_new(length + 64);
+	b.root = index;
+	/* the store puts kind first, then apiVersion; sorted, apiVersion comes first */
+	if (default_api_version != NULL && store_takes_default(default_api_version) &&
+	    msd_json_tokens_member(doc, index, "apiVersion") < 0)
+		b.virt[n_virt++] = (VirtualMember){"apiVersion", default_api_version};
+	if (default_kind != NULL && store_takes_default(default_kind) &&
+	    msd_json_tokens_member(doc, index, "kind") < 0)
+		b.virt[n_virt++] = (VirtualMember){"kind", default_kind};
+	b.arena = g_string_sized_new((gsize)(t->end - t->start) + 64);
 	/* offset 0 is an empty string: every unset span points at it */
 	g_string_append_c(b.arena, '\0');
 	b.labels = g_array_new(FALSE, FALSE, sizeof(MsdKeyValue));
@@ -438,7 +516,7 @@ msd_model_convert(MsdModel *m,
 
 	if (endpoint != NULL && event_type != MESHSYNC_EVENT_TYPE_DELETED &&
 	    strcmp(b.arena->str + m->f[MSD_F_KIND].off, "Service") == 0)
-		*endpoint = msd_service_endpoint_new_from_doc(doc, 0);
+		*endpoint = msd_service_endpoint_new_from_doc(doc, index);
 
 	m->n_labels = b.labels->len;
 	m->n_annotations = b.annotations->len;
@@ -451,128 +529,7 @@ msd_model_convert(MsdModel *m,
 	g_array_unref(b.labels);
 	g_array_unref(b.annotations);
 	m->arena_len = b.arena->len;
-	/* give back GString's power-of-two slack: the model lives as long as the store entry */
+	/* give back GString's power-of-two slack: the model may outlive the event */
 	m->arena = g_realloc(g_string_free(b.arena, FALSE), m->arena_len);
 	return TRUE;
-}
-
-static void
-write_key(GString *out, const gchar *key)
-{
-	g_string_append_c(out, '"');
-	g_string_append(out, key);
-	g_string_append_len(out, "\":", 2);
-}
-
-static void
-write_field(GString *out, const MsdModel *m, const gchar *key, MsdField f, gboolean omitempty)
-{
-	if (omitempty && m->f[f].len == 0)
-		return;
-	write_key(out, key);
-	msd_json_append_string(out, msd_model_get(m, f), m->f[f].len);
-	g_string_append_c(out, ',');
-}
-
-static void
-write_key_values(GString *out,
-                 const MsdModel *m,
-                 const gchar *key,
-                 const MsdKeyValue *kv,
-                 guint n,
-                 const gchar *kind)
-{
-	if (n == 0)
-		return;
-	write_key(out, key);
-	g_string_append_c(out, '[');
-	for (guint i = 0; i < n; i++) {
-		if (i > 0)
-			g_string_append_c(out, ',');
-		g_string_append_printf(out, "{\"id\":\"\",\"unique_id\":\"\",\"kind\":\"%s\"",
-		                       kind);
-		if (kv[i].key.len > 0) {
-			g_string_append(out, ",\"key\":");
-			msd_json_append_string(out, msd_model_str(m, kv[i].key), kv[i].key.len);
-		}
-		if (kv[i].value.len > 0) {
-			g_string_append(out, ",\"value\":");
-			msd_json_append_string(out, msd_model_str(m, kv[i].value), kv[i].value.len);
-		}
-		g_string_append_c(out, '}');
-	}
-	g_string_append_len(out, "],", 2);
-}
-
-static void
-write_attribute_struct(
-        GString *out, const MsdModel *m, const gchar *key, MsdField id, MsdField attr)
-{
-	write_key(out, key);
-	g_string_append(out, "{\"id\":");
-	msd_json_append_string(out, msd_model_get(m, id), m->f[id].len);
-	if (m->f[attr].len > 0) {
-		g_string_append(out, ",\"attribute\":");
-		msd_json_append_string(out, msd_model_get(m, attr), m->f[attr].len);
-	}
-	g_string_append_len(out, "},", 2);
-}
-
-void
-msd_model_write_wire(const MsdModel *m, const gchar *component_metadata, GString *out)
-{
-	g_string_append_c(out, '{');
-	write_field(out, m, "id", MSD_F_ID, FALSE);
-	write_field(out, m, "apiVersion", MSD_F_API_VERSION, FALSE);
-	write_field(out, m, "kind", MSD_F_KIND, FALSE);
-	write_field(out, m, "model", MSD_F_MODEL, FALSE);
-
-	write_key(out, "metadata");
-	g_string_append_c(out, '{');
-	write_field(out, m, "id", MSD_F_META_ID, FALSE);
-	write_field(out, m, "name", MSD_F_NAME, TRUE);
-	write_field(out, m, "generateName", MSD_F_GENERATE_NAME, TRUE);
-	write_field(out, m, "namespace", MSD_F_NAMESPACE, TRUE);
-	write_field(out, m, "selfLink", MSD_F_SELF_LINK, TRUE);
-	write_field(out, m, "uid", MSD_F_UID, FALSE);
-	write_field(out, m, "resourceVersion", MSD_F_RESOURCE_VERSION, TRUE);
-	if (m->generation != 0)
-		g_string_append_printf(out, "\"generation\":%" G_GINT64_FORMAT ",", m->generation);
-	write_field(out, m, "creationTimestamp", MSD_F_CREATION_TIMESTAMP, TRUE);
-	write_field(out, m, "deletionTimestamp", MSD_F_DELETION_TIMESTAMP, TRUE);
-	if (m->has_grace_period)
-		g_string_append_printf(out, "\"deletionGracePeriodSeconds\":%" G_GINT64_FORMAT ",",
-		                       m->grace_period);
-	write_key_values(out, m, "labels", m->kv, m->n_labels, "label");
-	write_key_values(out, m, "annotations", m->kv + m->n_labels, m->n_annotations,
-	                 "annotation");
-	write_field(out, m, "ownerReferences", MSD_F_OWNER_REFERENCES, TRUE);
-	write_field(out, m, "finalizers", MSD_F_FINALIZERS, TRUE);
-	write_field(out, m, "clusterName", MSD_F_CLUSTER_NAME, TRUE);
-	write_key(out, "cluster_id");
-	msd_json_append_string(out, msd_model_get(m, MSD_F_META_CLUSTER_ID),
-	                       m->f[MSD_F_META_CLUSTER_ID].len);
-	g_string_append_len(out, "},", 2);
-
-	if (m->has_spec)
-		write_attribute_struct(out, m, "spec", MSD_F_SPEC_ID, MSD_F_SPEC_ATTRIBUTE);
-	if (m->has_status)
-		write_attribute_struct(out, m, "status", MSD_F_STATUS_ID, MSD_F_STATUS_ATTRIBUTE);
-	write_field(out, m, "cluster_id", MSD_F_CLUSTER_ID, FALSE);
-	write_key(out, "pattern_resource");
-	if (m->has_pattern_resource)
-		msd_json_append_string(out, msd_model_get(m, MSD_F_PATTERN_RESOURCE), -1);
-	else
-		g_string_append_len(out, "null", 4);
-	g_string_append_c(out, ',');
-	write_key(out, "component_metadata");
-	g_string_append(out, component_metadata != NULL ? component_metadata : "null");
-	g_string_append_c(out, ',');
-	write_field(out, m, "immutable", MSD_F_IMMUTABLE, TRUE);
-	write_field(out, m, "data", MSD_F_DATA, TRUE);
-	write_field(out, m, "binaryData", MSD_F_BINARY_DATA, TRUE);
-	write_field(out, m, "stringData", MSD_F_STRING_DATA, TRUE);
-	write_field(out, m, "type", MSD_F_TYPE, TRUE);
-	/* every field above ends with a comma: turn the last one into the closing brace */
-	out->str[out->len - 1] = '}';
 }

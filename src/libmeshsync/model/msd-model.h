@@ -94,20 +94,31 @@ msd_model_str(const MsdModel *m, MsdSpan s)
 }
 
 /*
- * Fill @m from one Kubernetes object (contract 1.2). @endpoint receives the Service endpoint
- * when the object is a Service and @event_type is not DELETED (NULL otherwise, and NULL when
- * the object does not decode as a Service): the caller decides whether it needs a probe.
+ * Fill @m from the object at token @index of @doc (contract 1.2). The result is exactly the
+ * one the store's copy of that object gives, msd_store_entry_new_from_tokens(@doc, @index,
+ * @default_kind, @default_api_version) tokenized on its own: @default_kind and
+ * @default_api_version (nullable) count only when the object has no `kind` or `apiVersion`
+ * member, and metadata.managedFields is never read. @doc is only read, during the call.
+ *
+ * @endpoint receives the Service endpoint when the object is a Service and @event_type is not
+ * DELETED (NULL otherwise, and NULL when the object does not decode as a Service): the caller
+ * decides whether it needs a probe.
  */
-gboolean msd_model_convert(MsdModel *m,
-                           const gchar *json,
-                           gsize length,
-                           MeshSyncEventType event_type,
-                           const gchar *cluster_id,
-                           MsdServiceEndpoint **endpoint,
-                           GError **error);
+gboolean msd_model_convert_tokens(MsdModel *m,
+                                  const MsdJsonTokens *doc,
+                                  gint index,
+                                  const gchar *default_kind,
+                                  const gchar *default_api_version,
+                                  MeshSyncEventType event_type,
+                                  const gchar *cluster_id,
+                                  MsdServiceEndpoint **endpoint,
+                                  GError **error);
 
 /* Append the wire form (contract 1.1). @component_metadata is JSON text or NULL. */
 void msd_model_write_wire(const MsdModel *m, const gchar *component_metadata, GString *out);
+
+/* About the size of the wire form without component_metadata, for sizing a buffer. */
+gsize msd_model_wire_size_hint(const MsdModel *m);
 
 /* Case-insensitive key match as Go's encoding/json does it against an ASCII field name. */
 gboolean msd_model_key_folds_to(const gchar *key, gsize len, const gchar *field);
