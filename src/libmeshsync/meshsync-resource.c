@@ -344,10 +344,9 @@ meshsync_resource_get_wire_bytes(MeshSyncResource *self)
 
 	wire = g_atomic_pointer_get(&self->wire);
 	if (wire == NULL) {
-		GString *out = g_string_sized_new(msd_model_wire_size_hint(&self->model) +
-		                                  (self->component_metadata != NULL
-		                                           ? strlen(self->component_metadata)
-		                                           : 0));
+		GString *out = g_string_sized_new(
+		        msd_model_wire_size_hint(&self->model) +
+		        (self->component_metadata != NULL ? strlen(self->component_metadata) : 0));
 
 		msd_model_write_wire(&self->model, self->component_metadata, out);
 		wire = g_string_free_to_bytes(out);

@@ -335,32 +335,34 @@ decode_top(Builder *b)
 		if (k == n)
 			break;
 		{
-		const gchar *key = mem[k].key;
-		gsize len = mem[k].key_len;
-		gint v = mem[k].value_tok;
-		gboolean is_null = b->doc->tokens[v].type == MSD_JSON_NULL;
+			const gchar *key = mem[k].key;
+			gsize len = mem[k].key_len;
+			gint v = mem[k].value_tok;
+			gboolean is_null = b->doc->tokens[v].type == MSD_JSON_NULL;
 
-		for (guint f = 0; f < G_N_ELEMENTS(top_strings); f++) {
-			if (msd_model_key_folds_to(key, len, top_strings[f].name))
-				decode_string(b, top_strings[f].field, v);
-		}
-		if (msd_model_key_folds_to(key, len, "metadata")) {
-			if (b->doc->tokens[v].type == MSD_JSON_OBJECT)
-				decode_metadata(b, v);
-		} else if (msd_model_key_folds_to(key, len, "spec")) {
-			/* null leaves the pointer unset: no spec on the wire (upstream then
-			 * crashes on the raw step; we treat it as absent, a deliberate fix) */
-			if (!is_null) {
-				b->m->has_spec = TRUE;
-				decode_attribute_struct(b, v, MSD_F_SPEC_ID, MSD_F_SPEC_ATTRIBUTE);
+			for (guint f = 0; f < G_N_ELEMENTS(top_strings); f++) {
+				if (msd_model_key_folds_to(key, len, top_strings[f].name))
+					decode_string(b, top_strings[f].field, v);
 			}
-		} else if (msd_model_key_folds_to(key, len, "status")) {
-			if (!is_null) {
-				b->m->has_status = TRUE;
-				decode_attribute_struct(b, v, MSD_F_STATUS_ID,
-				                        MSD_F_STATUS_ATTRIBUTE);
+			if (msd_model_key_folds_to(key, len, "metadata")) {
+				if (b->doc->tokens[v].type == MSD_JSON_OBJECT)
+					decode_metadata(b, v);
+			} else if (msd_model_key_folds_to(key, len, "spec")) {
+				/* null leaves the pointer unset: no spec on the wire (upstream then
+				 * crashes on the raw step; we treat it as absent, a deliberate fix)
+				 */
+				if (!is_null) {
+					b->m->has_spec = TRUE;
+					decode_attribute_struct(b, v, MSD_F_SPEC_ID,
+					                        MSD_F_SPEC_ATTRIBUTE);
+				}
+			} else if (msd_model_key_folds_to(key, len, "status")) {
+				if (!is_null) {
+					b->m->has_status = TRUE;
+					decode_attribute_struct(b, v, MSD_F_STATUS_ID,
+					                        MSD_F_STATUS_ATTRIBUTE);
+				}
 			}
-		}
 		}
 	}
 	msd_json_members_free(mem, n);
