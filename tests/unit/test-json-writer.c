@@ -370,6 +370,37 @@ test_fuzz_accepts_what_json_glib_accepts(void)
 	        "1.5e-7]}}");
 }
 
+/* A document may be one bare value, with nothing after it (jsmn's strict mode wanted a
+ * delimiter there): the mutation fuzzing found "0\t" canonical as "0" that did not parse. */
+static void
+test_top_level_primitives(void)
+{
+	static const struct {
+		const gchar *in;
+		const gchar *out;
+	} cases[] = {
+	        {"0", "0"},       {"-0", "0"},        {"12", "12"},     {"1.5e3", "1500"},
+	        {"true", "true"}, {"false", "false"}, {"null", "null"}, {" 7", "7"},
+	        {"0\t", "0"},     {"\"x\"", "\"x\""},
+	};
+	static const gchar *const bad[] = {"0 0", "tru", "-", "1.", "nul", "\"x", "0,"};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) error = NULL;
+		g_autofree gchar *out = canon(cases[i].in, -1, &error);
+
+		g_assert_no_error(error);
+		g_assert_cmpstr(out, ==, cases[i].out);
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GError) error = NULL;
+		g_autofree gchar *out = canon(bad[i], -1, &error);
+
+		g_assert_null(out);
+		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -382,6 +413,7 @@ main(int argc, char **argv)
 	g_test_add_func("/json-writer/object/key-sorting", test_key_sorting);
 	g_test_add_func("/json-writer/numbers", test_numbers);
 	g_test_add_func("/json-writer/nesting", test_literals_and_nesting);
+	g_test_add_func("/json-writer/top-level-primitives", test_top_level_primitives);
 	g_test_add_func("/json-writer/raw-spans", test_raw_spans);
 	g_test_add_func("/json-writer/malformed", test_malformed);
 	g_test_add_func("/json-writer/malformed/embedded-nul", test_embedded_nul_rejected);
