@@ -8,6 +8,8 @@
 
 #include "meshsync-error.h"
 #include "model/msd-json-writer.h"
+#include "util/msd-json-string.h"
+#include "util/msd-utf8.h"
 
 static gchar *
 canon(const gchar *js, gssize len, GError **error)
@@ -401,12 +403,119 @@ test_top_level_primitives(void)
 	}
 }
 
+/* The escaping rules written the plain way, byte by byte: what the fast escaper (sixteen bytes
+ * at a time, straight into the buffer) must equal. */
+static void
+reference_escape(GString *out, const guchar *p, gsize n, MsdJsonStringMode mode)
+{
+	for (gsize i = 0; i < n;) {
+		guchar c = p[i];
+		gunichar cp;
+		gint sz;
+
+		if (c == '"' || c == '\\') {
+			g_string_append_c(out, '\\');
+			g_string_append_c(out, (gchar)c);
+			i++;
+			continue;
+		}
+		if (c < 0x20 ||
+		    (mode != MSD_JSON_STRING_PLAIN && (c == '<' || c == '>' || c == '&'))) {
+			const gchar *short_form = c == '\b'   ? "\\b"
+			                          : c == '\f' ? "\\f"
+			                          : c == '\n' ? "\\n"
+			                          : c == '\r' ? "\\r"
+			                          : c == '\t' ? "\\t"
+			                                      : NULL;
+
+			if (short_form != NULL)
+				g_string_append(out, short_form);
+			else
+				g_string_append_printf(out, "\\u%04x", c);
+			i++;
+			continue;
+		}
+		if (c < 0x80 || mode == MSD_JSON_STRING_PLAIN) {
+			g_string_append_c(out, (gchar)c);
+			i++;
+			continue;
+		}
+		sz = msd_utf8_decode(p + i, n - i, &cp);
+		if (sz == 0) {
+			g_string_append(out,
+			                mode == MSD_JSON_STRING_GO ? "\\ufffd" : "\xef\xbf\xbd");
+			i++;
+		} else if (cp == 0x2028 || cp == 0x2029) {
+			g_string_append_printf(out, "\\u%04x", cp);
+			i += (gsize)sz;
+		} else {
+			g_string_append_len(out, (const gchar *)p + i, sz);
+			i += (gsize)sz;
+		}
+	}
+}
+
+static void
+test_string_escaping_random(void)
+{
+	static const gchar *const pieces[] = {
+	        "a",
+	        "plain text of some length",
+	        "\"",
+	        "\\",
+	        "<",
+	        ">",
+	        "&",
+	        "\n",
+	        "\x01",
+	        "\x1f",
+	        "\x7f",
+	        "\xc3\xa9",
+	        "\xe2\x80\xa8",
+	        "\xe2\x80\xa9",
+	        "\xff",
+	        "\xc3",
+	        "\xed\xa0\x80",
+	        "\xf0\x9f\x98\x80",
+	        "0123456789abcdef",
+	        "/",
+	        " ",
+	};
+	static const MsdJsonStringMode modes[] = {MSD_JSON_STRING_PLAIN, MSD_JSON_STRING_GO,
+	                                          MSD_JSON_STRING_GO_DECODED};
+	g_autoptr(GRand) rand = g_rand_new_with_seed(20261130);
+
+	for (guint iter = 0; iter < 20000; iter++) {
+		g_autoptr(GString) text = g_string_new(NULL);
+		g_autoptr(GString) got = NULL;
+		g_autoptr(GString) want = NULL;
+		gint n = g_rand_int_range(rand, 0, 40);
+		MsdJsonStringMode mode = modes[iter % G_N_ELEMENTS(modes)];
+		/* something before, and buffers of every fill, so growth happens anywhere */
+		gsize before = (gsize)g_rand_int_range(rand, 0, 70);
+
+		for (gint i = 0; i < n; i++)
+			g_string_append(text,
+			                pieces[g_rand_int_range(rand, 0, G_N_ELEMENTS(pieces))]);
+		got = g_string_sized_new((gsize)g_rand_int_range(rand, 1, 200));
+		for (gsize i = 0; i < before; i++)
+			g_string_append_c(got, 'x');
+		want = g_string_new(got->str);
+		msd_json_string_append_escaped(got, text->str, (gssize)text->len, mode);
+		reference_escape(want, (const guchar *)text->str, text->len, mode);
+		g_assert_cmpuint(got->len, ==, want->len);
+		g_assert_cmpmem(got->str, got->len, want->str, want->len);
+		g_assert_cmpint(got->str[got->len], ==, '\0');
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 
 	g_test_add_func("/json-writer/string/escaping", test_string_escaping);
+	g_test_add_func("/json-writer/string/escaping-random", test_string_escaping_random);
 	g_test_add_func("/json-writer/string/embedded-nul", test_string_embedded_nul);
 	g_test_add_func("/json-writer/string/escaped-form", test_escaped_form);
 	g_test_add_func("/json-writer/string/reencode", test_reencode_strings);
