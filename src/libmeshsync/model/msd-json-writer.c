@@ -50,9 +50,120 @@ write_string_body(GString *out, const MsdJsonTokens *doc, gint idx)
 		i = seg;
 		if (i >= n)
 			break;
+		/* the escapes Go writes back as they are read, without decoding them */
+		switch (p[i + 1]) {
+		case '"':
+		case '\\':
+		case 'b':
+		case 'f':
+		case 'n':
+		case 'r':
+		case 't':
+			msd_json_string_append_raw(out, p + i, 2);
+			i += 2;
+			continue;
+		case '/':
+			g_string_append_c(out, '/');
+			i += 2;
+			continue;
+		default:
+			break;
+		}
 		i += (gsize)msd_json_decode_escape(p + i, n - i, &cp);
 		msd_json_string_append_unichar(out, cp, MSD_JSON_STRING_GO);
 	}
+}
+
+/* Go's map order: decoded keys bytewise, the shorter first; document order among equal keys
+ * so that the last one can win. */
+static inline gint
+member_order(const MsdJsonMember *a, const MsdJsonMember *b)
+{
+	gsize n = MIN(a->key_len, b->key_len);
+	gint c;
+
+	if (n > 0 && a->key[0] != b->key[0])
+		return (guchar)a->key[0] < (guchar)b->key[0] ? -1 : 1;
+	c = memcmp(a->key, b->key, n);
+	if (c != 0)
+		return c;
+	if (a->key_len != b->key_len)
+		return a->key_len < b->key_len ? -1 : 1;
+	return a->key_tok < b->key_tok ? -1 : 1;
+}
+
+static gint
+member_order_cb(gconstpointer a, gconstpointer b)
+{
+	return member_order(a, b);
+}
+
+void
+msd_json_members_init_sorted(MsdJsonMembers *members, const MsdJsonTokens *doc, gint object)
+{
+	gint size = doc->tokens[object].size;
+	MsdJsonMember *m =
+	        size <= MSD_JSON_MEMBERS_LOCAL ? members->local : g_new(MsdJsonMember, size);
+	gboolean sorted = TRUE;
+	gint j = object + 1;
+	gint out = 0;
+
+	for (gint k = 0; k < size; k++) {
+		const MsdJsonToken *kt = &doc->tokens[j];
+
+		m[k].key_tok = j;
+		m[k].value_tok = j + 1;
+		m[k].owned = NULL;
+		if (kt->plain) {
+			m[k].key = doc->data + kt->start;
+			m[k].key_len = (gsize)(kt->end - kt->start);
+		} else {
+			GString *decoded = g_string_new(NULL);
+
+			msd_json_tokens_append_decoded(doc, j, decoded);
+			m[k].key_len = decoded->len;
+			m[k].owned = g_string_free(decoded, FALSE);
+			m[k].key = m[k].owned;
+		}
+		if (k > 0 && sorted && member_order(&m[k - 1], &m[k]) > 0)
+			sorted = FALSE;
+		j = doc->tokens[j + 1].next;
+	}
+	if (!sorted && size <= 32) {
+		/* the few members of a Kubernetes object: an insertion sort beats qsort's calls */
+		for (gint k = 1; k < size; k++) {
+			MsdJsonMember x = m[k];
+			gint i = k;
+
+			for (; i > 0 && member_order(&m[i - 1], &x) > 0; i--)
+				m[i] = m[i - 1];
+			m[i] = x;
+		}
+	} else if (!sorted) {
+		qsort(m, (gsize)size, sizeof(MsdJsonMember), member_order_cb);
+	}
+	/* drop all but the last of each run of equal keys */
+	for (gint k = 0; k < size; k++) {
+		if (k + 1 < size && m[k].key_len == m[k + 1].key_len &&
+		    memcmp(m[k].key, m[k + 1].key, m[k].key_len) == 0) {
+			g_free(m[k].owned);
+			continue;
+		}
+		m[out++] = m[k];
+	}
+	members->m = m;
+	members->n = out;
+}
+
+void
+msd_json_members_clear(MsdJsonMembers *members)
+{
+	for (gint k = 0; k < members->n; k++)
+		g_free(members->m[k].owned);
+	if (members->m != members->local)
+		g_free(members->m);
+	members->m = NULL;
+	members->n = 0;
 }
 
 /* Shortest decimal digits that read back as @v (> 0, finite), choosing the nearest when two
@@ -184,7 +295,7 @@ msd_json_append_number(GString *out, const gchar *text, gsize len)
 		if (len == 2 && text[0] == '-' && text[1] == '0')
 			g_string_append_c(out, '0');
 		else
-			g_string_append_len(out, text, (gssize)len);
+			msd_json_string_append_raw(out, text, len);
 		return;
 	}
 	if (len < sizeof(buf)) {
@@ -212,19 +323,23 @@ write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx)
 
 	switch ((MsdJsonType)t->type) {
 	case MSD_JSON_OBJECT: {
-		gint n = 0;
-		MsdJsonMember *m = msd_json_tokens_sorted_members(doc, idx, &n);
+		MsdJsonMembers members;
 
+		msd_json_members_init_sorted(&members, doc, idx);
 		g_string_append_c(out, '{');
-		for (gint k = 0; k < n; k++) {
+		for (gint k = 0; k < members.n; k++) {
+			const MsdJsonMember *m = &members.m[k];
+
 			if (k > 0)
 				g_string_append_c(out, ',');
-			msd_json_append_string(out, m[k].key, (gssize)m[k].key_len);
-			g_string_append_c(out, ':');
-			write_value_depth(out, doc, m[k].value_tok);
+			g_string_append_c(out, '"');
+			msd_json_string_append_escaped(out, m->key, (gssize)m->key_len,
+			                               MSD_JSON_STRING_GO);
+			msd_json_string_append_raw(out, "\":", 2);
+			write_value_depth(out, doc, m->value_tok);
 		}
 		g_string_append_c(out, '}');
-		msd_json_members_free(m, n);
+		msd_json_members_clear(&members);
 		break;
 	}
 	case MSD_JSON_ARRAY: {
@@ -249,14 +364,14 @@ write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx)
 		msd_json_append_number(out, doc->data + t->start, (gsize)(t->end - t->start));
 		break;
 	case MSD_JSON_TRUE:
-		g_string_append_len(out, "true", 4);
+		msd_json_string_append_raw(out, "true", 4);
 		break;
 	case MSD_JSON_FALSE:
-		g_string_append_len(out, "false", 5);
+		msd_json_string_append_raw(out, "false", 5);
 		break;
 	case MSD_JSON_NULL:
 	default:
-		g_string_append_len(out, "null", 4);
+		msd_json_string_append_raw(out, "null", 4);
 		break;
 	}
 }

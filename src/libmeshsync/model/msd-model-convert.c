@@ -14,6 +14,7 @@
 #include "model/msd-model.h"
 #include "model/msd-secret-redact.h"
 #include "model/msd-service-endpoint.h"
+#include "util/msd-json-string.h"
 #include "util/msd-utf8.h"
 
 /*
@@ -40,14 +41,43 @@ typedef struct {
 	const gchar *value; /* the bytes the store would put between the quotes */
 } VirtualMember;
 
+/* Labels or annotations as they are collected: a few, so on the stack up to a point. */
+typedef struct {
+	MsdKeyValue *kv; /* @local or a heap array */
+	guint n;
+	guint allocated;
+	MsdKeyValue local[16];
+} KeyValues;
+
+static void
+key_values_add(KeyValues *kvs, const MsdKeyValue *kv)
+{
+	if (kvs->n == kvs->allocated) {
+		guint allocated = kvs->allocated * 2;
+
+		if (kvs->kv == kvs->local)
+			kvs->kv = g_memdup2(kvs->local, sizeof(MsdKeyValue) * kvs->n);
+		kvs->kv = g_renew(MsdKeyValue, kvs->kv, allocated);
+		kvs->allocated = allocated;
+	}
+	kvs->kv[kvs->n++] = *kv;
+}
+
+static void
+key_values_clear(KeyValues *kvs)
+{
+	if (kvs->kv != kvs->local)
+		g_free(kvs->kv);
+}
+
 typedef struct {
 	MsdModel *m;
 	GString *arena;
 	const MsdJsonTokens *doc;
 	gint root;
 	VirtualMember virt[2]; /* sorted by key; unused ones have a NULL key */
-	GArray *labels;        /* (element-type MsdKeyValue) */
-	GArray *annotations;   /* (element-type MsdKeyValue) */
+	KeyValues labels;
+	KeyValues annotations;
 } Builder;
 
 void
@@ -102,10 +132,22 @@ set_raw(Builder *b, MsdField f, gint v)
 static gboolean
 decode_int64(Builder *b, gint v, gint64 *out)
 {
+	const MsdJsonToken *t = &b->doc->tokens[v];
+	const gchar *raw = b->doc->data + t->start;
+	gsize n = (gsize)(t->end - t->start);
 	g_autoptr(GString) text = NULL;
+	gchar buf[24];
 
-	if (b->doc->tokens[v].type != MSD_JSON_NUMBER)
+	if (t->type != MSD_JSON_NUMBER)
 		return FALSE;
+	/* an integer of up to 18 digits is its own canonical text ("-0" reads as 0 too) */
+	if (n < sizeof(buf) - 1 &&
+	    strspn(raw + (raw[0] == '-'), "0123456789") == n - (raw[0] == '-' ? 1 : 0) &&
+	    n - (raw[0] == '-' ? 1 : 0) <= 18) {
+		memcpy(buf, raw, n);
+		buf[n] = '\0';
+		return g_ascii_string_to_signed(buf, 10, G_MININT64, G_MAXINT64, out, NULL);
+	}
 	text = g_string_sized_new(24);
 	msd_json_write_value(text, b->doc, v);
 	return g_ascii_string_to_signed(text->str, 10, G_MININT64, G_MAXINT64, out, NULL);
@@ -151,6 +193,34 @@ msd_model_key_folds_to(const gchar *key, gsize len, const gchar *field)
 	return i == len;
 }
 
+/* msd_model_key_folds_to() with the answers that need no loop first: this runs for every
+ * member against every field name. A folding rune is at least as long as the letter it folds
+ * to, so a shorter key never matches and a key of the same length only when it is ASCII. */
+static inline gboolean
+key_folds_to(const gchar *key, gsize len, const gchar *field, gsize field_len)
+{
+	guchar c;
+
+	if (len < field_len || len == 0)
+		return len == field_len && len == 0;
+	c = (guchar)key[0];
+	if (c < 0x80 && c != (guchar)field[0] &&
+	    (!g_ascii_isalpha(c) || (c | 0x20) != ((guchar)field[0] | 0x20)))
+		return FALSE;
+	if (len > field_len)
+		return msd_model_key_folds_to(key, len, field);
+	for (gsize i = 0; i < len; i++) {
+		c = (guchar)key[i];
+		if (c == (guchar)field[i])
+			continue;
+		if (c >= 0x80 || !g_ascii_isalpha(c) || (c | 0x20) != ((guchar)field[i] | 0x20))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+#define FIELD_NAME(name) name, sizeof(name) - 1
+
 gboolean
 msd_model_parse_uuid(const gchar *text, gsize len, gchar out[37])
 {
@@ -181,45 +251,51 @@ msd_model_parse_uuid(const gchar *text, gsize len, gchar out[37])
 	return TRUE;
 }
 
-static const struct {
+typedef struct {
 	const gchar *name;
+	gsize len;
 	MsdField field;
-} meta_strings[] = {
-        {"id", MSD_F_META_ID},
-        {"name", MSD_F_NAME},
-        {"generateName", MSD_F_GENERATE_NAME},
-        {"namespace", MSD_F_NAMESPACE},
-        {"selfLink", MSD_F_SELF_LINK},
-        {"uid", MSD_F_UID},
-        {"resourceVersion", MSD_F_RESOURCE_VERSION},
-        {"creationTimestamp", MSD_F_CREATION_TIMESTAMP},
-        {"deletionTimestamp", MSD_F_DELETION_TIMESTAMP},
-        {"ownerReferences", MSD_F_OWNER_REFERENCES},
-        {"finalizers", MSD_F_FINALIZERS},
-        {"clusterName", MSD_F_CLUSTER_NAME},
-        {"cluster_id", MSD_F_META_CLUSTER_ID},
+} FieldName;
+
+static const FieldName meta_strings[] = {
+        {FIELD_NAME("id"), MSD_F_META_ID},
+        {FIELD_NAME("name"), MSD_F_NAME},
+        {FIELD_NAME("generateName"), MSD_F_GENERATE_NAME},
+        {FIELD_NAME("namespace"), MSD_F_NAMESPACE},
+        {FIELD_NAME("selfLink"), MSD_F_SELF_LINK},
+        {FIELD_NAME("uid"), MSD_F_UID},
+        {FIELD_NAME("resourceVersion"), MSD_F_RESOURCE_VERSION},
+        {FIELD_NAME("creationTimestamp"), MSD_F_CREATION_TIMESTAMP},
+        {FIELD_NAME("deletionTimestamp"), MSD_F_DELETION_TIMESTAMP},
+        {FIELD_NAME("ownerReferences"), MSD_F_OWNER_REFERENCES},
+        {FIELD_NAME("finalizers"), MSD_F_FINALIZERS},
+        {FIELD_NAME("clusterName"), MSD_F_CLUSTER_NAME},
+        {FIELD_NAME("cluster_id"), MSD_F_META_CLUSTER_ID},
 };
+
+/* Whether member @mem folds to the field name @name. */
+#define FOLDS(mem, name) key_folds_to((mem)->key, (mem)->key_len, FIELD_NAME(name))
 
 static void
 decode_metadata(Builder *b, gint obj)
 {
-	gint n = 0;
-	MsdJsonMember *mem = msd_json_tokens_sorted_members(b->doc, obj, &n);
+	MsdJsonMembers members;
 
-	for (gint k = 0; k < n; k++) {
-		gint v = mem[k].value_tok;
+	msd_json_members_init_sorted(&members, b->doc, obj);
+	for (gint k = 0; k < members.n; k++) {
+		const MsdJsonMember *mem = &members.m[k];
+		gint v = mem->value_tok;
 		gint64 i64 = 0;
 
 		for (guint f = 0; f < G_N_ELEMENTS(meta_strings); f++) {
-			if (msd_model_key_folds_to(mem[k].key, mem[k].key_len,
-			                           meta_strings[f].name))
+			if (key_folds_to(mem->key, mem->key_len, meta_strings[f].name,
+			                 meta_strings[f].len))
 				decode_string(b, meta_strings[f].field, v);
 		}
-		if (msd_model_key_folds_to(mem[k].key, mem[k].key_len, "generation")) {
+		if (FOLDS(mem, "generation")) {
 			if (decode_int64(b, v, &i64))
 				b->m->generation = i64;
-		} else if (msd_model_key_folds_to(mem[k].key, mem[k].key_len,
-		                                  "deletionGracePeriodSeconds")) {
+		} else if (FOLDS(mem, "deletionGracePeriodSeconds")) {
 			/* a pointer: Go allocates it for any non-null value, even one that then
 			 * fails to decode (and stays 0) */
 			if (b->doc->tokens[v].type != MSD_JSON_NULL) {
@@ -228,7 +304,7 @@ decode_metadata(Builder *b, gint obj)
 			}
 		}
 	}
-	msd_json_members_free(mem, n);
+	msd_json_members_clear(&members);
 }
 
 /* spec or status into a {id, attribute} struct: the leak of a string `id` (any case) from the
@@ -236,34 +312,32 @@ decode_metadata(Builder *b, gint obj)
 static void
 decode_attribute_struct(Builder *b, gint v, MsdField id_field, MsdField attr_field)
 {
-	gint n = 0;
-	MsdJsonMember *mem;
+	MsdJsonMembers members;
 
 	if (b->doc->tokens[v].type != MSD_JSON_OBJECT)
 		return;
-	mem = msd_json_tokens_sorted_members(b->doc, v, &n);
-	for (gint k = 0; k < n; k++) {
-		if (msd_model_key_folds_to(mem[k].key, mem[k].key_len, "id"))
-			decode_string(b, id_field, mem[k].value_tok);
-		else if (msd_model_key_folds_to(mem[k].key, mem[k].key_len, "attribute"))
-			decode_string(b, attr_field, mem[k].value_tok);
+	msd_json_members_init_sorted(&members, b->doc, v);
+	for (gint k = 0; k < members.n; k++) {
+		const MsdJsonMember *mem = &members.m[k];
+
+		if (FOLDS(mem, "id"))
+			decode_string(b, id_field, mem->value_tok);
+		else if (FOLDS(mem, "attribute"))
+			decode_string(b, attr_field, mem->value_tok);
 	}
-	msd_json_members_free(mem, n);
+	msd_json_members_clear(&members);
 }
 
-static const struct {
-	const gchar *name;
-	MsdField field;
-} top_strings[] = {
-        {"id", MSD_F_ID},
-        {"apiVersion", MSD_F_API_VERSION},
-        {"kind", MSD_F_KIND},
-        {"model", MSD_F_MODEL},
-        {"immutable", MSD_F_IMMUTABLE},
-        {"data", MSD_F_DATA},
-        {"binaryData", MSD_F_BINARY_DATA},
-        {"stringData", MSD_F_STRING_DATA},
-        {"type", MSD_F_TYPE},
+static const FieldName top_strings[] = {
+        {FIELD_NAME("id"), MSD_F_ID},
+        {FIELD_NAME("apiVersion"), MSD_F_API_VERSION},
+        {FIELD_NAME("kind"), MSD_F_KIND},
+        {FIELD_NAME("model"), MSD_F_MODEL},
+        {FIELD_NAME("immutable"), MSD_F_IMMUTABLE},
+        {FIELD_NAME("data"), MSD_F_DATA},
+        {FIELD_NAME("binaryData"), MSD_F_BINARY_DATA},
+        {FIELD_NAME("stringData"), MSD_F_STRING_DATA},
+        {FIELD_NAME("type"), MSD_F_TYPE},
 };
 
 /* The text the tokenizer decodes from the bytes the store puts between quotes: those bytes
@@ -322,77 +396,76 @@ key_cmp(const gchar *a, gsize a_len, const gchar *bk, gsize b_len)
 static void
 decode_top(Builder *b)
 {
-	gint n = 0;
-	MsdJsonMember *mem = msd_json_tokens_sorted_members(b->doc, b->root, &n);
+	MsdJsonMembers members;
 	guint next_virt = 0;
 
-	for (gint k = 0; k <= n; k++) {
+	msd_json_members_init_sorted(&members, b->doc, b->root);
+	for (gint k = 0; k <= members.n; k++) {
+		const MsdJsonMember *mem = k < members.n ? &members.m[k] : NULL;
+		gint v;
+		gboolean is_null;
+
 		/* a virtual member goes where its key sorts; no real key equals it */
 		while (next_virt < G_N_ELEMENTS(b->virt) && b->virt[next_virt].key != NULL &&
-		       (k == n || key_cmp(b->virt[next_virt].key, strlen(b->virt[next_virt].key),
-		                          mem[k].key, mem[k].key_len) < 0))
+		       (mem == NULL ||
+		        key_cmp(b->virt[next_virt].key, strlen(b->virt[next_virt].key), mem->key,
+		                mem->key_len) < 0))
 			decode_virtual(b, &b->virt[next_virt++]);
-		if (k == n)
+		if (mem == NULL)
 			break;
-		{
-			const gchar *key = mem[k].key;
-			gsize len = mem[k].key_len;
-			gint v = mem[k].value_tok;
-			gboolean is_null = b->doc->tokens[v].type == MSD_JSON_NULL;
-
-			for (guint f = 0; f < G_N_ELEMENTS(top_strings); f++) {
-				if (msd_model_key_folds_to(key, len, top_strings[f].name))
-					decode_string(b, top_strings[f].field, v);
+		v = mem->value_tok;
+		is_null = b->doc->tokens[v].type == MSD_JSON_NULL;
+		for (guint f = 0; f < G_N_ELEMENTS(top_strings); f++) {
+			if (key_folds_to(mem->key, mem->key_len, top_strings[f].name,
+			                 top_strings[f].len))
+				decode_string(b, top_strings[f].field, v);
+		}
+		if (FOLDS(mem, "metadata")) {
+			if (b->doc->tokens[v].type == MSD_JSON_OBJECT)
+				decode_metadata(b, v);
+		} else if (FOLDS(mem, "spec")) {
+			/* null leaves the pointer unset: no spec on the wire (upstream then
+			 * crashes on the raw step; we treat it as absent, a deliberate fix) */
+			if (!is_null) {
+				b->m->has_spec = TRUE;
+				decode_attribute_struct(b, v, MSD_F_SPEC_ID, MSD_F_SPEC_ATTRIBUTE);
 			}
-			if (msd_model_key_folds_to(key, len, "metadata")) {
-				if (b->doc->tokens[v].type == MSD_JSON_OBJECT)
-					decode_metadata(b, v);
-			} else if (msd_model_key_folds_to(key, len, "spec")) {
-				/* null leaves the pointer unset: no spec on the wire (upstream then
-				 * crashes on the raw step; we treat it as absent, a deliberate fix)
-				 */
-				if (!is_null) {
-					b->m->has_spec = TRUE;
-					decode_attribute_struct(b, v, MSD_F_SPEC_ID,
-					                        MSD_F_SPEC_ATTRIBUTE);
-				}
-			} else if (msd_model_key_folds_to(key, len, "status")) {
-				if (!is_null) {
-					b->m->has_status = TRUE;
-					decode_attribute_struct(b, v, MSD_F_STATUS_ID,
-					                        MSD_F_STATUS_ATTRIBUTE);
-				}
+		} else if (FOLDS(mem, "status")) {
+			if (!is_null) {
+				b->m->has_status = TRUE;
+				decode_attribute_struct(b, v, MSD_F_STATUS_ID,
+				                        MSD_F_STATUS_ATTRIBUTE);
 			}
 		}
 	}
-	msd_json_members_free(mem, n);
+	msd_json_members_clear(&members);
 }
 
 static void
-collect_key_values(Builder *b, gint obj, GArray *into, gboolean labels)
+collect_key_values(Builder *b, gint obj, KeyValues *into, gboolean labels)
 {
-	gint n = 0;
-	MsdJsonMember *mem;
+	MsdJsonMembers members;
 
 	/* upstream iterates with ObjectEach: anything but an object gives no entries */
 	if (obj < 0 || b->doc->tokens[obj].type != MSD_JSON_OBJECT)
 		return;
-	mem = msd_json_tokens_sorted_members(b->doc, obj, &n);
-	for (gint k = 0; k < n; k++) {
+	msd_json_members_init_sorted(&members, b->doc, obj);
+	for (gint k = 0; k < members.n; k++) {
+		const MsdJsonMember *mem = &members.m[k];
 		MsdKeyValue kv;
 
 		span_begin(b, &kv.key);
-		g_string_append_len(b->arena, mem[k].key, (gssize)mem[k].key_len);
+		msd_json_string_append_raw(b->arena, mem->key, mem->key_len);
 		span_end(b, &kv.key);
 		span_begin(b, &kv.value);
-		msd_json_write_raw(b->arena, b->doc, mem[k].value_tok);
+		msd_json_write_raw(b->arena, b->doc, mem->value_tok);
 		span_end(b, &kv.value);
-		g_array_append_val(into, kv);
+		key_values_add(into, &kv);
 
 		/* Deliberate fix: upstream builds the UUID from the 36 raw bytes and always gets
 		 * the zero UUID; we parse the text, and invalid text gives null. */
-		if (labels && mem[k].key_len == strlen(PATTERN_LABEL) &&
-		    memcmp(mem[k].key, PATTERN_LABEL, mem[k].key_len) == 0) {
+		if (labels && mem->key_len == strlen(PATTERN_LABEL) &&
+		    memcmp(mem->key, PATTERN_LABEL, mem->key_len) == 0) {
 			gchar uuid[37];
 
 			b->m->has_pattern_resource = msd_model_parse_uuid(
@@ -401,7 +474,7 @@ collect_key_values(Builder *b, gint obj, GArray *into, gboolean labels)
 				set_literal(b, MSD_F_PATTERN_RESOURCE, uuid, 36);
 		}
 	}
-	msd_json_members_free(mem, n);
+	msd_json_members_clear(&members);
 }
 
 static void
@@ -423,9 +496,10 @@ raw_steps(Builder *b, gboolean redact)
 	gint v;
 
 	if (meta >= 0 && doc->tokens[meta].type == MSD_JSON_OBJECT) {
-		collect_key_values(b, msd_json_tokens_member(doc, meta, "labels"), b->labels, TRUE);
+		collect_key_values(b, msd_json_tokens_member(doc, meta, "labels"), &b->labels,
+		                   TRUE);
 		collect_key_values(b, msd_json_tokens_member(doc, meta, "annotations"),
-		                   b->annotations, FALSE);
+		                   &b->annotations, FALSE);
 		v = msd_json_tokens_member(doc, meta, "finalizers");
 		if (v >= 0)
 			set_raw(b, MSD_F_FINALIZERS, v);
@@ -507,8 +581,10 @@ msd_model_convert_tokens(MsdModel *m,
 	b.arena = g_string_sized_new((gsize)(t->end - t->start) + 64);
 	/* offset 0 is an empty string: every unset span points at it */
 	g_string_append_c(b.arena, '\0');
-	b.labels = g_array_new(FALSE, FALSE, sizeof(MsdKeyValue));
-	b.annotations = g_array_new(FALSE, FALSE, sizeof(MsdKeyValue));
+	b.labels.kv = b.labels.local;
+	b.labels.allocated = G_N_ELEMENTS(b.labels.local);
+	b.annotations.kv = b.annotations.local;
+	b.annotations.allocated = G_N_ELEMENTS(b.annotations.local);
 
 	decode_top(&b);
 	redact = strcmp(b.arena->str + m->f[MSD_F_KIND].off, "Secret") == 0 &&
@@ -520,16 +596,16 @@ msd_model_convert_tokens(MsdModel *m,
 	    strcmp(b.arena->str + m->f[MSD_F_KIND].off, "Service") == 0)
 		*endpoint = msd_service_endpoint_new_from_doc(doc, index);
 
-	m->n_labels = b.labels->len;
-	m->n_annotations = b.annotations->len;
+	m->n_labels = b.labels.n;
+	m->n_annotations = b.annotations.n;
 	if (m->n_labels + m->n_annotations > 0) {
 		m->kv = g_new(MsdKeyValue, m->n_labels + m->n_annotations);
-		memcpy(m->kv, b.labels->data, sizeof(MsdKeyValue) * m->n_labels);
-		memcpy(m->kv + m->n_labels, b.annotations->data,
+		memcpy(m->kv, b.labels.kv, sizeof(MsdKeyValue) * m->n_labels);
+		memcpy(m->kv + m->n_labels, b.annotations.kv,
 		       sizeof(MsdKeyValue) * m->n_annotations);
 	}
-	g_array_unref(b.labels);
-	g_array_unref(b.annotations);
+	key_values_clear(&b.labels);
+	key_values_clear(&b.annotations);
 	m->arena_len = b.arena->len;
 	/* give back GString's power-of-two slack: the model may outlive the event */
 	m->arena = g_realloc(g_string_free(b.arena, FALSE), m->arena_len);

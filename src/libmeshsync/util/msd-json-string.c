@@ -149,7 +149,7 @@ msd_json_string_append_escaped(GString *out, const gchar *s, gssize length, MsdJ
 
 	/* Most text needs no escape at all: one copy. */
 	if (i == n) {
-		g_string_append_len(out, s, (gssize)n);
+		msd_json_string_append_raw(out, s, n);
 		return;
 	}
 	/* Write straight into the buffer. The invariant: room for the rest of the input copied

@@ -6,8 +6,23 @@
 #pragma once
 
 #include <glib.h>
+#include <string.h>
 
 G_BEGIN_DECLS
+
+/* g_string_append_len() for the writers' hot paths: GLib 2.74 inlines it only for constant
+ * lengths and otherwise calls g_string_insert_len(), which costs more than a short copy. */
+static inline void
+msd_json_string_append_raw(GString *out, const gchar *s, gsize n)
+{
+	if (G_LIKELY(out->len + n < out->allocated_len)) {
+		memcpy(out->str + out->len, s, n);
+		out->len += n;
+		out->str[out->len] = '\0';
+	} else {
+		g_string_append_len(out, s, (gssize)n);
+	}
+}
 
 /*
  * The project's one JSON string-literal writer. Output JSON is never produced by json-glib 1.6,
