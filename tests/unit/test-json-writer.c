@@ -408,6 +408,14 @@ test_top_level_primitives(void)
 static void
 reference_escape(GString *out, const guchar *p, gsize n, MsdJsonStringMode mode)
 {
+	if (mode == MSD_JSON_STRING_GO_NESTED) {
+		/* by definition: the decoded form's escape, escaped once more */
+		g_autoptr(GString) once = g_string_new(NULL);
+
+		reference_escape(once, p, n, MSD_JSON_STRING_GO_DECODED);
+		reference_escape(out, (const guchar *)once->str, once->len, MSD_JSON_STRING_GO);
+		return;
+	}
 	for (gsize i = 0; i < n;) {
 		guchar c = p[i];
 		gunichar cp;

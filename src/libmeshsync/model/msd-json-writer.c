@@ -27,17 +27,19 @@ msd_json_append_string(GString *out, const gchar *s, gssize len)
 	msd_json_string_append(out, s, len, MSD_JSON_STRING_GO);
 }
 
-/* The body of string token @idx, decoded as Go's decoder would and re-encoded. */
+/* The body of string token @idx, decoded as Go's decoder would and re-encoded; @nested
+ * escapes that once more (MSD_JSON_STRING_GO_NESTED). */
 static void
-write_string_body(GString *out, const MsdJsonTokens *doc, gint idx)
+write_string_body(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nested)
 {
 	const MsdJsonToken *t = &doc->tokens[idx];
 	const gchar *p = doc->data + t->start;
 	gsize n = (gsize)(t->end - t->start);
+	MsdJsonStringMode mode = nested ? MSD_JSON_STRING_GO_NESTED : MSD_JSON_STRING_GO_DECODED;
 	gsize i = 0;
 
 	if (t->plain) {
-		msd_json_string_append_escaped(out, p, (gssize)n, MSD_JSON_STRING_GO_DECODED);
+		msd_json_string_append_escaped(out, p, (gssize)n, mode);
 		return;
 	}
 	while (i < n) {
@@ -45,8 +47,7 @@ write_string_body(GString *out, const MsdJsonTokens *doc, gint idx)
 		gsize seg = bs != NULL ? (gsize)(bs - p) : n;
 		gunichar cp;
 
-		msd_json_string_append_escaped(out, p + i, (gssize)(seg - i),
-		                               MSD_JSON_STRING_GO_DECODED);
+		msd_json_string_append_escaped(out, p + i, (gssize)(seg - i), mode);
 		i = seg;
 		if (i >= n)
 			break;
@@ -59,7 +60,10 @@ write_string_body(GString *out, const MsdJsonTokens *doc, gint idx)
 		case 'n':
 		case 'r':
 		case 't':
-			msd_json_string_append_raw(out, p + i, 2);
+			if (nested)
+				msd_json_string_append_escaped(out, p + i, 2, MSD_JSON_STRING_GO);
+			else
+				msd_json_string_append_raw(out, p + i, 2);
 			i += 2;
 			continue;
 		case '/':
@@ -70,8 +74,16 @@ write_string_body(GString *out, const MsdJsonTokens *doc, gint idx)
 			break;
 		}
 		i += (gsize)msd_json_decode_escape(p + i, n - i, &cp);
-		msd_json_string_append_unichar(out, cp, MSD_JSON_STRING_GO);
+		msd_json_string_append_unichar(
+		        out, cp, nested ? MSD_JSON_STRING_GO_NESTED : MSD_JSON_STRING_GO);
 	}
+}
+
+void
+msd_json_write_string_body(GString *out, const MsdJsonTokens *doc, gint idx)
+{
+	g_return_if_fail(msd_json_tokens_is_string(doc, idx));
+	write_string_body(out, doc, idx, FALSE);
 }
 
 /* Go's map order: decoded keys bytewise, the shorter first; document order among equal keys
@@ -145,6 +157,7 @@ msd_json_members_init_sorted(MsdJsonMembers *members, const MsdJsonTokens *doc, 
 	/* drop all but the last of each run of equal keys */
 	for (gint k = 0; k < size; k++) {
 		if (k + 1 < size && m[k].key_len == m[k + 1].key_len &&
+		    (m[k].key_len == 0 || m[k].key[0] == m[k + 1].key[0]) &&
 		    memcmp(m[k].key, m[k + 1].key, m[k].key_len) == 0) {
 			g_free(m[k].owned);
 			continue;
@@ -316,8 +329,10 @@ msd_json_append_number(GString *out, const gchar *text, gsize len)
 	msd_json_append_double(out, g_ascii_strtod(z, NULL));
 }
 
+/* @nested: the serialization as it reads inside a JSON string (every quote and backslash of
+ * it escaped), written in the same pass. */
 static void
-write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx)
+write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nested)
 {
 	const MsdJsonToken *t = &doc->tokens[idx];
 
@@ -332,11 +347,18 @@ write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx)
 
 			if (k > 0)
 				g_string_append_c(out, ',');
-			g_string_append_c(out, '"');
-			msd_json_string_append_escaped(out, m->key, (gssize)m->key_len,
-			                               MSD_JSON_STRING_GO);
-			msd_json_string_append_raw(out, "\":", 2);
-			write_value_depth(out, doc, m->value_tok);
+			if (nested) {
+				msd_json_string_append_raw(out, "\\\"", 2);
+				msd_json_string_append_escaped(out, m->key, (gssize)m->key_len,
+				                               MSD_JSON_STRING_GO_NESTED);
+				msd_json_string_append_raw(out, "\\\":", 3);
+			} else {
+				g_string_append_c(out, '"');
+				msd_json_string_append_escaped(out, m->key, (gssize)m->key_len,
+				                               MSD_JSON_STRING_GO);
+				msd_json_string_append_raw(out, "\":", 2);
+			}
+			write_value_depth(out, doc, m->value_tok, nested);
 		}
 		g_string_append_c(out, '}');
 		msd_json_members_clear(&members);
@@ -349,16 +371,22 @@ write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx)
 		for (gint k = 0; k < t->size; k++) {
 			if (k > 0)
 				g_string_append_c(out, ',');
-			write_value_depth(out, doc, j);
+			write_value_depth(out, doc, j, nested);
 			j = doc->tokens[j].next;
 		}
 		g_string_append_c(out, ']');
 		break;
 	}
 	case MSD_JSON_STRING:
-		g_string_append_c(out, '"');
-		write_string_body(out, doc, idx);
-		g_string_append_c(out, '"');
+		if (nested)
+			msd_json_string_append_raw(out, "\\\"", 2);
+		else
+			g_string_append_c(out, '"');
+		write_string_body(out, doc, idx, nested);
+		if (nested)
+			msd_json_string_append_raw(out, "\\\"", 2);
+		else
+			g_string_append_c(out, '"');
 		break;
 	case MSD_JSON_NUMBER:
 		msd_json_append_number(out, doc->data + t->start, (gsize)(t->end - t->start));
@@ -380,7 +408,7 @@ void
 msd_json_write_value(GString *out, const MsdJsonTokens *doc, gint idx)
 {
 	g_return_if_fail(idx >= 0 && idx < doc->n_tokens);
-	write_value_depth(out, doc, idx);
+	write_value_depth(out, doc, idx, FALSE);
 }
 
 void
@@ -388,9 +416,19 @@ msd_json_write_raw(GString *out, const MsdJsonTokens *doc, gint idx)
 {
 	g_return_if_fail(idx >= 0 && idx < doc->n_tokens);
 	if (doc->tokens[idx].type == MSD_JSON_STRING)
-		write_string_body(out, doc, idx);
+		write_string_body(out, doc, idx, FALSE);
 	else if (doc->tokens[idx].type != MSD_JSON_NULL)
-		write_value_depth(out, doc, idx);
+		write_value_depth(out, doc, idx, FALSE);
+}
+
+void
+msd_json_write_raw_nested(GString *out, const MsdJsonTokens *doc, gint idx)
+{
+	g_return_if_fail(idx >= 0 && idx < doc->n_tokens);
+	if (doc->tokens[idx].type == MSD_JSON_STRING)
+		write_string_body(out, doc, idx, TRUE);
+	else if (doc->tokens[idx].type != MSD_JSON_NULL)
+		write_value_depth(out, doc, idx, TRUE);
 }
 
 gchar *
@@ -407,7 +445,7 @@ msd_json_canonicalize(const gchar *js, gssize len, GError **error)
 		return NULL;
 	}
 	out = g_string_sized_new((gsize)len + 16);
-	write_value_depth(out, &doc, 0);
+	write_value_depth(out, &doc, 0, FALSE);
 	msd_json_tokens_clear(&doc);
 	return g_string_free(out, FALSE);
 }

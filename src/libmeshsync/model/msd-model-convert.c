@@ -109,14 +109,19 @@ set_literal(Builder *b, MsdField f, const gchar *text, gssize len)
 	span_end(b, &b->m->f[f]);
 }
 
-/* Go's decoder: a string value sets the field, null leaves it, any other type is skipped. */
+/* Go's decoder: a string value sets the field, null leaves it, any other type is skipped.
+ * A field kept in its wire form gets the decoded string escaped, which is the string's body
+ * as the canonical writer writes it. */
 static void
 decode_string(Builder *b, MsdField f, gint v)
 {
 	if (b->doc->tokens[v].type != MSD_JSON_STRING)
 		return;
 	span_begin(b, &b->m->f[f]);
-	msd_json_tokens_append_decoded(b->doc, v, b->arena);
+	if (msd_model_field_is_wire(f))
+		msd_json_write_string_body(b->arena, b->doc, v);
+	else
+		msd_json_tokens_append_decoded(b->doc, v, b->arena);
 	span_end(b, &b->m->f[f]);
 }
 
@@ -124,7 +129,10 @@ static void
 set_raw(Builder *b, MsdField f, gint v)
 {
 	span_begin(b, &b->m->f[f]);
-	msd_json_write_raw(b->arena, b->doc, v);
+	if (msd_model_field_is_wire(f))
+		msd_json_write_raw_nested(b->arena, b->doc, v);
+	else
+		msd_json_write_raw(b->arena, b->doc, v);
 	span_end(b, &b->m->f[f]);
 }
 
@@ -458,7 +466,12 @@ collect_key_values(Builder *b, gint obj, KeyValues *into, gboolean labels)
 		msd_json_string_append_raw(b->arena, mem->key, mem->key_len);
 		span_end(b, &kv.key);
 		span_begin(b, &kv.value);
-		msd_json_write_raw(b->arena, b->doc, mem->value_tok);
+		/* annotation values (a last-applied configuration is kilobytes of escaped JSON)
+		 * are kept in their wire form; label values in the form their getter gives */
+		if (labels)
+			msd_json_write_raw(b->arena, b->doc, mem->value_tok);
+		else
+			msd_json_write_raw_nested(b->arena, b->doc, mem->value_tok);
 		span_end(b, &kv.value);
 		key_values_add(into, &kv);
 
@@ -521,9 +534,16 @@ raw_steps(Builder *b, gboolean redact)
 		if (v < 0)
 			continue;
 		if (redact && top_raw[f].secret) {
+			g_autoptr(GString) redacted = g_string_new(NULL);
+
+			/* rare enough to write twice: the redacted JSON, then its wire form */
+			if (!msd_secret_redact_write(redacted, doc, v)) {
+				set_raw(b, top_raw[f].field, v);
+				continue;
+			}
 			span_begin(b, s);
-			if (!msd_secret_redact_write(b->arena, doc, v))
-				msd_json_write_raw(b->arena, doc, v);
+			msd_json_string_append_escaped(b->arena, redacted->str,
+			                               (gssize)redacted->len, MSD_JSON_STRING_GO);
 			span_end(b, s);
 		} else {
 			set_raw(b, top_raw[f].field, v);

@@ -17,6 +17,12 @@ G_BEGIN_DECLS
  * allocation per object), fields are spans of it, each followed by a NUL so that getters can
  * hand out pointers. An empty span is both "absent" and "empty": on the wire the two only
  * differ for the few fields that have their own flag below.
+ *
+ * The fields that hold JSON text (msd_model_field_is_wire(): spec and status attributes,
+ * data, ownerReferences...) and the annotation values are kept in their wire form, the bytes
+ * between the quotes of the wire's string: they are most of an object and escape a quote
+ * every few bytes, so the conversion writes them once, already escaped, and the wire copies
+ * them. Every other field holds its text, escaped when it is written.
  */
 
 typedef struct {
@@ -56,9 +62,28 @@ typedef enum {
 	MSD_N_FIELDS
 } MsdField;
 
+/* Whether field @f holds its wire form rather than its text (see above). */
+static inline gboolean
+msd_model_field_is_wire(MsdField f)
+{
+	switch (f) {
+	case MSD_F_OWNER_REFERENCES:
+	case MSD_F_FINALIZERS:
+	case MSD_F_SPEC_ATTRIBUTE:
+	case MSD_F_STATUS_ATTRIBUTE:
+	case MSD_F_DATA:
+	case MSD_F_BINARY_DATA:
+	case MSD_F_STRING_DATA:
+		return TRUE;
+	default:
+		return FALSE;
+	}
+}
+
 typedef struct {
 	MsdSpan key;   /* JSON-decoded key */
-	MsdSpan value; /* Go-escaped form, without quotes (upstream's raw bytes) */
+	MsdSpan value; /* labels: Go-escaped form, without quotes (upstream's raw bytes);
+	                * annotations: that in its wire form */
 } MsdKeyValue;
 
 typedef struct {

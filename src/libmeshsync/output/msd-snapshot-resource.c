@@ -15,6 +15,7 @@
 #include "model/msd-model.h"
 #include "output/msd-snapshot-emitter.h"
 #include "output/msd-snapshot-yaml.h"
+#include "util/msd-json-string.h"
 #include "util/msd-json-tokens.h"
 #include "util/msd-utf8.h"
 
@@ -24,8 +25,8 @@
  * each present under the same condition, sorted once in go-yaml v2's order. Each string is
  * the text a decoder of the wire JSON would get back: the field's bytes with every byte of
  * invalid UTF-8 as U+FFFD (the wire writes it as \ufffd) and cut at the first NUL (the
- * emitter takes C strings). Only component_metadata, JSON text of a small object, is
- * tokenized.
+ * emitter takes C strings); a field the model keeps in its wire form is unescaped first.
+ * Only component_metadata, JSON text of a small object, is tokenized.
  */
 
 typedef enum {
@@ -128,6 +129,7 @@ typedef struct {
 	MsdSnapshotEmitter *e;
 	const MsdModel *m;
 	const gchar *component_metadata;
+	GString *decoded; /* (owned): a wire-form field decoded */
 } Writer;
 
 /* The text a decoder of the wire string would give: see the comment at the top. */
@@ -184,6 +186,43 @@ emit_span(Writer *w, MsdSpan span)
 	return emit_text(w, msd_model_str(w->m, span), span.len);
 }
 
+/* A field kept in its wire form (msd_model_field_is_wire()): the JSON string body decoded,
+ * which the model wrote itself, so it is well formed. */
+static gboolean
+emit_wire_span(Writer *w, MsdSpan span)
+{
+	const gchar *p = msd_model_str(w->m, span);
+	gsize n = span.len;
+	gsize i = 0;
+	GString *decoded = w->decoded;
+
+	if (memchr(p, '\\', n) == NULL)
+		return emit_text(w, p, n);
+	g_string_truncate(decoded, 0);
+	while (i < n) {
+		const gchar *bs = memchr(p + i, '\\', n - i);
+		gsize seg = bs != NULL ? (gsize)(bs - p) : n;
+		gunichar cp;
+
+		msd_json_string_append_raw(decoded, p + i, seg - i);
+		i = seg;
+		if (i >= n)
+			break;
+		/* nearly all of them: the escaped quotes and backslashes of JSON text */
+		if (p[i + 1] == '"' || p[i + 1] == '\\') {
+			g_string_append_c(decoded, p[i + 1]);
+			i += 2;
+			continue;
+		}
+		i += (gsize)msd_json_decode_escape(p + i, n - i, &cp);
+		if (cp < 0x80)
+			g_string_append_c(decoded, (gchar)cp);
+		else
+			g_string_append_unichar(decoded, cp);
+	}
+	return emit_text(w, decoded->str, decoded->len);
+}
+
 static gboolean
 emit_number(Writer *w, gint64 value)
 {
@@ -199,9 +238,15 @@ emit_null(Writer *w)
 	return msd_snapshot_emitter_scalar(w->e, "null", 4, FALSE);
 }
 
-/* A {key: span} mapping from @entries, whose @field numbers index @spans. */
+/* A {key: span} mapping from @entries, whose @field numbers index @spans; the span of field
+ * number 1 is in its wire form when @wire_second. */
 static gboolean
-emit_struct(Writer *w, const Entry *entries, guint n, const MsdSpan *spans, const gchar *constant)
+emit_struct(Writer *w,
+            const Entry *entries,
+            guint n,
+            const MsdSpan *spans,
+            gboolean wire_second,
+            const gchar *constant)
 {
 	if (!msd_snapshot_emitter_mapping_start(w->e))
 		return FALSE;
@@ -217,6 +262,9 @@ emit_struct(Writer *w, const Entry *entries, guint n, const MsdSpan *spans, cons
 
 			if (!msd_snapshot_emitter_scalar(w->e, text, strlen(text), TRUE))
 				return FALSE;
+		} else if (wire_second && entry->field == 1) {
+			if (!emit_wire_span(w, spans[1]))
+				return FALSE;
 		} else if (!emit_span(w, spans[entry->field])) {
 			return FALSE;
 		}
@@ -225,15 +273,16 @@ emit_struct(Writer *w, const Entry *entries, guint n, const MsdSpan *spans, cons
 }
 
 static gboolean
-emit_key_values(Writer *w, const MsdKeyValue *kv, guint n, const gchar *kind)
+emit_key_values(Writer *w, const MsdKeyValue *kv, guint n, gboolean annotations)
 {
 	if (!msd_snapshot_emitter_sequence_start(w->e))
 		return FALSE;
 	for (guint i = 0; i < n; i++) {
 		MsdSpan spans[2] = {kv[i].key, kv[i].value};
 
+		/* annotation values are kept in their wire form */
 		if (!emit_struct(w, key_value_entries, G_N_ELEMENTS(key_value_entries), spans,
-		                 kind))
+		                 annotations, annotations ? "annotation" : "label"))
 			return FALSE;
 	}
 	return msd_snapshot_emitter_sequence_end(w->e);
@@ -288,15 +337,17 @@ emit_entry_value(Writer *w, const Entry *entry)
 	switch (entry->kind) {
 	case ENTRY_STRING:
 	case ENTRY_OMITEMPTY:
+		if (msd_model_field_is_wire(entry->field))
+			return emit_wire_span(w, m->f[entry->field]);
 		return emit_span(w, m->f[entry->field]);
 	case ENTRY_GENERATION:
 		return emit_number(w, m->generation);
 	case ENTRY_GRACE:
 		return emit_number(w, m->grace_period);
 	case ENTRY_LABELS:
-		return emit_key_values(w, m->kv, m->n_labels, "label");
+		return emit_key_values(w, m->kv, m->n_labels, FALSE);
 	case ENTRY_ANNOTATIONS:
-		return emit_key_values(w, m->kv + m->n_labels, m->n_annotations, "annotation");
+		return emit_key_values(w, m->kv + m->n_labels, m->n_annotations, TRUE);
 	case ENTRY_METADATA:
 		return emit_mapping(w, metadata_entries, G_N_ELEMENTS(metadata_entries));
 	case ENTRY_SPEC:
@@ -305,8 +356,9 @@ emit_entry_value(Writer *w, const Entry *entry)
 		MsdSpan spans[2] = {m->f[spec ? MSD_F_SPEC_ID : MSD_F_STATUS_ID],
 		                    m->f[spec ? MSD_F_SPEC_ATTRIBUTE : MSD_F_STATUS_ATTRIBUTE]};
 
+		/* the attribute is JSON text, kept in its wire form */
 		return emit_struct(w, attribute_entries, G_N_ELEMENTS(attribute_entries), spans,
-		                   NULL);
+		                   TRUE, NULL);
 	}
 	case ENTRY_PATTERN:
 		if (!m->has_pattern_resource)
@@ -338,8 +390,9 @@ static gboolean
 append_document(GString *out, MeshSyncResource *resource, const gchar *event_type, GError **error)
 {
 	g_auto(MsdSnapshotEmitter) e = {0};
+	g_autoptr(GString) decoded = g_string_new(NULL);
 	Writer w = {&e, meshsync_resource_get_model(resource),
-	            meshsync_resource_get_component_metadata(resource)};
+	            meshsync_resource_get_component_metadata(resource), decoded};
 
 	sort_entries_once();
 	if (!msd_snapshot_emitter_begin(&e, out, error))

@@ -33,6 +33,24 @@ static const guint8 go_class[256] = {
 
 static const gchar hex_digits[] = "0123456789abcdef";
 
+static gchar *put_ascii_escape(gchar *w, guchar c);
+
+/* The escape of ASCII byte @c as GO writes it, escaped again: every backslash doubled, the
+ * quote of \" escaped too. */
+static gchar *
+put_nested_escape(gchar *w, guchar c)
+{
+	gchar once[8];
+	gchar *end = put_ascii_escape(once, c);
+
+	for (const gchar *q = once; q < end; q++) {
+		if (*q == '\\' || *q == '"')
+			*w++ = '\\';
+		*w++ = *q;
+	}
+	return w;
+}
+
 /* Writes the escape for ASCII byte @c at @w; returns the new write position. */
 static gchar *
 put_ascii_escape(gchar *w, guchar c)
@@ -153,8 +171,9 @@ msd_json_string_append_escaped(GString *out, const gchar *s, gssize length, MsdJ
 		return;
 	}
 	/* Write straight into the buffer. The invariant: room for the rest of the input copied
-	 * as it is. An escape writes at most 5 bytes more than it reads (\u0001, \ufffd for
-	 * one bad byte, \u2028 for three), so room is checked only there. */
+	 * as it is. An escape writes at most 6 bytes more than it reads (\u0001, \ufffd for
+	 * one bad byte, \u2028 for three; nested: \\u0001, \\\" for one), so room is
+	 * checked only there. */
 	w = reserve(out, out->str + out->len, &limit, i, n - i);
 	memcpy(w, s, i);
 	w += i;
@@ -181,10 +200,11 @@ msd_json_string_append_escaped(GString *out, const gchar *s, gssize length, MsdJ
 			continue;
 		}
 		c = p[i];
-		if ((gsize)(limit - w) < n - i + 5)
-			w = reserve(out, w, &limit, 6, n - i);
+		if ((gsize)(limit - w) < n - i + 6)
+			w = reserve(out, w, &limit, 7, n - i);
 		if (class[c] == ESCAPE) {
-			w = put_ascii_escape(w, c);
+			w = mode == MSD_JSON_STRING_GO_NESTED ? put_nested_escape(w, c)
+			                                      : put_ascii_escape(w, c);
 			i++;
 		} else if ((sz = msd_utf8_decode(p + i, n - i, &cp)) == 0) {
 			if (mode == MSD_JSON_STRING_GO) {
@@ -196,6 +216,8 @@ msd_json_string_append_escaped(GString *out, const gchar *s, gssize length, MsdJ
 			}
 			i++;
 		} else if (cp == 0x2028 || cp == 0x2029) {
+			if (mode == MSD_JSON_STRING_GO_NESTED)
+				*w++ = '\\';
 			memcpy(w, cp == 0x2028 ? "\\u2028" : "\\u2029", 6);
 			w += 6;
 			i += (gsize)sz;
@@ -224,10 +246,12 @@ msd_json_string_append_unichar(GString *out, gunichar c, MsdJsonStringMode mode)
 	if (c < 0x80) {
 		const guint8 *class = mode == MSD_JSON_STRING_PLAIN ? plain_class : go_class;
 
-		if (class[c] == ESCAPE)
-			g_string_append_len(out, buf, put_ascii_escape(buf, (guchar)c) - buf);
-		else
+		if (class[c] != ESCAPE)
 			g_string_append_c(out, (gchar)c);
+		else if (mode == MSD_JSON_STRING_GO_NESTED)
+			g_string_append_len(out, buf, put_nested_escape(buf, (guchar)c) - buf);
+		else
+			g_string_append_len(out, buf, put_ascii_escape(buf, (guchar)c) - buf);
 		return;
 	}
 	msd_json_string_append_escaped(out, buf, g_unichar_to_utf8(c, buf), mode);

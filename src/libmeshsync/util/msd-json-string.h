@@ -37,6 +37,10 @@ typedef enum {
 	/* as GO, but invalid UTF-8 becomes U+FFFD itself: what Go's decoder stored, so what a
 	 * decode-then-encode round trip shows */
 	MSD_JSON_STRING_GO_DECODED,
+	/* GO_DECODED, and that escaped once more as GO escapes a string: the text as it reads
+	 * inside a JSON string that is itself inside a JSON string (a `"` is `\\\"`), which is
+	 * how upstream's wire carries spec and status */
+	MSD_JSON_STRING_GO_NESTED,
 } MsdJsonStringMode;
 
 /* Appends @s escaped for the inside of a JSON string literal. @length may be -1 for a
