@@ -42,17 +42,31 @@ write_string_body(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nes
 		msd_json_string_append_escaped(out, p, (gssize)n, mode);
 		return;
 	}
+	/* One pass: runs of ASCII that needs nothing are copied (a string body has no raw quote
+	 * or control byte), the rest goes to the escaper up to the next backslash, and the
+	 * escapes Go writes back as they are read are copied without decoding them. */
 	while (i < n) {
-		const gchar *bs = memchr(p + i, '\\', n - i);
-		gsize seg = bs != NULL ? (gsize)(bs - p) : n;
-		gunichar cp;
+		gsize run = i;
+		gchar e;
 
-		msd_json_string_append_escaped(out, p + i, (gssize)(seg - i), mode);
-		i = seg;
-		if (i >= n)
-			break;
-		/* the escapes Go writes back as they are read, without decoding them */
-		switch (p[i + 1]) {
+		while (run < n && p[run] != '\\' && (guchar)p[run] < 0x80 && p[run] != '<' &&
+		       p[run] != '>' && p[run] != '&')
+			run++;
+		if (run > i) {
+			msd_json_string_append_raw(out, p + i, run - i);
+			i = run;
+			continue;
+		}
+		if (p[i] != '\\') {
+			const gchar *bs = memchr(p + i, '\\', n - i);
+			gsize seg = bs != NULL ? (gsize)(bs - p) : n;
+
+			msd_json_string_append_escaped(out, p + i, (gssize)(seg - i), mode);
+			i = seg;
+			continue;
+		}
+		e = p[i + 1];
+		switch (e) {
 		case '"':
 		case '\\':
 		case 'b':
@@ -60,22 +74,34 @@ write_string_body(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nes
 		case 'n':
 		case 'r':
 		case 't':
-			if (nested)
-				msd_json_string_append_escaped(out, p + i, 2, MSD_JSON_STRING_GO);
-			else
+			if (!nested) {
 				msd_json_string_append_raw(out, p + i, 2);
+			} else if (e == '"' || e == '\\') {
+				/* \" escaped again: \\\" */
+				gchar twice[4] = {'\\', '\\', '\\', e};
+
+				msd_json_string_append_raw(out, twice, 4);
+			} else {
+				gchar twice[3] = {'\\', '\\', e};
+
+				msd_json_string_append_raw(out, twice, 3);
+			}
 			i += 2;
 			continue;
 		case '/':
 			g_string_append_c(out, '/');
 			i += 2;
 			continue;
-		default:
+		default: {
+			gunichar cp;
+
+			i += (gsize)msd_json_decode_escape(p + i, n - i, &cp);
+			msd_json_string_append_unichar(out, cp,
+			                               nested ? MSD_JSON_STRING_GO_NESTED
+			                                      : MSD_JSON_STRING_GO);
 			break;
 		}
-		i += (gsize)msd_json_decode_escape(p + i, n - i, &cp);
-		msd_json_string_append_unichar(
-		        out, cp, nested ? MSD_JSON_STRING_GO_NESTED : MSD_JSON_STRING_GO);
+		}
 	}
 }
 
