@@ -187,8 +187,8 @@ typedef enum {
 } Stage;
 
 static const gchar *const stage_names[N_STAGES] = {
-        "tokenize line",    "store copy",       "old: convert from store copy",
-        "old: wire JSON",   "old: envelope",    "old: YAML via wire JSON",
+        "tokenize line",       "store copy",    "old: convert from store copy",
+        "old: wire JSON",      "old: envelope", "old: YAML via wire JSON",
         "convert from tokens", "wire bytes",    "envelope",
         "YAML from fields",
 };
@@ -307,10 +307,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	if (data == NULL)
-		data = g_build_filename(g_getenv("MESON_SOURCE_ROOT") != NULL
-		                                ? g_getenv("MESON_SOURCE_ROOT")
-		                                : ".",
-		                        "bench", "data", "pod-watch-line.json", NULL);
+		data = g_build_filename(
+		        g_getenv("MESON_SOURCE_ROOT") != NULL ? g_getenv("MESON_SOURCE_ROOT") : ".",
+		        "bench", "data", "pod-watch-line.json", NULL);
 	if (!g_file_get_contents(data, &contents, &b.line_len, &error)) {
 		g_printerr("%s\n", error->message);
 		return 2;
@@ -324,8 +323,7 @@ main(int argc, char **argv)
 		g_printerr("%s: not a watch line\n", data);
 		return 2;
 	}
-	b.entry = msd_store_entry_new_from_tokens(&b.doc, (guint)b.object, KIND, API_VERSION,
-	                                          NULL);
+	b.entry = msd_store_entry_new_from_tokens(&b.doc, (guint)b.object, KIND, API_VERSION, NULL);
 	if (b.entry == NULL) {
 		g_printerr("%s: the object has no name\n", data);
 		return 2;

@@ -96,9 +96,8 @@ write_string_body(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nes
 			gunichar cp;
 
 			i += (gsize)msd_json_decode_escape(p + i, n - i, &cp);
-			msd_json_string_append_unichar(out, cp,
-			                               nested ? MSD_JSON_STRING_GO_NESTED
-			                                      : MSD_JSON_STRING_GO);
+			msd_json_string_append_unichar(
+			        out, cp, nested ? MSD_JSON_STRING_GO_NESTED : MSD_JSON_STRING_GO);
 			break;
 		}
 		}
