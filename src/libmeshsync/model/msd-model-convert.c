@@ -627,7 +627,10 @@ msd_model_convert_tokens(MsdModel *m,
 	key_values_clear(&b.labels);
 	key_values_clear(&b.annotations);
 	m->arena_len = b.arena->len;
-	/* give back GString's power-of-two slack: the model may outlive the event */
-	m->arena = g_realloc(g_string_free(b.arena, FALSE), m->arena_len);
+	/* The model may outlive the event by a long time (a burst held while the output is not
+	 * writable): an exact copy, because shrinking the GString's power-of-two block in
+	 * place would leave a hole beside every held model that only small blocks can use. */
+	m->arena = g_memdup2(b.arena->str, m->arena_len);
+	g_string_free(b.arena, TRUE);
 	return TRUE;
 }
