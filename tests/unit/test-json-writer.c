@@ -10,6 +10,7 @@
 #include "model/msd-json-writer.h"
 #include "util/msd-json-string.h"
 #include "util/msd-utf8.h"
+#include "test-random-object.h"
 
 static gchar *
 canon(const gchar *js, gssize len, GError **error)
@@ -517,6 +518,55 @@ test_string_escaping_random(void)
 	}
 }
 
+/* The nested writer (one pass) against its definition: the canonical text, then escaped as
+ * a Go string. On the mutation corpus and on random Kubernetes-like objects. */
+static void
+assert_nested_matches(const gchar *json, gsize len)
+{
+	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
+
+	if (!msd_json_tokens_parse(&doc, json, len, NULL))
+		return;
+	for (gint i = 0; i < doc.n_tokens; i++) {
+		g_autoptr(GString) raw = g_string_new(NULL);
+		g_autoptr(GString) want = g_string_new(NULL);
+		g_autoptr(GString) got = g_string_new(NULL);
+
+		msd_json_write_raw(raw, &doc, i);
+		msd_json_append_escaped(want, raw->str, (gssize)raw->len);
+		msd_json_write_raw_nested(got, &doc, i);
+		g_assert_cmpmem(got->str, got->len, want->str, want->len);
+		if (msd_json_tokens_is_string(&doc, i)) {
+			g_autoptr(GString) body = g_string_new(NULL);
+
+			msd_json_write_string_body(body, &doc, i);
+			g_assert_cmpmem(body->str, body->len, raw->str, raw->len);
+		}
+	}
+}
+
+static void
+test_nested_writer(void)
+{
+	g_autoptr(GRand) rand = g_rand_new_with_seed(test_random_seed(20261130));
+	static const gchar alphabet[] = "{}[]\":,\\ \t\nantrufl0123456789.eE+-u\x01\xff\xc3<&";
+	gsize seed_len = strlen(fuzz_seed);
+
+	assert_nested_matches(fuzz_seed, seed_len);
+	for (guint iter = 0; iter < 3000; iter++) {
+		g_autoptr(GString) doc = g_string_new_len(fuzz_seed, (gssize)seed_len);
+		g_autofree gchar *object = test_random_object(rand);
+
+		for (guint m = 0; m < 3; m++) {
+			gsize pos = (gsize)g_rand_int_range(rand, 0, (gint32)doc->len);
+
+			doc->str[pos] = alphabet[g_rand_int_range(rand, 0, sizeof(alphabet) - 1)];
+		}
+		assert_nested_matches(doc->str, doc->len);
+		assert_nested_matches(object, strlen(object));
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -524,6 +574,7 @@ main(int argc, char **argv)
 
 	g_test_add_func("/json-writer/string/escaping", test_string_escaping);
 	g_test_add_func("/json-writer/string/escaping-random", test_string_escaping_random);
+	g_test_add_func("/json-writer/nested", test_nested_writer);
 	g_test_add_func("/json-writer/string/embedded-nul", test_string_embedded_nul);
 	g_test_add_func("/json-writer/string/escaped-form", test_escaped_form);
 	g_test_add_func("/json-writer/string/reencode", test_reencode_strings);
