@@ -31,11 +31,19 @@
  * [signal@MeshSync.Writer::writable-changed] so the engine holds its events.
  */
 
+/* The envelope around the wire bytes, as Go's encoding/json writes meshkit's broker.Message. */
+#define ENVELOPE_HEAD "{\"ObjectType\":\"meshsync-data\",\"EventType\":\""
+#define ENVELOPE_MID  "\",\"Request\":null,\"Object\":"
+/* An envelope buffer that grew past this for one huge object is not kept for the next. */
+#define ENVELOPE_KEEP_MAX (1024 * 1024)
+
 struct _MeshSyncBrokerWriter {
 	GObject parent_instance;
 
 	MeshSyncBroker *broker; /* (owned) */
 	gchar *subject;
+	gboolean subject_valid; /* checked once: the subject never changes */
+	GString *envelope;      /* (owned): reused for every publish */
 	gboolean content_dedup;
 	GHashTable *published; /* (owned): uid -> SHA-256 of the last published object */
 	gulong writable_handler;
@@ -65,6 +73,15 @@ msd_broker_writer_digest(const gchar *json, gsize len)
 	return g_bytes_new(digest, digest_len);
 }
 
+static void
+meshsync_broker_writer_trim_envelope(MeshSyncBrokerWriter *self)
+{
+	if (self->envelope->allocated_len <= ENVELOPE_KEEP_MAX)
+		return;
+	g_string_free(self->envelope, TRUE);
+	self->envelope = g_string_sized_new(16 * 1024);
+}
+
 static gboolean
 meshsync_broker_writer_write(MeshSyncWriter *writer,
                              MeshSyncResource *resource,
@@ -72,24 +89,32 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
                              GError **error)
 {
 	MeshSyncBrokerWriter *self = MESHSYNC_BROKER_WRITER(writer);
-	g_autofree gchar *json = NULL;
 	g_autoptr(GBytes) digest = NULL;
-	g_autoptr(GBytes) payload = NULL;
 	g_autoptr(GError) local_error = NULL;
 	const gchar *uid = meshsync_resource_get_uid(resource);
+	GBytes *wire;
+	const gchar *json;
+	gsize json_len = 0;
 	gboolean tracked;
-	GString *envelope;
-	gsize json_len;
 	gint64 max_payload;
+	GString *envelope = self->envelope;
 
 	if (self->closed) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
 		            "the broker writer for %s is closed", self->subject);
 		return FALSE;
 	}
+	if (!self->subject_valid) {
+		self->n_errors++;
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+		            "cannot publish to the broker at %s: invalid subject '%s'",
+		            meshsync_broker_get_url(self->broker), self->subject);
+		return FALSE;
+	}
 
-	json = meshsync_resource_to_json(resource);
-	json_len = strlen(json);
+	/* the resource's own bytes: made once, shared with every other writer of the event */
+	wire = meshsync_resource_get_wire_bytes(resource);
+	json = g_bytes_get_data(wire, &json_len);
 	tracked = self->content_dedup && uid != NULL && *uid != '\0';
 	if (tracked && event_type != MESHSYNC_EVENT_TYPE_DELETED) {
 		GBytes *last = g_hash_table_lookup(self->published, uid);
@@ -99,20 +124,18 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 			return TRUE;
 	}
 
-	/* The envelope byte for byte as Go's encoding/json writes meshkit's broker.Message. */
-	envelope = g_string_sized_new(json_len + 96);
-	g_string_append(envelope, "{\"ObjectType\":\"meshsync-data\",\"EventType\":\"");
+	/* One buffer, reused: the envelope costs one copy of the object and no allocation. */
+	g_string_truncate(envelope, 0);
+	g_string_append_len(envelope, ENVELOPE_HEAD, sizeof(ENVELOPE_HEAD) - 1);
 	g_string_append(envelope, meshsync_event_type_to_string(event_type));
-	g_string_append(envelope, "\",\"Request\":null,\"Object\":");
+	g_string_append_len(envelope, ENVELOPE_MID, sizeof(ENVELOPE_MID) - 1);
 	g_string_append_len(envelope, json, (gssize)json_len);
 	g_string_append_c(envelope, '}');
-	payload = g_string_free_to_bytes(envelope);
 
 	if (tracked && event_type == MESHSYNC_EVENT_TYPE_DELETED)
 		g_hash_table_remove(self->published, uid);
-
 	max_payload = meshsync_broker_get_max_payload(self->broker);
-	if (max_payload > 0 && (gint64)g_bytes_get_size(payload) > max_payload) {
+	if (max_payload > 0 && (gint64)envelope->len > max_payload) {
 		self->n_oversize++;
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		            "%s %s/%s is %" G_GSIZE_FORMAT
@@ -122,15 +145,19 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 		            meshsync_resource_get_namespace(resource) != NULL
 		                    ? meshsync_resource_get_namespace(resource)
 		                    : "",
-		            meshsync_resource_get_name(resource), g_bytes_get_size(payload),
-		            self->subject, meshsync_broker_get_url(self->broker), max_payload);
+		            meshsync_resource_get_name(resource), envelope->len, self->subject,
+		            meshsync_broker_get_url(self->broker), max_payload);
+		meshsync_broker_writer_trim_envelope(self);
 		return FALSE;
 	}
-	if (!meshsync_broker_publish(self->broker, self->subject, payload, &local_error)) {
+	if (!meshsync_broker_publish_unchecked(self->broker, self->subject, envelope->str,
+	                                       envelope->len, &local_error)) {
 		self->n_errors++;
+		meshsync_broker_writer_trim_envelope(self);
 		g_propagate_error(error, g_steal_pointer(&local_error));
 		return FALSE;
 	}
+	meshsync_broker_writer_trim_envelope(self);
 	self->n_published++;
 	if (digest != NULL)
 		g_hash_table_insert(self->published, g_strdup(uid), g_steal_pointer(&digest));
@@ -193,6 +220,7 @@ meshsync_broker_writer_finalize(GObject *object)
 	g_clear_signal_handler(&self->writable_handler, self->broker);
 	g_clear_object(&self->broker);
 	g_free(self->subject);
+	g_string_free(self->envelope, TRUE);
 	g_hash_table_unref(self->published);
 	G_OBJECT_CLASS(meshsync_broker_writer_parent_class)->finalize(object);
 }
@@ -208,6 +236,7 @@ meshsync_broker_writer_init(MeshSyncBrokerWriter *self)
 {
 	self->published = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
 	                                        (GDestroyNotify)g_bytes_unref);
+	self->envelope = g_string_sized_new(16 * 1024);
 }
 
 /**
@@ -229,6 +258,7 @@ meshsync_broker_writer_new(MeshSyncBroker *broker, const gchar *subject)
 	self->broker = g_object_ref(broker);
 	self->subject =
 	        g_strdup(subject != NULL && *subject != '\0' ? subject : MESHSYNC_SUBJECT_CORE);
+	self->subject_valid = meshsync_broker_subject_is_valid(self->subject);
 	self->writable_handler = g_signal_connect(
 	        broker, "notify::writable", G_CALLBACK(meshsync_broker_writer_writable_cb), self);
 	return self;

@@ -33,6 +33,13 @@
  * that buffer is full, [method@MeshSync.Broker.publish] fails and
  * [property@MeshSync.Broker:writable] turns %FALSE until the connection is back.
  *
+ * While connected, publishes wait in the client's write buffer until the main loop hands
+ * them to the socket. A burst faster than the broker reads (the initial state of a large
+ * cluster) would pile every message up there, so [property@MeshSync.Broker:writable] also
+ * turns %FALSE once more than 4 MiB wait, and %TRUE again when the socket has taken them
+ * down to 1 MiB: publishes are still taken meanwhile, but a producer that honours the
+ * property holds its events instead, and memory stays bounded.
+ *
  * Publishing never blocks. Messages of subscriptions and state changes arrive in the main
  * context; waiting calls such as [method@MeshSync.Broker.flush_async] run in a worker thread.
  */
@@ -51,6 +58,16 @@
 #define MSD_BROKER_CLOSE_DRAIN_MS 2000
 /* Rough protocol overhead of one PUB line, for the reconnect-buffer estimate. */
 #define MSD_BROKER_PUB_OVERHEAD 16
+/*
+ * Marks on nats.c's write buffer, which only the loop drains and which never gives memory
+ * back once grown: above the high one the broker says it is not writable, below the low one
+ * writable again. 4 MiB is about 750 pod envelopes, several milliseconds of what loopback
+ * takes, so the socket never runs dry while the producer waits; it also caps what the buffer
+ * can ever hold to the mark plus one message. 1 MiB still left when the producer resumes
+ * keeps the socket busy until fresh messages arrive.
+ */
+#define MSD_BROKER_WRITE_HIGH_MARK (4 * 1024 * 1024)
+#define MSD_BROKER_WRITE_LOW_MARK  (1024 * 1024)
 
 /* ------------------------------------------------------------------------------------------
  * The link: what nats.c's threads may touch. They only queue copies here and attach one
@@ -274,7 +291,12 @@ struct _MeshSyncBroker {
 	gboolean destroy_due; /* closed while a worker used nc */
 
 	MeshSyncBrokerState state;
-	gboolean writable;
+	gboolean writable;      /* the property: link_writable and not congested */
+	gboolean link_writable; /* connected, or away with room in the reconnect buffer */
+	gboolean congested;     /* the write buffer passed the high mark, not yet the low */
+	gsize high_mark;
+	gsize low_mark;
+	GSource *recheck; /* (owned) (nullable): idle that ends a congestion */
 	guint64 reconnects;
 	guint64 pending_bytes; /* estimate of the reconnect buffer */
 
@@ -318,12 +340,66 @@ meshsync_broker_set_state(MeshSyncBroker *self, MeshSyncBrokerState state)
 }
 
 static void
-meshsync_broker_set_writable(MeshSyncBroker *self, gboolean writable)
+meshsync_broker_update_writable(MeshSyncBroker *self)
 {
+	gboolean writable = self->link_writable && !self->congested;
+
 	if (self->writable == writable)
 		return;
 	self->writable = writable;
 	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_WRITABLE]);
+}
+
+static void
+meshsync_broker_set_writable(MeshSyncBroker *self, gboolean writable)
+{
+	self->link_writable = writable;
+	meshsync_broker_update_writable(self);
+}
+
+static void
+meshsync_broker_set_congested(MeshSyncBroker *self, gboolean congested)
+{
+	if (self->congested == congested)
+		return;
+	self->congested = congested;
+	g_debug("broker at %s: %s", self->url->display,
+	        congested ? "write buffer above its high mark, holding publishes"
+	                  : "write buffer drained, taking publishes again");
+	meshsync_broker_update_writable(self);
+}
+
+static gboolean
+meshsync_broker_recheck_cb(gpointer data)
+{
+	MeshSyncBroker *self = data;
+	gint buffered;
+
+	g_clear_pointer(&self->recheck, g_source_unref);
+	if (!self->congested || self->nc == NULL)
+		return G_SOURCE_REMOVE;
+	buffered = natsConnection_Buffered(self->nc);
+	if (buffered <= (gint)self->low_mark)
+		meshsync_broker_set_congested(self, FALSE);
+	return G_SOURCE_REMOVE;
+}
+
+/* The nats source wrote to the socket. The state changes in an idle of its own, so that
+ * whoever listens to notify::writable (and publishes from there) never runs inside nats.c's
+ * socket dispatch. */
+static void
+meshsync_broker_written_cb(gpointer data)
+{
+	MeshSyncBroker *self = data;
+
+	if (!self->congested || self->recheck != NULL || self->nc == NULL ||
+	    natsConnection_Buffered(self->nc) > (gint)self->low_mark)
+		return;
+	self->recheck = g_idle_source_new();
+	g_source_set_static_name(self->recheck, "meshsync-broker-drained");
+	g_source_set_priority(self->recheck, G_PRIORITY_DEFAULT);
+	g_source_set_callback(self->recheck, meshsync_broker_recheck_cb, self, NULL);
+	g_source_attach(self->recheck, self->context);
 }
 
 static void
@@ -358,7 +434,9 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 		self->pending_bytes = 0;
 		g_message("reconnected to the broker at %s", self->url->display);
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CONNECTED);
-		/* nats.c sent the reconnect buffer before calling back: room again. */
+		/* nats.c sent the reconnect buffer before calling back: room again. What was
+		 * in the write buffer went with the old socket or into that buffer. */
+		self->congested = FALSE;
 		meshsync_broker_set_writable(self, TRUE);
 		break;
 	case MSD_BROKER_EVENT_CLOSED:
@@ -445,6 +523,12 @@ meshsync_broker_dispose(GObject *object)
 
 	if (self->nc != NULL && self->state != MESHSYNC_BROKER_STATE_CLOSED)
 		meshsync_broker_close(self);
+	if (self->loop != NULL)
+		msd_nats_loop_set_written_func(self->loop, NULL, NULL);
+	if (self->recheck != NULL) {
+		g_source_destroy(self->recheck);
+		g_clear_pointer(&self->recheck, g_source_unref);
+	}
 	if (self->link != NULL)
 		self->link->broker = NULL;
 	G_OBJECT_CLASS(meshsync_broker_parent_class)->dispose(object);
@@ -505,7 +589,8 @@ meshsync_broker_class_init(MeshSyncBrokerClass *klass)
 	 * MeshSyncBroker:writable:
 	 *
 	 * Whether a publish can be taken now: %FALSE once the reconnect buffer filled up during
-	 * an outage, %TRUE again after the reconnection sent it.
+	 * an outage, %TRUE again after the reconnection sent it; also %FALSE while more than
+	 * 4 MiB wait for the socket, until they are down to 1 MiB.
 	 */
 	props[PROP_WRITABLE] = g_param_spec_boolean("writable", NULL, NULL, FALSE,
 	                                            G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY |
@@ -519,6 +604,8 @@ meshsync_broker_init(MeshSyncBroker *self)
 	self->connect_timeout_s = 300;
 	self->max_reconnects = -1;
 	self->state = MESHSYNC_BROKER_STATE_DISCONNECTED;
+	self->high_mark = MSD_BROKER_WRITE_HIGH_MARK;
+	self->low_mark = MSD_BROKER_WRITE_LOW_MARK;
 	self->subscriptions_by_id = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
 	                                                  msd_broker_subscription_free);
 	self->subscriptions_by_sid = g_hash_table_new(g_int64_hash, g_int64_equal);
@@ -552,6 +639,7 @@ meshsync_broker_new(const gchar *url, GError **error)
 	self->url = g_steal_pointer(&parsed);
 	self->context = g_main_context_ref_thread_default();
 	self->loop = msd_nats_loop_new(self->context);
+	msd_nats_loop_set_written_func(self->loop, meshsync_broker_written_cb, self);
 	self->link = msd_broker_link_new(self->context);
 	self->link->broker = self;
 	return self;
@@ -650,6 +738,15 @@ meshsync_broker_set_reconnect_buffer_size(MeshSyncBroker *self, gsize bytes)
 {
 	g_return_if_fail(MESHSYNC_IS_BROKER(self));
 	self->reconnect_buffer_size = bytes;
+}
+
+void
+meshsync_broker_set_write_buffer_marks(MeshSyncBroker *self, gsize high, gsize low)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	g_return_if_fail(low <= high && high <= G_MAXINT);
+	self->high_mark = high;
+	self->low_mark = low;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -859,6 +956,7 @@ msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 		msd_attempt_result_free(result);
 		self->connect_task = NULL;
 		self->pending_bytes = 0;
+		self->congested = FALSE;
 		g_message("connected to the broker at %s", self->url->display);
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CONNECTED);
 		meshsync_broker_set_writable(self, TRUE);
@@ -1003,8 +1101,8 @@ meshsync_broker_connect_finish(MeshSyncBroker *self, GAsyncResult *result, GErro
 
 /* ------------------------------------------------------------------------------------------ */
 
-static gboolean
-msd_broker_subject_is_valid(const gchar *subject)
+gboolean
+meshsync_broker_subject_is_valid(const gchar *subject)
 {
 	gboolean token_empty = TRUE;
 
@@ -1049,30 +1147,38 @@ meshsync_broker_publish(MeshSyncBroker *self, const gchar *subject, GBytes *payl
 	gsize len = 0;
 	gconstpointer data;
 	gint64 max_payload;
-	natsStatus s;
 
 	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), FALSE);
 	g_return_val_if_fail(payload != NULL, FALSE);
 
 	data = g_bytes_get_data(payload, &len);
-	if (!msd_broker_subject_is_valid(subject)) {
+	if (!meshsync_broker_subject_is_valid(subject)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		            "cannot publish to the broker at %s: invalid subject '%s'",
 		            self->url->display, subject != NULL ? subject : "");
 		return FALSE;
 	}
-	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            "cannot publish on %s: the broker at %s is not connected", subject,
-		            self->url->display);
-		return FALSE;
-	}
-	max_payload = natsConnection_GetMaxPayload(self->nc);
+	max_payload = meshsync_broker_get_max_payload(self);
 	if (max_payload > 0 && (gint64)len > max_payload) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		            "message on %s is %" G_GSIZE_FORMAT " bytes; the broker at %s takes at "
 		            "most %" G_GINT64_FORMAT,
 		            subject, len, self->url->display, max_payload);
+		return FALSE;
+	}
+	return meshsync_broker_publish_unchecked(self, subject, data, len, error);
+}
+
+gboolean
+meshsync_broker_publish_unchecked(
+        MeshSyncBroker *self, const gchar *subject, gconstpointer data, gsize len, GError **error)
+{
+	natsStatus s;
+
+	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		            "cannot publish on %s: the broker at %s is not connected", subject,
+		            self->url->display);
 		return FALSE;
 	}
 
@@ -1081,6 +1187,9 @@ meshsync_broker_publish(MeshSyncBroker *self, const gchar *subject, GBytes *payl
 	case NATS_OK:
 		if (self->state == MESHSYNC_BROKER_STATE_RECONNECTING)
 			self->pending_bytes += len + strlen(subject) + MSD_BROKER_PUB_OVERHEAD;
+		else if (!self->congested &&
+		         natsConnection_Buffered(self->nc) > (gint)self->high_mark)
+			meshsync_broker_set_congested(self, TRUE);
 		return TRUE;
 	case NATS_INSUFFICIENT_BUFFER:
 		meshsync_broker_set_writable(self, FALSE);

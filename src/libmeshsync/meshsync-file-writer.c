@@ -139,17 +139,27 @@ meshsync_file_writer_fail(MeshSyncFileWriter *self, GError *error, GError **out)
 	return FALSE;
 }
 
+/* Appends the document of @resource (the extended record when @extended), then drains the
+ * buffer once it is full. */
 static gboolean
 meshsync_file_writer_append(MeshSyncFileWriter *self,
                             MeshSyncSnapshotFile *file,
-                            const gchar *json,
-                            gsize length,
+                            MeshSyncResource *resource,
+                            gboolean extended,
+                            MeshSyncEventType event_type,
                             GError **error)
 {
 	GError *local_error = NULL;
+	gboolean ok;
 
-	if (!msd_snapshot_yaml_append(file->pending, json, length, &local_error)) {
-		/* The model only produces valid JSON: this is a bug, not bad input. */
+	/* straight from the resource's fields: no JSON is written or parsed for the YAML */
+	if (extended)
+		ok = msd_snapshot_yaml_append_record(file->pending, resource, event_type,
+		                                     &local_error);
+	else
+		ok = msd_snapshot_yaml_append_resource(file->pending, resource, &local_error);
+	if (!ok) {
+		/* The emitter only fails on a bug, not on bad input. */
 		g_prefix_error(&local_error, "%s: ", file->path);
 		g_propagate_error(error, local_error);
 		return FALSE;
@@ -167,7 +177,6 @@ meshsync_file_writer_write(MeshSyncWriter *writer,
                            GError **error)
 {
 	MeshSyncFileWriter *self = MESHSYNC_FILE_WRITER(writer);
-	g_autofree gchar *json = NULL;
 	const gchar *uid;
 
 	if (self->failure != NULL) {
@@ -180,23 +189,16 @@ meshsync_file_writer_write(MeshSyncWriter *writer,
 		return FALSE;
 	}
 
-	json = meshsync_resource_to_json(resource);
-	if (self->extended.path != NULL) {
-		g_autofree gchar *record =
-		        g_strdup_printf("{\"EventType\":\"%s\",\"Object\":%s}",
-		                        meshsync_event_type_to_string(event_type), json);
-
-		if (!meshsync_file_writer_append(self, &self->extended, record, strlen(record),
-		                                 error))
-			return FALSE;
-	}
+	if (self->extended.path != NULL &&
+	    !meshsync_file_writer_append(self, &self->extended, resource, TRUE, event_type, error))
+		return FALSE;
 
 	/* The snapshot holds the first state of each object; objects without a uid are
 	 * always written, as upstream. */
 	uid = meshsync_resource_get_uid(resource);
 	if (uid != NULL && *uid != '\0' && g_hash_table_contains(self->seen_uids, uid))
 		return TRUE;
-	if (!meshsync_file_writer_append(self, &self->main, json, strlen(json), error))
+	if (!meshsync_file_writer_append(self, &self->main, resource, FALSE, event_type, error))
 		return FALSE;
 	/* Only once it is written: a document that could not be written is not "seen". */
 	if (uid != NULL && *uid != '\0')

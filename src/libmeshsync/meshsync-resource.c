@@ -25,7 +25,12 @@
  * and written back in the exact byte form upstream MeshSync publishes with
  * [method@MeshSync.Resource.to_json]. It keeps the wire fields as text, not a JSON tree:
  * `spec`, `status`, `data` and friends are held as the canonical JSON text upstream puts in
- * its string fields. Instances are immutable once constructed.
+ * its string fields.
+ *
+ * Instances are immutable once complete: at once for most objects, after the reachability
+ * probe for a Service that needs one. The wire form is made once, the first time it is asked
+ * for, and kept: [method@MeshSync.Resource.get_wire_bytes] hands out those very bytes, so
+ * every writer of an event shares one serialization.
  */
 struct _MeshSyncResource {
 	GObject parent_instance;
@@ -34,6 +39,7 @@ struct _MeshSyncResource {
 	MeshSyncEventType event_type;
 	gchar *component_metadata;   /* (owned) (nullable): JSON text */
 	MsdServiceEndpoint *pending; /* (owned) (nullable): endpoint waiting for a probe */
+	GBytes *wire;                /* (owned) (nullable) (atomic): made once, on first use */
 };
 
 G_DEFINE_FINAL_TYPE(MeshSyncResource, meshsync_resource, G_TYPE_OBJECT)
@@ -154,6 +160,8 @@ meshsync_resource_finalize(GObject *object)
 	msd_model_clear(&self->model);
 	g_free(self->component_metadata);
 	msd_service_endpoint_free(self->pending);
+	if (self->wire != NULL)
+		g_bytes_unref(self->wire);
 
 	G_OBJECT_CLASS(meshsync_resource_parent_class)->finalize(object);
 }
@@ -264,18 +272,42 @@ meshsync_resource_new_from_json(const gchar *json,
                                 const gchar *cluster_id,
                                 GError **error)
 {
-	g_autoptr(MeshSyncResource) self = NULL;
-	MsdServiceEndpoint *ep = NULL;
+	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
 
 	g_return_val_if_fail(json != NULL || length == 0, NULL);
 	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
 
 	if (length < 0)
 		length = (gssize)strlen(json);
+	if (!msd_json_tokens_parse(&doc, json, (gsize)length, error))
+		return NULL;
+	return meshsync_resource_new_from_tokens(&doc, 0, NULL, NULL, event_type, cluster_id,
+	                                         error);
+}
+
+/*
+ * The conversion of an object some caller has tokenized already: the informer's watch line
+ * or list page. See meshsync-resource-private.h for the contract.
+ */
+MeshSyncResource *
+meshsync_resource_new_from_tokens(const MsdJsonTokens *doc,
+                                  gint index,
+                                  const gchar *default_kind,
+                                  const gchar *default_api_version,
+                                  MeshSyncEventType event_type,
+                                  const gchar *cluster_id,
+                                  GError **error)
+{
+	g_autoptr(MeshSyncResource) self = NULL;
+	MsdServiceEndpoint *ep = NULL;
+
+	g_return_val_if_fail(doc != NULL, NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+
 	self = g_object_new(MESHSYNC_TYPE_RESOURCE, NULL);
 	self->event_type = event_type;
-	if (!msd_model_convert(&self->model, json, (gsize)length, event_type, cluster_id, &ep,
-	                       error))
+	if (!msd_model_convert_tokens(&self->model, doc, index, default_kind, default_api_version,
+	                              event_type, cluster_id, &ep, error))
 		return NULL;
 	if (ep != NULL) {
 		if (msd_service_endpoint_needs_probe(ep)) {
@@ -289,6 +321,45 @@ meshsync_resource_new_from_json(const gchar *json,
 }
 
 /**
+ * meshsync_resource_get_wire_bytes:
+ * @self: a resource
+ *
+ * Gets the resource serialized as upstream MeshSync's `KubernetesResource`, the bytes
+ * [method@MeshSync.Resource.to_json] returns a copy of (without a terminating NUL).
+ *
+ * The bytes are made the first time they are asked for and kept for the lifetime of the
+ * resource, so every writer that publishes or stores the same event shares them. Ask for them
+ * only once the resource is complete: a Service waiting for its reachability probe (see
+ * [method@MeshSync.Resource.to_json]) is serialized as it is then, without
+ * `component_metadata`, and can no longer be completed.
+ *
+ * Returns: (transfer none): the wire bytes
+ */
+GBytes *
+meshsync_resource_get_wire_bytes(MeshSyncResource *self)
+{
+	GBytes *wire;
+
+	g_return_val_if_fail(MESHSYNC_IS_RESOURCE(self), NULL);
+
+	wire = g_atomic_pointer_get(&self->wire);
+	if (wire == NULL) {
+		GString *out = g_string_sized_new(
+		        msd_model_wire_size_hint(&self->model) +
+		        (self->component_metadata != NULL ? strlen(self->component_metadata) : 0));
+
+		msd_model_write_wire(&self->model, self->component_metadata, out);
+		wire = g_string_free_to_bytes(out);
+		/* a resource shared between threads may race here: the first one wins */
+		if (!g_atomic_pointer_compare_and_exchange(&self->wire, NULL, wire)) {
+			g_bytes_unref(wire);
+			wire = g_atomic_pointer_get(&self->wire);
+		}
+	}
+	return wire;
+}
+
+/**
  * meshsync_resource_to_json:
  * @self: a resource
  *
@@ -297,20 +368,22 @@ meshsync_resource_new_from_json(const gchar *json,
  * The text is byte for byte what upstream publishes as the `Object` of a resource event:
  * compact, fields in upstream's order, the JSON-holding fields as strings, label and
  * annotation values in their escaped form, and the fields upstream never fills present as
- * empty strings.
+ * empty strings. It is a copy of [method@MeshSync.Resource.get_wire_bytes], with the same
+ * rule: a Service that still needs its reachability probe is written without
+ * `component_metadata`.
  *
  * Returns: (transfer full): the JSON text
  */
 gchar *
 meshsync_resource_to_json(MeshSyncResource *self)
 {
-	GString *out;
+	gsize len = 0;
+	const gchar *data;
 
 	g_return_val_if_fail(MESHSYNC_IS_RESOURCE(self), NULL);
 
-	out = g_string_sized_new(self->model.arena_len + 512);
-	msd_model_write_wire(&self->model, self->component_metadata, out);
-	return g_string_free(out, FALSE);
+	data = g_bytes_get_data(meshsync_resource_get_wire_bytes(self), &len);
+	return g_strndup(data, len);
 }
 
 static const gchar *
@@ -478,6 +551,8 @@ void
 meshsync_resource_complete_probe(MeshSyncResource *self, gboolean reachable)
 {
 	g_return_if_fail(MESHSYNC_IS_RESOURCE(self));
+	/* the wire bytes are final once made: a writer may hold them already */
+	g_return_if_fail(g_atomic_pointer_get(&self->wire) == NULL);
 
 	if (self->pending == NULL)
 		return;
@@ -491,6 +566,13 @@ meshsync_resource_get_component_metadata(MeshSyncResource *self)
 {
 	g_return_val_if_fail(MESHSYNC_IS_RESOURCE(self), NULL);
 	return self->component_metadata;
+}
+
+const MsdModel *
+meshsync_resource_get_model(MeshSyncResource *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_RESOURCE(self), NULL);
+	return &self->model;
 }
 
 static void

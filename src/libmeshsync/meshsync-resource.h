@@ -29,6 +29,8 @@ MeshSyncResource *meshsync_resource_new_from_json(const gchar *json,
 
 MESHSYNC_AVAILABLE_IN_ALL
 gchar *meshsync_resource_to_json(MeshSyncResource *self);
+MESHSYNC_AVAILABLE_IN_ALL
+GBytes *meshsync_resource_get_wire_bytes(MeshSyncResource *self);
 
 MESHSYNC_AVAILABLE_IN_ALL
 const gchar *meshsync_resource_get_api_version(MeshSyncResource *self);

@@ -61,7 +61,9 @@ read_ports_file(const gchar *dir)
 		path = g_build_filename(dir, name, NULL);
 		/* The file may be caught half-written: read again next round. */
 		if (!g_file_get_contents(path, &text, NULL, NULL) ||
-		    !json_parser_load_from_data(parser, text, -1, NULL))
+		    !json_parser_load_from_data(parser, text, -1, NULL) ||
+		    json_parser_get_root(parser) == NULL ||
+		    !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser)))
 			return 0;
 		root = json_node_get_object(json_parser_get_root(parser));
 		/* {"nats":["nats://127.0.0.1:PORT"]} */
@@ -394,6 +396,22 @@ test_bad_subjects(void)
 
 		g_assert_cmpuint(id, ==, 0);
 		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+	}
+	{
+		/* a writer checks its subject once, and every write says so */
+		g_autoptr(MeshSyncBrokerWriter) writer = meshsync_broker_writer_new(broker, "a b");
+		g_autoptr(MeshSyncResource) pod = make_pod("p", "uid-p", "1", NULL);
+
+		for (guint i = 0; i < 2; i++) {
+			g_autoptr(GError) error = NULL;
+
+			g_assert_false(meshsync_writer_write(MESHSYNC_WRITER(writer), pod,
+			                                     MESHSYNC_EVENT_TYPE_ADDED, &error));
+			g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+			g_assert_nonnull(strstr(error->message, "invalid subject 'a b'"));
+		}
+		g_assert_cmpuint(meshsync_broker_writer_get_n_errors(writer), ==, 2);
+		g_assert_cmpuint(meshsync_broker_writer_get_n_published(writer), ==, 0);
 	}
 	meshsync_broker_close(broker);
 	nats_server_clear(&server);
@@ -1118,6 +1136,179 @@ test_dedup_failed_publish(void)
 }
 
 /* ------------------------------------------------------------------------------------------
+ * Bounded write buffer: publishes faster than the socket takes them turn writable off above
+ * the high mark and on again below the low one; every message still arrives.
+ */
+
+#define MARK_HIGH     (256 * 1024)
+#define MARK_LOW      (64 * 1024)
+#define BURST_MESSAGE 16384
+
+typedef struct {
+	GArray *writable; /* gboolean, one per notify::writable */
+	GArray *buffered; /* guint64: the buffered bytes at that moment */
+} WritableLog;
+
+static void
+writable_log_cb(GObject *object, GParamSpec *pspec, gpointer data)
+{
+	WritableLog *log = data;
+	gboolean writable = meshsync_broker_get_writable(MESHSYNC_BROKER(object));
+	guint64 buffered = meshsync_broker_get_buffered_bytes(MESHSYNC_BROKER(object));
+
+	g_array_append_val(log->writable, writable);
+	g_array_append_val(log->buffered, buffered);
+}
+
+static void
+publish_numbered(MeshSyncBroker *broker, const gchar *subject, guint i)
+{
+	g_autofree gchar *text = g_malloc(BURST_MESSAGE + 1);
+	g_autofree gchar *prefix = g_strdup_printf("msg %08u|", i);
+	g_autoptr(GBytes) payload = NULL;
+	g_autoptr(GError) error = NULL;
+
+	memset(text, 'p', BURST_MESSAGE);
+	memcpy(text, prefix, strlen(prefix));
+	payload = g_bytes_new_take(g_steal_pointer(&text), BURST_MESSAGE);
+	g_assert_true(meshsync_broker_publish(broker, subject, payload, &error));
+	g_assert_no_error(error);
+}
+
+static void
+assert_numbered_all(Received *r, guint n)
+{
+	g_assert_cmpuint(r->payloads->len, ==, n);
+	for (guint i = 0; i < n; i++) {
+		g_autofree gchar *prefix = g_strdup_printf("msg %08u", i);
+		const gchar *payload = g_ptr_array_index(r->payloads, i);
+
+		g_assert_cmpuint(strlen(payload), ==, BURST_MESSAGE);
+		g_assert_true(g_str_has_prefix(payload, prefix));
+	}
+}
+
+typedef struct {
+	NatsServer server;
+	gchar *url;
+	MeshSyncBroker *publisher;
+	MeshSyncBroker *subscriber;
+	MeshSyncBrokerWriter *writer;
+	Received *r;
+	WritableLog log;
+	guint writer_changes;
+} BurstFixture;
+
+static void
+burst_setup(BurstFixture *f, gconstpointer data)
+{
+	nats_server_start(&f->server, 0, NULL);
+	f->url = nats_server_url(&f->server);
+	f->publisher = broker_new_connected(f->url);
+	meshsync_broker_set_write_buffer_marks(f->publisher, MARK_HIGH, MARK_LOW);
+	/* the subscriber has a connection of its own, like Meshery */
+	f->subscriber = broker_new_connected(f->url);
+	f->r = received_new();
+	subscribe(f->subscriber, "test.burst", NULL, f->r);
+	broker_flush(f->subscriber);
+	broker_flush(f->publisher);
+	f->writer = meshsync_broker_writer_new(f->publisher, "test.burst");
+	f->log.writable = g_array_new(FALSE, FALSE, sizeof(gboolean));
+	f->log.buffered = g_array_new(FALSE, FALSE, sizeof(guint64));
+	g_signal_connect(f->publisher, "notify::writable", G_CALLBACK(writable_log_cb), &f->log);
+	g_signal_connect(f->writer, "writable-changed", G_CALLBACK(count_writable_cb),
+	                 &f->writer_changes);
+}
+
+static void
+burst_teardown(BurstFixture *f, gconstpointer data)
+{
+	if (f->server.proc != NULL)
+		g_subprocess_send_signal(f->server.proc, SIGCONT);
+	g_clear_object(&f->writer);
+	meshsync_broker_close(f->publisher);
+	meshsync_broker_close(f->subscriber);
+	g_clear_object(&f->publisher);
+	g_clear_object(&f->subscriber);
+	received_free(f->r);
+	g_array_unref(f->log.writable);
+	g_array_unref(f->log.buffered);
+	g_free(f->url);
+	nats_server_clear(&f->server);
+}
+
+/* The two notifications a congestion gives: off above the high mark, on below the low one. */
+static void
+assert_one_congestion(BurstFixture *f)
+{
+	g_assert_cmpuint(f->log.writable->len, ==, 2);
+	g_assert_false(g_array_index(f->log.writable, gboolean, 0));
+	g_assert_cmpuint(g_array_index(f->log.buffered, guint64, 0), >, MARK_HIGH);
+	g_assert_true(g_array_index(f->log.writable, gboolean, 1));
+	g_assert_cmpuint(g_array_index(f->log.buffered, guint64, 1), <=, MARK_LOW);
+	g_assert_cmpuint(f->writer_changes, ==, 2);
+	g_assert_true(meshsync_writer_is_writable(MESHSYNC_WRITER(f->writer)));
+}
+
+/* Without returning to the loop nothing reaches the socket: writable turns off exactly at
+ * the publish that takes the buffer over the high mark. */
+static void
+test_write_buffer_burst(BurstFixture *f, gconstpointer data)
+{
+	guint n = 0;
+
+	while (meshsync_broker_get_writable(f->publisher)) {
+		guint64 buffered;
+
+		publish_numbered(f->publisher, "test.burst", n++);
+		buffered = meshsync_broker_get_buffered_bytes(f->publisher);
+		g_assert_cmpint(meshsync_broker_get_writable(f->publisher), ==,
+		                buffered <= MARK_HIGH);
+		g_assert_cmpuint(n, <, 10 * MARK_HIGH / BURST_MESSAGE);
+	}
+	g_assert_cmpuint(n, >=, MARK_HIGH / (BURST_MESSAGE + 64));
+	g_assert_false(meshsync_writer_is_writable(MESHSYNC_WRITER(f->writer)));
+	g_assert_cmpuint(f->writer_changes, ==, 1);
+	/* still taken while not writable: the property is advice, no message is refused */
+	publish_numbered(f->publisher, "test.burst", n++);
+
+	WAIT_FOR(meshsync_broker_get_writable(f->publisher));
+	assert_one_congestion(f);
+	WAIT_FOR(f->r->payloads->len == n);
+	assert_numbered_all(f->r, n);
+}
+
+/* A broker that stops reading: the socket fills, then the write buffer; once it reads again
+ * everything drains and arrives. */
+static void
+test_write_buffer_stopped_server(BurstFixture *f, gconstpointer data)
+{
+	/* loopback socket buffers take a few MB at most; this is far beyond them */
+	const guint limit = (64 * 1024 * 1024) / BURST_MESSAGE;
+	guint n = 0;
+
+	g_subprocess_send_signal(f->server.proc, SIGSTOP);
+	while (meshsync_broker_get_writable(f->publisher)) {
+		g_assert_cmpuint(n, <, limit);
+		publish_numbered(f->publisher, "test.burst", n++);
+		/* let the loop write what the socket takes */
+		while (g_main_context_iteration(NULL, FALSE))
+			;
+	}
+	g_assert_cmpuint(meshsync_broker_get_buffered_bytes(f->publisher), >, MARK_HIGH);
+	g_assert_false(meshsync_writer_is_writable(MESHSYNC_WRITER(f->writer)));
+	g_assert_cmpuint(f->writer_changes, ==, 1);
+	g_test_message("%u messages of %u bytes before the buffer passed its mark", n,
+	               BURST_MESSAGE);
+
+	g_subprocess_send_signal(f->server.proc, SIGCONT);
+	WAIT_FOR(meshsync_broker_get_writable(f->publisher));
+	assert_one_congestion(f);
+	WAIT_FOR(f->r->payloads->len == n);
+	assert_numbered_all(f->r, n);
+}
+
+/* ------------------------------------------------------------------------------------------
  * Throughput (-m perf): ~5 KB envelopes from the loop thread, with a subscriber in another
  * process when python3 is there to be one.
  */
@@ -1291,6 +1482,10 @@ main(int argc, char **argv)
 	g_test_add("/broker/dedup/off", DedupFixture, NULL, dedup_setup, test_dedup_off,
 	           dedup_teardown);
 	g_test_add_func("/broker/dedup/failed-publish", test_dedup_failed_publish);
+	g_test_add("/broker/write-buffer/burst", BurstFixture, NULL, burst_setup,
+	           test_write_buffer_burst, burst_teardown);
+	g_test_add("/broker/write-buffer/stopped-server", BurstFixture, NULL, burst_setup,
+	           test_write_buffer_stopped_server, burst_teardown);
 	if (g_test_perf()) {
 		g_test_add_func("/broker/perf/publish", test_perf_publish);
 		g_test_add_func("/broker/perf/publish-subscriber", test_perf_publish_subscriber);

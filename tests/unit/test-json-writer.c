@@ -8,6 +8,9 @@
 
 #include "meshsync-error.h"
 #include "model/msd-json-writer.h"
+#include "util/msd-json-string.h"
+#include "util/msd-utf8.h"
+#include "test-random-object.h"
 
 static gchar *
 canon(const gchar *js, gssize len, GError **error)
@@ -370,18 +373,215 @@ test_fuzz_accepts_what_json_glib_accepts(void)
 	        "1.5e-7]}}");
 }
 
+/* A document may be one bare value, with nothing after it (jsmn's strict mode wanted a
+ * delimiter there): the mutation fuzzing found "0\t" canonical as "0" that did not parse. */
+static void
+test_top_level_primitives(void)
+{
+	static const struct {
+		const gchar *in;
+		const gchar *out;
+	} cases[] = {
+	        {"0", "0"},       {"-0", "0"},        {"12", "12"},     {"1.5e3", "1500"},
+	        {"true", "true"}, {"false", "false"}, {"null", "null"}, {" 7", "7"},
+	        {"0\t", "0"},     {"\"x\"", "\"x\""},
+	};
+	static const gchar *const bad[] = {"0 0", "tru", "-", "1.", "nul", "\"x", "0,"};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(GError) error = NULL;
+		g_autofree gchar *out = canon(cases[i].in, -1, &error);
+
+		g_assert_no_error(error);
+		g_assert_cmpstr(out, ==, cases[i].out);
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		g_autoptr(GError) error = NULL;
+		g_autofree gchar *out = canon(bad[i], -1, &error);
+
+		g_assert_null(out);
+		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+	}
+}
+
+/* The escaping rules written the plain way, byte by byte: what the fast escaper (sixteen bytes
+ * at a time, straight into the buffer) must equal. */
+static void
+reference_escape(GString *out, const guchar *p, gsize n, MsdJsonStringMode mode)
+{
+	if (mode == MSD_JSON_STRING_GO_NESTED) {
+		/* by definition: the decoded form's escape, escaped once more */
+		g_autoptr(GString) once = g_string_new(NULL);
+
+		reference_escape(once, p, n, MSD_JSON_STRING_GO_DECODED);
+		reference_escape(out, (const guchar *)once->str, once->len, MSD_JSON_STRING_GO);
+		return;
+	}
+	for (gsize i = 0; i < n;) {
+		guchar c = p[i];
+		gunichar cp;
+		gint sz;
+
+		if (c == '"' || c == '\\') {
+			g_string_append_c(out, '\\');
+			g_string_append_c(out, (gchar)c);
+			i++;
+			continue;
+		}
+		if (c < 0x20 ||
+		    (mode != MSD_JSON_STRING_PLAIN && (c == '<' || c == '>' || c == '&'))) {
+			const gchar *short_form = c == '\b'   ? "\\b"
+			                          : c == '\f' ? "\\f"
+			                          : c == '\n' ? "\\n"
+			                          : c == '\r' ? "\\r"
+			                          : c == '\t' ? "\\t"
+			                                      : NULL;
+
+			if (short_form != NULL)
+				g_string_append(out, short_form);
+			else
+				g_string_append_printf(out, "\\u%04x", c);
+			i++;
+			continue;
+		}
+		if (c < 0x80 || mode == MSD_JSON_STRING_PLAIN) {
+			g_string_append_c(out, (gchar)c);
+			i++;
+			continue;
+		}
+		sz = msd_utf8_decode(p + i, n - i, &cp);
+		if (sz == 0) {
+			g_string_append(out,
+			                mode == MSD_JSON_STRING_GO ? "\\ufffd" : "\xef\xbf\xbd");
+			i++;
+		} else if (cp == 0x2028 || cp == 0x2029) {
+			g_string_append_printf(out, "\\u%04x", cp);
+			i += (gsize)sz;
+		} else {
+			g_string_append_len(out, (const gchar *)p + i, sz);
+			i += (gsize)sz;
+		}
+	}
+}
+
+static void
+test_string_escaping_random(void)
+{
+	static const gchar *const pieces[] = {
+	        "a",
+	        "plain text of some length",
+	        "\"",
+	        "\\",
+	        "<",
+	        ">",
+	        "&",
+	        "\n",
+	        "\x01",
+	        "\x1f",
+	        "\x7f",
+	        "\xc3\xa9",
+	        "\xe2\x80\xa8",
+	        "\xe2\x80\xa9",
+	        "\xff",
+	        "\xc3",
+	        "\xed\xa0\x80",
+	        "\xf0\x9f\x98\x80",
+	        "0123456789abcdef",
+	        "/",
+	        " ",
+	};
+	static const MsdJsonStringMode modes[] = {MSD_JSON_STRING_PLAIN, MSD_JSON_STRING_GO,
+	                                          MSD_JSON_STRING_GO_DECODED};
+	g_autoptr(GRand) rand = g_rand_new_with_seed(20261130);
+
+	for (guint iter = 0; iter < 20000; iter++) {
+		g_autoptr(GString) text = g_string_new(NULL);
+		g_autoptr(GString) got = NULL;
+		g_autoptr(GString) want = NULL;
+		gint n = g_rand_int_range(rand, 0, 40);
+		MsdJsonStringMode mode = modes[iter % G_N_ELEMENTS(modes)];
+		/* something before, and buffers of every fill, so growth happens anywhere */
+		gsize before = (gsize)g_rand_int_range(rand, 0, 70);
+
+		for (gint i = 0; i < n; i++)
+			g_string_append(text,
+			                pieces[g_rand_int_range(rand, 0, G_N_ELEMENTS(pieces))]);
+		got = g_string_sized_new((gsize)g_rand_int_range(rand, 1, 200));
+		for (gsize i = 0; i < before; i++)
+			g_string_append_c(got, 'x');
+		want = g_string_new(got->str);
+		msd_json_string_append_escaped(got, text->str, (gssize)text->len, mode);
+		reference_escape(want, (const guchar *)text->str, text->len, mode);
+		g_assert_cmpuint(got->len, ==, want->len);
+		g_assert_cmpmem(got->str, got->len, want->str, want->len);
+		g_assert_cmpint(got->str[got->len], ==, '\0');
+	}
+}
+
+/* The nested writer (one pass) against its definition: the canonical text, then escaped as
+ * a Go string. On the mutation corpus and on random Kubernetes-like objects. */
+static void
+assert_nested_matches(const gchar *json, gsize len)
+{
+	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
+
+	if (!msd_json_tokens_parse(&doc, json, len, NULL))
+		return;
+	for (gint i = 0; i < doc.n_tokens; i++) {
+		g_autoptr(GString) raw = g_string_new(NULL);
+		g_autoptr(GString) want = g_string_new(NULL);
+		g_autoptr(GString) got = g_string_new(NULL);
+
+		msd_json_write_raw(raw, &doc, i);
+		msd_json_append_escaped(want, raw->str, (gssize)raw->len);
+		msd_json_write_raw_nested(got, &doc, i);
+		g_assert_cmpmem(got->str, got->len, want->str, want->len);
+		if (msd_json_tokens_is_string(&doc, i)) {
+			g_autoptr(GString) body = g_string_new(NULL);
+
+			msd_json_write_string_body(body, &doc, i);
+			g_assert_cmpmem(body->str, body->len, raw->str, raw->len);
+		}
+	}
+}
+
+static void
+test_nested_writer(void)
+{
+	g_autoptr(GRand) rand = g_rand_new_with_seed(test_random_seed(20261130));
+	static const gchar alphabet[] = "{}[]\":,\\ \t\nantrufl0123456789.eE+-u\x01\xff\xc3<&";
+	gsize seed_len = strlen(fuzz_seed);
+
+	assert_nested_matches(fuzz_seed, seed_len);
+	for (guint iter = 0; iter < 3000; iter++) {
+		g_autoptr(GString) doc = g_string_new_len(fuzz_seed, (gssize)seed_len);
+		g_autofree gchar *object = test_random_object(rand);
+
+		for (guint m = 0; m < 3; m++) {
+			gsize pos = (gsize)g_rand_int_range(rand, 0, (gint32)doc->len);
+
+			doc->str[pos] = alphabet[g_rand_int_range(rand, 0, sizeof(alphabet) - 1)];
+		}
+		assert_nested_matches(doc->str, doc->len);
+		assert_nested_matches(object, strlen(object));
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 
 	g_test_add_func("/json-writer/string/escaping", test_string_escaping);
+	g_test_add_func("/json-writer/string/escaping-random", test_string_escaping_random);
+	g_test_add_func("/json-writer/nested", test_nested_writer);
 	g_test_add_func("/json-writer/string/embedded-nul", test_string_embedded_nul);
 	g_test_add_func("/json-writer/string/escaped-form", test_escaped_form);
 	g_test_add_func("/json-writer/string/reencode", test_reencode_strings);
 	g_test_add_func("/json-writer/object/key-sorting", test_key_sorting);
 	g_test_add_func("/json-writer/numbers", test_numbers);
 	g_test_add_func("/json-writer/nesting", test_literals_and_nesting);
+	g_test_add_func("/json-writer/top-level-primitives", test_top_level_primitives);
 	g_test_add_func("/json-writer/raw-spans", test_raw_spans);
 	g_test_add_func("/json-writer/malformed", test_malformed);
 	g_test_add_func("/json-writer/malformed/embedded-nul", test_embedded_nul_rejected);

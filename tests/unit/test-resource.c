@@ -10,7 +10,9 @@
 #include "meshsync-error.h"
 #include "meshsync-resource.h"
 #include "meshsync-resource-private.h"
+#include "informer/msd-store.h"
 #include "model/msd-secret-redact.h"
+#include "test-random-object.h"
 
 #define CLUSTER_ID "0b3e2c1d-aaaa-4bbb-8ccc-0123456789ab"
 
@@ -467,6 +469,339 @@ test_service_probe_async(void)
 	g_assert_null(meshsync_resource_get_component_metadata(unreachable));
 }
 
+/* ------------------------------------------------------------------------------------------
+ * meshsync_resource_new_from_tokens() against the path it replaces: the store's copy of the
+ * object, converted from its JSON.
+ */
+
+static void
+assert_same_endpoint(const MsdServiceEndpoint *a, const MsdServiceEndpoint *b)
+{
+	g_assert_true((a == NULL) == (b == NULL));
+	if (a == NULL)
+		return;
+	g_assert_cmpstr(a->internal_address, ==, b->internal_address);
+	g_assert_cmpint(a->internal_port, ==, b->internal_port);
+	g_assert_cmpstr(a->external_address, ==, b->external_address);
+	g_assert_cmpint(a->external_port, ==, b->external_port);
+}
+
+static void
+assert_same_wire(MeshSyncResource *a, MeshSyncResource *b)
+{
+	GBytes *wa = meshsync_resource_get_wire_bytes(a);
+	GBytes *wb = meshsync_resource_get_wire_bytes(b);
+	g_autofree gchar *ja = meshsync_resource_to_json(a);
+
+	g_assert_cmpmem(g_bytes_get_data(wa, NULL), g_bytes_get_size(wa),
+	                g_bytes_get_data(wb, NULL), g_bytes_get_size(wb));
+	/* made once: the same bytes every time, and to_json() is a copy of them */
+	g_assert_true(meshsync_resource_get_wire_bytes(a) == wa);
+	g_assert_cmpmem(ja, strlen(ja), g_bytes_get_data(wa, NULL), g_bytes_get_size(wa));
+}
+
+/* Every field of the model, every getter, the probe state, then the wire bytes. */
+static void
+assert_same_resource(MeshSyncResource *a, MeshSyncResource *b)
+{
+	const MsdModel *ma = meshsync_resource_get_model(a);
+	const MsdModel *mb = meshsync_resource_get_model(b);
+
+	for (guint f = 0; f < MSD_N_FIELDS; f++) {
+		g_assert_cmpuint(ma->f[f].len, ==, mb->f[f].len);
+		g_assert_cmpmem(msd_model_get(ma, f), ma->f[f].len, msd_model_get(mb, f),
+		                mb->f[f].len);
+	}
+	g_assert_cmpint(ma->generation, ==, mb->generation);
+	g_assert_cmpint(ma->grace_period, ==, mb->grace_period);
+	g_assert_cmpint(ma->has_grace_period, ==, mb->has_grace_period);
+	g_assert_cmpint(ma->has_spec, ==, mb->has_spec);
+	g_assert_cmpint(ma->has_status, ==, mb->has_status);
+	g_assert_cmpint(ma->has_pattern_resource, ==, mb->has_pattern_resource);
+	g_assert_cmpuint(ma->n_labels, ==, mb->n_labels);
+	g_assert_cmpuint(ma->n_annotations, ==, mb->n_annotations);
+	for (guint i = 0; i < ma->n_labels + ma->n_annotations; i++) {
+		g_assert_cmpstr(msd_model_str(ma, ma->kv[i].key), ==,
+		                msd_model_str(mb, mb->kv[i].key));
+		g_assert_cmpstr(msd_model_str(ma, ma->kv[i].value), ==,
+		                msd_model_str(mb, mb->kv[i].value));
+		if (i < ma->n_labels)
+			g_assert_cmpstr(
+			        meshsync_resource_get_label(a, msd_model_str(ma, ma->kv[i].key)), ==
+			        , meshsync_resource_get_label(b, msd_model_str(ma, ma->kv[i].key)));
+	}
+	g_assert_cmpstr(meshsync_resource_get_api_version(a), ==,
+	                meshsync_resource_get_api_version(b));
+	g_assert_cmpstr(meshsync_resource_get_kind(a), ==, meshsync_resource_get_kind(b));
+	g_assert_cmpstr(meshsync_resource_get_name(a), ==, meshsync_resource_get_name(b));
+	g_assert_cmpstr(meshsync_resource_get_namespace(a), ==, meshsync_resource_get_namespace(b));
+	g_assert_cmpstr(meshsync_resource_get_uid(a), ==, meshsync_resource_get_uid(b));
+	g_assert_cmpstr(meshsync_resource_get_resource_version(a), ==,
+	                meshsync_resource_get_resource_version(b));
+	g_assert_cmpstr(meshsync_resource_get_cluster_id(a), ==,
+	                meshsync_resource_get_cluster_id(b));
+	g_assert_cmpint(meshsync_resource_get_event_type(a), ==,
+	                meshsync_resource_get_event_type(b));
+	g_assert_cmpstr(meshsync_resource_get_component_metadata(a), ==,
+	                meshsync_resource_get_component_metadata(b));
+	assert_same_endpoint(meshsync_resource_get_pending_endpoint(a),
+	                     meshsync_resource_get_pending_endpoint(b));
+	if (meshsync_resource_get_pending_endpoint(a) != NULL) {
+		meshsync_resource_complete_probe(a, TRUE);
+		meshsync_resource_complete_probe(b, TRUE);
+		g_assert_cmpstr(meshsync_resource_get_component_metadata(a), ==,
+		                meshsync_resource_get_component_metadata(b));
+	}
+	assert_same_wire(a, b);
+}
+
+/* The object at token @index of @doc both ways; FALSE when the store refuses it (no name),
+ * when there is nothing to compare against. */
+static gboolean
+check_from_tokens(const MsdJsonTokens *doc,
+                  gint index,
+                  const gchar *kind,
+                  const gchar *api_version,
+                  MeshSyncEventType event)
+{
+	g_autoptr(MsdStoreEntry) entry = NULL;
+	g_autoptr(MeshSyncResource) via_store = NULL;
+	g_autoptr(MeshSyncResource) direct = NULL;
+	g_autoptr(GError) error = NULL;
+	gsize len = 0;
+	const gchar *copy;
+
+	direct = meshsync_resource_new_from_tokens(doc, index, kind, api_version, event, CLUSTER_ID,
+	                                           &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(direct);
+	entry = msd_store_entry_new_from_tokens(doc, (guint)index, kind, api_version, NULL);
+	if (entry == NULL)
+		return FALSE;
+	copy = g_bytes_get_data(entry->object, &len);
+	via_store = meshsync_resource_new_from_json(copy, (gssize)len, event, CLUSTER_ID, &error);
+	g_assert_no_error(error);
+	assert_same_resource(via_store, direct);
+	return TRUE;
+}
+
+static gint
+watch_object_index(const MsdJsonTokens *doc)
+{
+	gint object = msd_json_tokens_member(doc, 0, "object");
+
+	g_assert_cmpint(object, >, 0);
+	return object;
+}
+
+/* @object as the informer gets it: in a watch line, and twice as items of a list page
+ * without kind and apiVersion; each converted both ways with @kind and @api_version as the
+ * defaults. Returns how many of the three were compared. */
+static guint
+check_object_everywhere(const gchar *object,
+                        const gchar *kind,
+                        const gchar *api_version,
+                        MeshSyncEventType event)
+{
+	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
+	g_autofree gchar *line = NULL;
+	g_autofree gchar *no_kind = test_cut_member(object, "kind");
+	g_autofree gchar *item = test_cut_member(no_kind, "apiVersion");
+	g_autofree gchar *page = NULL;
+	g_autoptr(GError) error = NULL;
+	guint compared = 0;
+	gint items;
+	gint index;
+
+	line = g_strdup_printf("{\"type\":\"%s\",\"object\":%s}\n",
+	                       meshsync_event_type_to_string(event), object);
+	g_assert_true(msd_json_tokens_parse(&doc, line, strlen(line), &error));
+	g_assert_no_error(error);
+	compared += check_from_tokens(&doc, watch_object_index(&doc), kind, api_version, event);
+
+	page = g_strdup_printf("{\"kind\":\"List\",\"apiVersion\":\"v1\",\"metadata\":"
+	                       "{\"resourceVersion\":\"9\"},\"items\":[%s, %s]}",
+	                       item, item);
+	g_assert_true(msd_json_tokens_parse(&doc, page, strlen(page), &error));
+	g_assert_no_error(error);
+	items = msd_json_tokens_member(&doc, 0, "items");
+	index = items + 1;
+	for (gint i = 0; i < 2; i++) {
+		compared += check_from_tokens(&doc, index, kind, api_version, event);
+		index = msd_json_tokens_skip(&doc, index);
+	}
+	return compared;
+}
+
+static void
+test_from_tokens_fixtures(void)
+{
+	static const MeshSyncEventType events[] = {MESHSYNC_EVENT_TYPE_ADDED,
+	                                           MESHSYNC_EVENT_TYPE_DELETED};
+	static const gchar *const redact[] = {NULL, "true"};
+	g_autofree gchar *dir = g_test_build_filename(G_TEST_DIST, "data", "model", NULL);
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const gchar *name;
+	guint fixtures = 0;
+
+	g_assert_nonnull(d);
+	while ((name = g_dir_read_name(d)) != NULL) {
+		gsize len = 0;
+		g_autofree gchar *json = NULL;
+		g_autofree gchar *with_fields = NULL;
+		g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
+		g_autofree gchar *kind = NULL;
+		g_autofree gchar *api_version = NULL;
+
+		if (!g_str_has_suffix(name, ".json") || g_str_has_suffix(name, ".expected.json"))
+			continue;
+		fixtures++;
+		json = read_fixture(name, &len);
+		/* the defaults the informer would pass: the type's own kind and group/version */
+		g_assert_true(msd_json_tokens_parse(&doc, json, len, NULL));
+		kind = msd_json_tokens_dup_string(&doc, msd_json_tokens_member(&doc, 0, "kind"));
+		api_version = msd_json_tokens_dup_string(
+		        &doc, msd_json_tokens_member(&doc, 0, "apiVersion"));
+		with_fields = test_add_managed_fields(json, 2048);
+		g_assert_cmpuint(strlen(with_fields), >, len + 2000);
+		for (guint r = 0; r < G_N_ELEMENTS(redact); r++) {
+			if (redact[r] != NULL)
+				g_setenv("MESHSYNC_REDACT_SECRETS", redact[r], TRUE);
+			else
+				g_unsetenv("MESHSYNC_REDACT_SECRETS");
+			for (guint e = 0; e < G_N_ELEMENTS(events); e++) {
+				g_test_message("%s, %s, redact=%s", name,
+				               meshsync_event_type_to_string(events[e]),
+				               redact[r] != NULL ? redact[r] : "unset");
+				g_assert_cmpuint(check_object_everywhere(with_fields, kind,
+				                                         api_version, events[e]),
+				                 ==, 3);
+				g_assert_cmpuint(
+				        check_object_everywhere(json, kind, api_version, events[e]),
+				        ==, 3);
+				/* defaults that differ from the object's own, and none */
+				g_assert_cmpuint(check_object_everywhere(with_fields, "Other",
+				                                         "x/v9", events[e]),
+				                 ==, 3);
+				g_assert_cmpuint(
+				        check_object_everywhere(with_fields, NULL, NULL, events[e]),
+				        ==, 3);
+			}
+		}
+	}
+	g_unsetenv("MESHSYNC_REDACT_SECRETS");
+	g_assert_cmpuint(fixtures, >=, 14);
+}
+
+/* Odd members the store and the conversion must agree on. */
+static void
+test_from_tokens_odd_members(void)
+{
+	static const gchar *const objects[] = {
+	        /* a case variant of kind and no kind: the default still counts, and sorts
+	         * after "Kind" */
+	        "{\"Kind\":\"Upper\",\"metadata\":{\"name\":\"a\"}}",
+	        /* the Kelvin sign folds to k and sorts after the default */
+	        "{\"\xe2\x84\xaaind\":\"Kelvin\",\"metadata\":{\"name\":\"a\"}}",
+	        /* an escaped kind is a kind: no default */
+	        "{\"ki\\u006ed\":\"Escaped\",\"metadata\":{\"name\":\"a\"}}",
+	        /* duplicates: the last wins, in the object and in metadata */
+	        "{\"kind\":\"A\",\"kind\":\"B\",\"metadata\":{\"name\":\"a\",\"name\":\"b\","
+	        "\"managedFields\":[1],\"managedFields\":[2]},\"metadata\":{\"name\":\"c\"}}",
+	        /* managedFields first, last, alone */
+	        "{\"metadata\":{\"managedFields\":[{\"manager\":\"m\"}],\"name\":\"a\"}}",
+	        "{\"metadata\":{\"name\":\"a\",\"managedFields\":{\"x\":[]}}}",
+	        /* a non-string kind, null spec, escapes everywhere */
+	        "{\"kind\":7,\"spec\":null,\"metadata\":{\"na\\u006de\":\"\\u00e9\\ud800\","
+	        "\"labels\":{\"a\\\"b\":\"<&>\"}}}",
+	        /* pretty-printed with every kind of whitespace */
+	        "{\r\n\t\"metadata\" :\n {\"name\"\t:\t\"a\" ,\"managedFields\" : [ ] } ,\n"
+	        "  \"spec\" : { \"b\" : [ 1 , 2.50 , \"x y\" ] , \"a\" : { } }\n}",
+	        /* a Service whose endpoint needs a probe */
+	        "{\"kind\":\"Service\",\"metadata\":{\"name\":\"lb\",\"managedFields\":[]},"
+	        "\"spec\":{\"clusterIP\":\"10.0.0.1\",\"ports\":[{\"port\":80}]},\"status\":"
+	        "{\"loadBalancer\":{\"ingress\":[{\"ip\":\"203.0.113.1\"}]}}}",
+	};
+	static const gchar *const defaults[] = {NULL,     "Pod",         "Service",  "",
+	                                        "Ki\"nd", "caf\xc3\xa9", "\xff\xfe", "a\\b"};
+
+	for (guint i = 0; i < G_N_ELEMENTS(objects); i++) {
+		for (guint k = 0; k < G_N_ELEMENTS(defaults); k++) {
+			g_test_message("object %u, default %u", i, k);
+			g_assert_cmpuint(
+			        check_object_everywhere(objects[i], defaults[k],
+			                                defaults[(k + 3) % G_N_ELEMENTS(defaults)],
+			                                MESHSYNC_EVENT_TYPE_MODIFIED),
+			        >=, 1);
+		}
+	}
+}
+
+static void
+test_from_tokens_random(void)
+{
+	g_autoptr(GRand) rand = g_rand_new_with_seed(test_random_seed(20261130));
+	guint compared = 0;
+	guint rounds = g_test_thorough() ? 20000 : 1500;
+
+	for (guint i = 0; i < rounds; i++) {
+		g_autofree gchar *object = test_random_object(rand);
+		g_autofree gchar *with_fields =
+		        g_rand_boolean(rand) ? test_add_managed_fields(object, 1024) : NULL;
+		const gchar *kind = test_random_default(rand);
+		const gchar *api_version = test_random_default(rand);
+		MeshSyncEventType event = g_rand_int_range(rand, 0, 3);
+
+		if (g_rand_int_range(rand, 0, 8) == 0)
+			g_setenv("MESHSYNC_REDACT_SECRETS", "1", TRUE);
+		else
+			g_unsetenv("MESHSYNC_REDACT_SECRETS");
+		compared += check_object_everywhere(with_fields != NULL ? with_fields : object,
+		                                    kind, api_version, event);
+	}
+	g_unsetenv("MESHSYNC_REDACT_SECRETS");
+	/* most random objects have a name, so the store takes them */
+	g_assert_cmpuint(compared, >, rounds);
+}
+
+static void
+test_wire_bytes_kept(void)
+{
+	g_autoptr(MeshSyncResource) res = convert_fixture("pod.json", MESHSYNC_EVENT_TYPE_ADDED);
+	GBytes *wire = meshsync_resource_get_wire_bytes(res);
+	g_autofree gchar *json = meshsync_resource_to_json(res);
+
+	g_assert_nonnull(wire);
+	g_assert_true(meshsync_resource_get_wire_bytes(res) == wire);
+	g_assert_cmpmem(json, strlen(json), g_bytes_get_data(wire, NULL), g_bytes_get_size(wire));
+	/* to_json() is a copy: changing it does not touch the kept bytes */
+	json[0] = 'X';
+	g_assert_cmpint(((const gchar *)g_bytes_get_data(wire, NULL))[0], ==, '{');
+}
+
+static void
+test_probe_after_wire_bytes(void)
+{
+	g_autoptr(MeshSyncResource) up =
+	        convert_fixture("service-lb-ip.json", MESHSYNC_EVENT_TYPE_ADDED);
+	g_autofree gchar *before = NULL;
+	g_autofree gchar *after = NULL;
+
+	g_assert_nonnull(meshsync_resource_get_pending_endpoint(up));
+	before = meshsync_resource_to_json(up);
+	if (g_test_subprocess()) {
+		/* a programming error: the bytes writers may hold would no longer match */
+		meshsync_resource_complete_probe(up, TRUE);
+		return;
+	}
+	g_test_trap_subprocess(NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+	g_test_trap_assert_failed();
+	g_test_trap_assert_stderr("*CRITICAL*meshsync_resource_complete_probe*");
+	after = meshsync_resource_to_json(up);
+	g_assert_cmpstr(before, ==, after);
+	g_assert_nonnull(strstr(after, "\"component_metadata\":null"));
+}
+
 static void
 test_perf_throughput(void)
 {
@@ -547,6 +882,11 @@ main(int argc, char **argv)
 	g_test_add_func("/resource/case-insensitive-fields", test_case_insensitive_fields);
 	g_test_add_func("/resource/service/probe-outcomes", test_service_probe_outcomes);
 	g_test_add_func("/resource/service/probe-async", test_service_probe_async);
+	g_test_add_func("/resource/service/probe-after-wire-bytes", test_probe_after_wire_bytes);
+	g_test_add_func("/resource/wire-bytes/kept", test_wire_bytes_kept);
+	g_test_add_func("/resource/from-tokens/fixtures", test_from_tokens_fixtures);
+	g_test_add_func("/resource/from-tokens/odd-members", test_from_tokens_odd_members);
+	g_test_add_func("/resource/from-tokens/random", test_from_tokens_random);
 	if (g_test_perf())
 		g_test_add_func("/resource/perf/throughput", test_perf_throughput);
 

@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "meshsync-error.h"
+#include "meshsync-resource-private.h"
 #include "output/msd-snapshot-yaml.h"
+#include "test-random-object.h"
 
 static void
 test_snapshot_yaml_document(void)
@@ -160,6 +162,164 @@ test_snapshot_yaml_retyping(void)
 	}
 }
 
+/* ------------------------------------------------------------------------------------------
+ * The document made from a resource's fields is byte for byte the one made from its wire
+ * JSON, and so is the extended record.
+ */
+
+static void
+assert_same_text(const gchar *what, const GString *direct, const GString *via_json)
+{
+	if (!g_string_equal(direct, via_json)) {
+		gsize i = 0;
+
+		while (i < direct->len && i < via_json->len && direct->str[i] == via_json->str[i])
+			i++;
+		g_test_message("%s: first difference at byte %" G_GSIZE_FORMAT
+		               ":\n from fields: %.120s\n from JSON:   %.120s",
+		               what, i, direct->str + i, via_json->str + i);
+	}
+	g_assert_cmpstr(direct->str, ==, via_json->str);
+}
+
+static void
+check_resource_yaml(MeshSyncResource *resource)
+{
+	static const MeshSyncEventType events[] = {MESHSYNC_EVENT_TYPE_ADDED,
+	                                           MESHSYNC_EVENT_TYPE_MODIFIED,
+	                                           MESHSYNC_EVENT_TYPE_DELETED};
+	g_autoptr(GString) direct = g_string_new("earlier document\n---\n");
+	g_autoptr(GString) via_json = g_string_new("earlier document\n---\n");
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *json = NULL;
+
+	/* from the fields first: the YAML must not need the wire bytes */
+	g_assert_true(msd_snapshot_yaml_append_resource(direct, resource, &error));
+	g_assert_no_error(error);
+	json = meshsync_resource_to_json(resource);
+	g_assert_true(msd_snapshot_yaml_append(via_json, json, strlen(json), &error));
+	g_assert_no_error(error);
+	assert_same_text("document", direct, via_json);
+
+	for (guint i = 0; i < G_N_ELEMENTS(events); i++) {
+		g_autofree gchar *record =
+		        g_strdup_printf("{\"EventType\":\"%s\",\"Object\":%s}",
+		                        meshsync_event_type_to_string(events[i]), json);
+
+		g_string_truncate(direct, 0);
+		g_string_truncate(via_json, 0);
+		g_assert_true(msd_snapshot_yaml_append_record(direct, resource, events[i], &error));
+		g_assert_no_error(error);
+		g_assert_true(msd_snapshot_yaml_append(via_json, record, strlen(record), &error));
+		g_assert_no_error(error);
+		assert_same_text("record", direct, via_json);
+	}
+}
+
+/* @json converted for @event, with its probe (if any) completed as @reachable. */
+static void
+check_json_yaml(const gchar *json, gsize len, MeshSyncEventType event, gboolean reachable)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncResource) resource = meshsync_resource_new_from_json(
+	        json, (gssize)len, event, "cluster-\xff\x01", &error);
+
+	if (resource == NULL) {
+		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+		return;
+	}
+	if (meshsync_resource_get_pending_endpoint(resource) != NULL)
+		meshsync_resource_complete_probe(resource, reachable);
+	check_resource_yaml(resource);
+}
+
+static void
+test_snapshot_yaml_from_fields_fixtures(void)
+{
+	g_autofree gchar *dir = g_test_build_filename(G_TEST_DIST, "data", "model", NULL);
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const gchar *name;
+	guint fixtures = 0;
+
+	g_assert_nonnull(d);
+	while ((name = g_dir_read_name(d)) != NULL) {
+		g_autofree gchar *path = NULL;
+		g_autofree gchar *json = NULL;
+		gsize len = 0;
+
+		if (!g_str_has_suffix(name, ".json") || g_str_has_suffix(name, ".expected.json"))
+			continue;
+		fixtures++;
+		path = g_build_filename(dir, name, NULL);
+		g_assert_true(g_file_get_contents(path, &json, &len, NULL));
+		for (guint redact = 0; redact < 2; redact++) {
+			if (redact)
+				g_setenv("MESHSYNC_REDACT_SECRETS", "true", TRUE);
+			else
+				g_unsetenv("MESHSYNC_REDACT_SECRETS");
+			g_test_message("%s, redact=%u", name, redact);
+			check_json_yaml(json, len, MESHSYNC_EVENT_TYPE_ADDED, TRUE);
+			check_json_yaml(json, len, MESHSYNC_EVENT_TYPE_MODIFIED, FALSE);
+			check_json_yaml(json, len, MESHSYNC_EVENT_TYPE_DELETED, TRUE);
+		}
+	}
+	g_unsetenv("MESHSYNC_REDACT_SECRETS");
+	g_assert_cmpuint(fixtures, >=, 14);
+}
+
+static void
+test_snapshot_yaml_from_fields_odd(void)
+{
+	static const gchar *const objects[] = {
+	        /* strings every style: empty, retyping, multi-line, long (folded), quotes */
+	        "{\"kind\":\"true\",\"apiVersion\":\"\",\"metadata\":{\"name\":\"2025-05-01\","
+	        "\"namespace\":\"a\\nb\",\"uid\":\"0x1F\",\"resourceVersion\":\"4711\","
+	        "\"generateName\":\"- x\",\"selfLink\":\"#c\",\"clusterName\":\"'q'\","
+	        "\"generation\":-3,\"deletionGracePeriodSeconds\":0,"
+	        "\"creationTimestamp\":\"2025-05-01T10:00:00Z\",\"finalizers\":[\"a\",\"b\"],"
+	        "\"ownerReferences\":[{\"kind\":\"ReplicaSet\",\"name\":\"rs\"}]},"
+	        "\"spec\":{\"text\":\"line one\\nline two\\n\",\"long\":\"aaaa bbbb cccc dddd eeee "
+	        "ffff gggg hhhh iiii jjjj kkkk llll mmmm nnnn oooo pppp qqqq rrrr ssss tttt\"}}",
+	        /* invalid UTF-8, NUL, U+2028, escapes in every field the wire holds as text */
+	        "{\"kind\":\"K\\u0000x\",\"metadata\":{\"name\":\"caf\\u00e9 \xff\xfe\","
+	        "\"labels\":{\"a\\\"b\":\"<&>\\u2028\",\"k\xff\":\"v\\u0000w\",\"\":\"\"},"
+	        "\"annotations\":{\"x\":\"{\\\"y\\\":1}\\n\"}},\"status\":{\"z\":\"\\ud800\"},"
+	        "\"data\":{\"b\":\"\xc3\"},\"type\":\"\\t\"}",
+	        /* what the wire leaves out: no spec, null status, empty strings */
+	        "{\"metadata\":{},\"status\":null,\"immutable\":true,\"binaryData\":{}}",
+	        /* the pattern_resource label, valid and not */
+	        "{\"metadata\":{\"labels\":{\"design.meshery.io/id\":"
+	        "\"{0B3E2C1D-AAAA-4BBB-8CCC-0123456789AB}\"}}}",
+	        "{\"metadata\":{\"labels\":{\"design.meshery.io/id\":\"nope\"}}}",
+	        /* a Service: metadata known at once, and after a probe either way */
+	        "{\"kind\":\"Service\",\"metadata\":{\"name\":\"s\"},\"spec\":{\"clusterIP\":"
+	        "\"10.0.0.1\",\"ports\":[{\"port\":80,\"nodePort\":30080}]}}",
+	        "{\"kind\":\"Service\",\"metadata\":{\"name\":\"lb\"},\"spec\":{\"clusterIP\":"
+	        "\"10.0.0.1\",\"ports\":[{\"port\":80}]},\"status\":{\"loadBalancer\":"
+	        "{\"ingress\":[{\"hostname\":\"a.example.com\"}]}}}",
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(objects); i++) {
+		g_test_message("object %u", i);
+		check_json_yaml(objects[i], strlen(objects[i]), MESHSYNC_EVENT_TYPE_ADDED, TRUE);
+		check_json_yaml(objects[i], strlen(objects[i]), MESHSYNC_EVENT_TYPE_ADDED, FALSE);
+	}
+}
+
+static void
+test_snapshot_yaml_from_fields_random(void)
+{
+	g_autoptr(GRand) rand = g_rand_new_with_seed(test_random_seed(20261130));
+	guint rounds = g_test_thorough() ? 20000 : 1500;
+
+	for (guint i = 0; i < rounds; i++) {
+		g_autofree gchar *object = test_random_object(rand);
+
+		check_json_yaml(object, strlen(object), g_rand_int_range(rand, 0, 3),
+		                g_rand_boolean(rand));
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -169,5 +329,9 @@ main(int argc, char **argv)
 	g_test_add_func("/snapshot-yaml/malformed", test_snapshot_yaml_malformed);
 	g_test_add_func("/snapshot-yaml/key-order", test_snapshot_yaml_key_order);
 	g_test_add_func("/snapshot-yaml/retyping", test_snapshot_yaml_retyping);
+	g_test_add_func("/snapshot-yaml/from-fields/fixtures",
+	                test_snapshot_yaml_from_fields_fixtures);
+	g_test_add_func("/snapshot-yaml/from-fields/odd", test_snapshot_yaml_from_fields_odd);
+	g_test_add_func("/snapshot-yaml/from-fields/random", test_snapshot_yaml_from_fields_random);
 	return g_test_run();
 }

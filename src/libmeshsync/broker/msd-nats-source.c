@@ -51,6 +51,8 @@ struct _MsdNatsLoop {
 	gint want_read;        /* atomic */
 	gint want_write;       /* atomic */
 	gint detached;         /* atomic */
+	MsdNatsLoopWrittenFunc written_func; /* loop thread only */
+	gpointer written_data;
 };
 
 MsdNatsLoop *
@@ -120,8 +122,11 @@ msd_nats_source_dispatch(GSource *source, GSourceFunc callback, gpointer user_da
 	if (revents & (G_IO_IN | G_IO_HUP | G_IO_ERR | G_IO_NVAL))
 		natsConnection_ProcessReadEvent(nc);
 	/* The read may have detached or dropped this socket. */
-	if ((revents & G_IO_OUT) && !g_source_is_destroyed(source))
+	if ((revents & G_IO_OUT) && !g_source_is_destroyed(source)) {
 		natsConnection_ProcessWriteEvent(nc);
+		if (src->loop->written_func != NULL)
+			src->loop->written_func(src->loop->written_data);
+	}
 	return g_source_is_destroyed(source) ? G_SOURCE_REMOVE : G_SOURCE_CONTINUE;
 }
 
@@ -313,4 +318,12 @@ msd_nats_loop_wait_writable(MsdNatsLoop *self, gint timeout_ms)
 		rc = poll(&pfd, 1, timeout_ms);
 	while (rc < 0 && errno == EINTR);
 	return rc > 0 && (pfd.revents & POLLOUT) != 0;
+}
+
+void
+msd_nats_loop_set_written_func(MsdNatsLoop *self, MsdNatsLoopWrittenFunc func, gpointer user_data)
+{
+	/* dispatch reads these on the same thread: no lock needed */
+	self->written_func = func;
+	self->written_data = user_data;
 }

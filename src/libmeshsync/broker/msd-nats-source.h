@@ -19,6 +19,14 @@ void msd_nats_loop_unref(MsdNatsLoop *self);
 natsStatus msd_nats_loop_install(MsdNatsLoop *self, natsOptions *opts);
 gboolean msd_nats_loop_wait_writable(MsdNatsLoop *self, gint timeout_ms);
 
+/* Called on the loop thread each time the loop has pushed the write buffer into the socket,
+ * outside any nats.c lock: the moment the buffer can have shrunk. */
+typedef void (*MsdNatsLoopWrittenFunc)(gpointer user_data);
+
+/* Set, or clear with NULL; call on the loop thread. */
+void
+msd_nats_loop_set_written_func(MsdNatsLoop *self, MsdNatsLoopWrittenFunc func, gpointer user_data);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsdNatsLoop, msd_nats_loop_unref)
 
 G_END_DECLS

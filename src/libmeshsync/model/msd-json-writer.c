@@ -27,32 +27,181 @@ msd_json_append_string(GString *out, const gchar *s, gssize len)
 	msd_json_string_append(out, s, len, MSD_JSON_STRING_GO);
 }
 
-/* The body of string token @idx, decoded as Go's decoder would and re-encoded. */
+/* The body of string token @idx, decoded as Go's decoder would and re-encoded; @nested
+ * escapes that once more (MSD_JSON_STRING_GO_NESTED). */
 static void
-write_string_body(GString *out, const MsdJsonTokens *doc, gint idx)
+write_string_body(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nested)
 {
 	const MsdJsonToken *t = &doc->tokens[idx];
 	const gchar *p = doc->data + t->start;
 	gsize n = (gsize)(t->end - t->start);
+	MsdJsonStringMode mode = nested ? MSD_JSON_STRING_GO_NESTED : MSD_JSON_STRING_GO_DECODED;
 	gsize i = 0;
 
 	if (t->plain) {
-		msd_json_string_append_escaped(out, p, (gssize)n, MSD_JSON_STRING_GO_DECODED);
+		msd_json_string_append_escaped(out, p, (gssize)n, mode);
 		return;
 	}
+	/* One pass: runs of ASCII that needs nothing are copied (a string body has no raw quote
+	 * or control byte), the rest goes to the escaper up to the next backslash, and the
+	 * escapes Go writes back as they are read are copied without decoding them. */
 	while (i < n) {
-		const gchar *bs = memchr(p + i, '\\', n - i);
-		gsize seg = bs != NULL ? (gsize)(bs - p) : n;
-		gunichar cp;
+		gsize run = i;
+		gchar e;
 
-		msd_json_string_append_escaped(out, p + i, (gssize)(seg - i),
-		                               MSD_JSON_STRING_GO_DECODED);
-		i = seg;
-		if (i >= n)
+		while (run < n && p[run] != '\\' && (guchar)p[run] < 0x80 && p[run] != '<' &&
+		       p[run] != '>' && p[run] != '&')
+			run++;
+		if (run > i) {
+			msd_json_string_append_raw(out, p + i, run - i);
+			i = run;
+			continue;
+		}
+		if (p[i] != '\\') {
+			const gchar *bs = memchr(p + i, '\\', n - i);
+			gsize seg = bs != NULL ? (gsize)(bs - p) : n;
+
+			msd_json_string_append_escaped(out, p + i, (gssize)(seg - i), mode);
+			i = seg;
+			continue;
+		}
+		e = p[i + 1];
+		switch (e) {
+		case '"':
+		case '\\':
+		case 'b':
+		case 'f':
+		case 'n':
+		case 'r':
+		case 't':
+			if (!nested) {
+				msd_json_string_append_raw(out, p + i, 2);
+			} else if (e == '"' || e == '\\') {
+				/* \" escaped again: \\\" */
+				gchar twice[4] = {'\\', '\\', '\\', e};
+
+				msd_json_string_append_raw(out, twice, 4);
+			} else {
+				gchar twice[3] = {'\\', '\\', e};
+
+				msd_json_string_append_raw(out, twice, 3);
+			}
+			i += 2;
+			continue;
+		case '/':
+			g_string_append_c(out, '/');
+			i += 2;
+			continue;
+		default: {
+			gunichar cp;
+
+			i += (gsize)msd_json_decode_escape(p + i, n - i, &cp);
+			msd_json_string_append_unichar(
+			        out, cp, nested ? MSD_JSON_STRING_GO_NESTED : MSD_JSON_STRING_GO);
 			break;
-		i += (gsize)msd_json_decode_escape(p + i, n - i, &cp);
-		msd_json_string_append_unichar(out, cp, MSD_JSON_STRING_GO);
+		}
+		}
 	}
+}
+
+void
+msd_json_write_string_body(GString *out, const MsdJsonTokens *doc, gint idx)
+{
+	g_return_if_fail(msd_json_tokens_is_string(doc, idx));
+	write_string_body(out, doc, idx, FALSE);
+}
+
+/* Go's map order: decoded keys bytewise, the shorter first; document order among equal keys
+ * so that the last one can win. */
+static inline gint
+member_order(const MsdJsonMember *a, const MsdJsonMember *b)
+{
+	gsize n = MIN(a->key_len, b->key_len);
+	gint c;
+
+	if (n > 0 && a->key[0] != b->key[0])
+		return (guchar)a->key[0] < (guchar)b->key[0] ? -1 : 1;
+	c = memcmp(a->key, b->key, n);
+	if (c != 0)
+		return c;
+	if (a->key_len != b->key_len)
+		return a->key_len < b->key_len ? -1 : 1;
+	return a->key_tok < b->key_tok ? -1 : 1;
+}
+
+static gint
+member_order_cb(gconstpointer a, gconstpointer b)
+{
+	return member_order(a, b);
+}
+
+void
+msd_json_members_init_sorted(MsdJsonMembers *members, const MsdJsonTokens *doc, gint object)
+{
+	gint size = doc->tokens[object].size;
+	MsdJsonMember *m =
+	        size <= MSD_JSON_MEMBERS_LOCAL ? members->local : g_new(MsdJsonMember, size);
+	gboolean sorted = TRUE;
+	gint j = object + 1;
+	gint out = 0;
+
+	for (gint k = 0; k < size; k++) {
+		const MsdJsonToken *kt = &doc->tokens[j];
+
+		m[k].key_tok = j;
+		m[k].value_tok = j + 1;
+		m[k].owned = NULL;
+		if (kt->plain) {
+			m[k].key = doc->data + kt->start;
+			m[k].key_len = (gsize)(kt->end - kt->start);
+		} else {
+			GString *decoded = g_string_new(NULL);
+
+			msd_json_tokens_append_decoded(doc, j, decoded);
+			m[k].key_len = decoded->len;
+			m[k].owned = g_string_free(decoded, FALSE);
+			m[k].key = m[k].owned;
+		}
+		if (k > 0 && sorted && member_order(&m[k - 1], &m[k]) > 0)
+			sorted = FALSE;
+		j = doc->tokens[j + 1].next;
+	}
+	if (!sorted && size <= 32) {
+		/* the few members of a Kubernetes object: an insertion sort beats qsort's calls */
+		for (gint k = 1; k < size; k++) {
+			MsdJsonMember x = m[k];
+			gint i = k;
+
+			for (; i > 0 && member_order(&m[i - 1], &x) > 0; i--)
+				m[i] = m[i - 1];
+			m[i] = x;
+		}
+	} else if (!sorted) {
+		qsort(m, (gsize)size, sizeof(MsdJsonMember), member_order_cb);
+	}
+	/* drop all but the last of each run of equal keys */
+	for (gint k = 0; k < size; k++) {
+		if (k + 1 < size && m[k].key_len == m[k + 1].key_len &&
+		    (m[k].key_len == 0 || m[k].key[0] == m[k + 1].key[0]) &&
+		    memcmp(m[k].key, m[k + 1].key, m[k].key_len) == 0) {
+			g_free(m[k].owned);
+			continue;
+		}
+		m[out++] = m[k];
+	}
+	members->m = m;
+	members->n = out;
+}
+
+void
+msd_json_members_clear(MsdJsonMembers *members)
+{
+	for (gint k = 0; k < members->n; k++)
+		g_free(members->m[k].owned);
+	if (members->m != members->local)
+		g_free(members->m);
+	members->m = NULL;
+	members->n = 0;
 }
 
 /* Shortest decimal digits that read back as @v (> 0, finite), choosing the nearest when two
@@ -184,7 +333,7 @@ msd_json_append_number(GString *out, const gchar *text, gsize len)
 		if (len == 2 && text[0] == '-' && text[1] == '0')
 			g_string_append_c(out, '0');
 		else
-			g_string_append_len(out, text, (gssize)len);
+			msd_json_string_append_raw(out, text, len);
 		return;
 	}
 	if (len < sizeof(buf)) {
@@ -205,26 +354,39 @@ msd_json_append_number(GString *out, const gchar *text, gsize len)
 	msd_json_append_double(out, g_ascii_strtod(z, NULL));
 }
 
+/* @nested: the serialization as it reads inside a JSON string (every quote and backslash of
+ * it escaped), written in the same pass. */
 static void
-write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx)
+write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nested)
 {
 	const MsdJsonToken *t = &doc->tokens[idx];
 
 	switch ((MsdJsonType)t->type) {
 	case MSD_JSON_OBJECT: {
-		gint n = 0;
-		MsdJsonMember *m = msd_json_tokens_sorted_members(doc, idx, &n);
+		MsdJsonMembers members;
 
+		msd_json_members_init_sorted(&members, doc, idx);
 		g_string_append_c(out, '{');
-		for (gint k = 0; k < n; k++) {
+		for (gint k = 0; k < members.n; k++) {
+			const MsdJsonMember *m = &members.m[k];
+
 			if (k > 0)
 				g_string_append_c(out, ',');
-			msd_json_append_string(out, m[k].key, (gssize)m[k].key_len);
-			g_string_append_c(out, ':');
-			write_value_depth(out, doc, m[k].value_tok);
+			if (nested) {
+				msd_json_string_append_raw(out, "\\\"", 2);
+				msd_json_string_append_escaped(out, m->key, (gssize)m->key_len,
+				                               MSD_JSON_STRING_GO_NESTED);
+				msd_json_string_append_raw(out, "\\\":", 3);
+			} else {
+				g_string_append_c(out, '"');
+				msd_json_string_append_escaped(out, m->key, (gssize)m->key_len,
+				                               MSD_JSON_STRING_GO);
+				msd_json_string_append_raw(out, "\":", 2);
+			}
+			write_value_depth(out, doc, m->value_tok, nested);
 		}
 		g_string_append_c(out, '}');
-		msd_json_members_free(m, n);
+		msd_json_members_clear(&members);
 		break;
 	}
 	case MSD_JSON_ARRAY: {
@@ -234,29 +396,35 @@ write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx)
 		for (gint k = 0; k < t->size; k++) {
 			if (k > 0)
 				g_string_append_c(out, ',');
-			write_value_depth(out, doc, j);
+			write_value_depth(out, doc, j, nested);
 			j = doc->tokens[j].next;
 		}
 		g_string_append_c(out, ']');
 		break;
 	}
 	case MSD_JSON_STRING:
-		g_string_append_c(out, '"');
-		write_string_body(out, doc, idx);
-		g_string_append_c(out, '"');
+		if (nested)
+			msd_json_string_append_raw(out, "\\\"", 2);
+		else
+			g_string_append_c(out, '"');
+		write_string_body(out, doc, idx, nested);
+		if (nested)
+			msd_json_string_append_raw(out, "\\\"", 2);
+		else
+			g_string_append_c(out, '"');
 		break;
 	case MSD_JSON_NUMBER:
 		msd_json_append_number(out, doc->data + t->start, (gsize)(t->end - t->start));
 		break;
 	case MSD_JSON_TRUE:
-		g_string_append_len(out, "true", 4);
+		msd_json_string_append_raw(out, "true", 4);
 		break;
 	case MSD_JSON_FALSE:
-		g_string_append_len(out, "false", 5);
+		msd_json_string_append_raw(out, "false", 5);
 		break;
 	case MSD_JSON_NULL:
 	default:
-		g_string_append_len(out, "null", 4);
+		msd_json_string_append_raw(out, "null", 4);
 		break;
 	}
 }
@@ -265,7 +433,7 @@ void
 msd_json_write_value(GString *out, const MsdJsonTokens *doc, gint idx)
 {
 	g_return_if_fail(idx >= 0 && idx < doc->n_tokens);
-	write_value_depth(out, doc, idx);
+	write_value_depth(out, doc, idx, FALSE);
 }
 
 void
@@ -273,9 +441,19 @@ msd_json_write_raw(GString *out, const MsdJsonTokens *doc, gint idx)
 {
 	g_return_if_fail(idx >= 0 && idx < doc->n_tokens);
 	if (doc->tokens[idx].type == MSD_JSON_STRING)
-		write_string_body(out, doc, idx);
+		write_string_body(out, doc, idx, FALSE);
 	else if (doc->tokens[idx].type != MSD_JSON_NULL)
-		write_value_depth(out, doc, idx);
+		write_value_depth(out, doc, idx, FALSE);
+}
+
+void
+msd_json_write_raw_nested(GString *out, const MsdJsonTokens *doc, gint idx)
+{
+	g_return_if_fail(idx >= 0 && idx < doc->n_tokens);
+	if (doc->tokens[idx].type == MSD_JSON_STRING)
+		write_string_body(out, doc, idx, TRUE);
+	else if (doc->tokens[idx].type != MSD_JSON_NULL)
+		write_value_depth(out, doc, idx, TRUE);
 }
 
 gchar *
@@ -292,7 +470,7 @@ msd_json_canonicalize(const gchar *js, gssize len, GError **error)
 		return NULL;
 	}
 	out = g_string_sized_new((gsize)len + 16);
-	write_value_depth(out, &doc, 0);
+	write_value_depth(out, &doc, 0, FALSE);
 	msd_json_tokens_clear(&doc);
 	return g_string_free(out, FALSE);
 }

@@ -42,6 +42,28 @@ void msd_json_write_value(GString *out, const MsdJsonTokens *doc, gint idx);
  */
 void msd_json_write_raw(GString *out, const MsdJsonTokens *doc, gint idx);
 
+/* msd_json_write_raw() as it reads between the quotes of a JSON string (what
+ * msd_json_append_escaped() would make of it), in one pass: how the wire carries it. */
+void msd_json_write_raw_nested(GString *out, const MsdJsonTokens *doc, gint idx);
+
+/* The body of string token @idx as msd_json_write_raw() writes it: also what
+ * msd_json_append_escaped() makes of the decoded string. */
+void msd_json_write_string_body(GString *out, const MsdJsonTokens *doc, gint idx);
+
+/* The members of an object sorted and deduplicated as msd_json_tokens_sorted_members() does
+ * (Go's map decoding), without allocating for objects of up to MSD_JSON_MEMBERS_LOCAL
+ * members: this runs for every object of every event. Clear with msd_json_members_clear(). */
+#define MSD_JSON_MEMBERS_LOCAL 16
+
+typedef struct {
+	MsdJsonMember *m; /* sorted members: @local or a heap array */
+	gint n;
+	MsdJsonMember local[MSD_JSON_MEMBERS_LOCAL];
+} MsdJsonMembers;
+
+void msd_json_members_init_sorted(MsdJsonMembers *members, const MsdJsonTokens *doc, gint object);
+void msd_json_members_clear(MsdJsonMembers *members);
+
 /* Parse @js and return its canonical serialization. */
 gchar *msd_json_canonicalize(const gchar *js, gssize len, GError **error);
 

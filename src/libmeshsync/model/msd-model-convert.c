@@ -14,6 +14,7 @@
 #include "model/msd-model.h"
 #include "model/msd-secret-redact.h"
 #include "model/msd-service-endpoint.h"
+#include "util/msd-json-string.h"
 #include "util/msd-utf8.h"
 
 /*
@@ -22,16 +23,61 @@
  * with Go's lenient, case-insensitive decoder, and (b) overwrites some fields with raw byte
  * spans found at exact key paths. We do (a) over the members in sorted order (so that the
  * last case-variant wins, as it does in Go) and (b) with exact lookups afterwards.
+ *
+ * The object may be any token of a document the caller already tokenized (a watch line, a
+ * list page): the result is the one the store's copy of that object would give (see
+ * msd_store_entry_new_from_tokens()). That copy differs from the object's bytes in three ways,
+ * and only one of them can change the model: whitespace (nothing here reads it),
+ * metadata.managedFields (nothing here reads it), and the kind and apiVersion put in front of
+ * a list item that lacks them, which are merged into the sorted members below as "virtual"
+ * members.
  */
 
 #define PATTERN_LABEL "design.meshery.io/id"
+
+/* A string member the store's copy would have and the object lacks. */
+typedef struct {
+	const gchar *key;
+	const gchar *value; /* the bytes the store would put between the quotes */
+} VirtualMember;
+
+/* Labels or annotations as they are collected: a few, so on the stack up to a point. */
+typedef struct {
+	MsdKeyValue *kv; /* @local or a heap array */
+	guint n;
+	guint allocated;
+	MsdKeyValue local[16];
+} KeyValues;
+
+static void
+key_values_add(KeyValues *kvs, const MsdKeyValue *kv)
+{
+	if (kvs->n == kvs->allocated) {
+		guint allocated = kvs->allocated * 2;
+
+		if (kvs->kv == kvs->local)
+			kvs->kv = g_memdup2(kvs->local, sizeof(MsdKeyValue) * kvs->n);
+		kvs->kv = g_renew(MsdKeyValue, kvs->kv, allocated);
+		kvs->allocated = allocated;
+	}
+	kvs->kv[kvs->n++] = *kv;
+}
+
+static void
+key_values_clear(KeyValues *kvs)
+{
+	if (kvs->kv != kvs->local)
+		g_free(kvs->kv);
+}
 
 typedef struct {
 	MsdModel *m;
 	GString *arena;
 	const MsdJsonTokens *doc;
-	GArray *labels;      /* (element-type MsdKeyValue) */
-	GArray *annotations; /* (element-type MsdKeyValue) */
+	gint root;
+	VirtualMember virt[2]; /* sorted by key; unused ones have a NULL key */
+	KeyValues labels;
+	KeyValues annotations;
 } Builder;
 
 void
@@ -63,14 +109,19 @@ set_literal(Builder *b, MsdField f, const gchar *text, gssize len)
 	span_end(b, &b->m->f[f]);
 }
 
-/* Go's decoder: a string value sets the field, null leaves it, any other type is skipped. */
+/* Go's decoder: a string value sets the field, null leaves it, any other type is skipped.
+ * A field kept in its wire form gets the decoded string escaped, which is the string's body
+ * as the canonical writer writes it. */
 static void
 decode_string(Builder *b, MsdField f, gint v)
 {
 	if (b->doc->tokens[v].type != MSD_JSON_STRING)
 		return;
 	span_begin(b, &b->m->f[f]);
-	msd_json_tokens_append_decoded(b->doc, v, b->arena);
+	if (msd_model_field_is_wire(f))
+		msd_json_write_string_body(b->arena, b->doc, v);
+	else
+		msd_json_tokens_append_decoded(b->doc, v, b->arena);
 	span_end(b, &b->m->f[f]);
 }
 
@@ -78,7 +129,10 @@ static void
 set_raw(Builder *b, MsdField f, gint v)
 {
 	span_begin(b, &b->m->f[f]);
-	msd_json_write_raw(b->arena, b->doc, v);
+	if (msd_model_field_is_wire(f))
+		msd_json_write_raw_nested(b->arena, b->doc, v);
+	else
+		msd_json_write_raw(b->arena, b->doc, v);
 	span_end(b, &b->m->f[f]);
 }
 
@@ -86,10 +140,22 @@ set_raw(Builder *b, MsdField f, gint v)
 static gboolean
 decode_int64(Builder *b, gint v, gint64 *out)
 {
+	const MsdJsonToken *t = &b->doc->tokens[v];
+	const gchar *raw = b->doc->data + t->start;
+	gsize n = (gsize)(t->end - t->start);
 	g_autoptr(GString) text = NULL;
+	gchar buf[24];
 
-	if (b->doc->tokens[v].type != MSD_JSON_NUMBER)
+	if (t->type != MSD_JSON_NUMBER)
 		return FALSE;
+	/* an integer of up to 18 digits is its own canonical text ("-0" reads as 0 too) */
+	if (n < sizeof(buf) - 1 &&
+	    strspn(raw + (raw[0] == '-'), "0123456789") == n - (raw[0] == '-' ? 1 : 0) &&
+	    n - (raw[0] == '-' ? 1 : 0) <= 18) {
+		memcpy(buf, raw, n);
+		buf[n] = '\0';
+		return g_ascii_string_to_signed(buf, 10, G_MININT64, G_MAXINT64, out, NULL);
+	}
 	text = g_string_sized_new(24);
 	msd_json_write_value(text, b->doc, v);
 	return g_ascii_string_to_signed(text->str, 10, G_MININT64, G_MAXINT64, out, NULL);
@@ -135,6 +201,34 @@ msd_model_key_folds_to(const gchar *key, gsize len, const gchar *field)
 	return i == len;
 }
 
+/* msd_model_key_folds_to() with the answers that need no loop first: this runs for every
+ * member against every field name. A folding rune is at least as long as the letter it folds
+ * to, so a shorter key never matches and a key of the same length only when it is ASCII. */
+static inline gboolean
+key_folds_to(const gchar *key, gsize len, const gchar *field, gsize field_len)
+{
+	guchar c;
+
+	if (len < field_len || len == 0)
+		return len == field_len && len == 0;
+	c = (guchar)key[0];
+	if (c < 0x80 && c != (guchar)field[0] &&
+	    (!g_ascii_isalpha(c) || (c | 0x20) != ((guchar)field[0] | 0x20)))
+		return FALSE;
+	if (len > field_len)
+		return msd_model_key_folds_to(key, len, field);
+	for (gsize i = 0; i < len; i++) {
+		c = (guchar)key[i];
+		if (c == (guchar)field[i])
+			continue;
+		if (c >= 0x80 || !g_ascii_isalpha(c) || (c | 0x20) != ((guchar)field[i] | 0x20))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+#define FIELD_NAME(name) name, sizeof(name) - 1
+
 gboolean
 msd_model_parse_uuid(const gchar *text, gsize len, gchar out[37])
 {
@@ -165,45 +259,51 @@ msd_model_parse_uuid(const gchar *text, gsize len, gchar out[37])
 	return TRUE;
 }
 
-static const struct {
+typedef struct {
 	const gchar *name;
+	gsize len;
 	MsdField field;
-} meta_strings[] = {
-        {"id", MSD_F_META_ID},
-        {"name", MSD_F_NAME},
-        {"generateName", MSD_F_GENERATE_NAME},
-        {"namespace", MSD_F_NAMESPACE},
-        {"selfLink", MSD_F_SELF_LINK},
-        {"uid", MSD_F_UID},
-        {"resourceVersion", MSD_F_RESOURCE_VERSION},
-        {"creationTimestamp", MSD_F_CREATION_TIMESTAMP},
-        {"deletionTimestamp", MSD_F_DELETION_TIMESTAMP},
-        {"ownerReferences", MSD_F_OWNER_REFERENCES},
-        {"finalizers", MSD_F_FINALIZERS},
-        {"clusterName", MSD_F_CLUSTER_NAME},
-        {"cluster_id", MSD_F_META_CLUSTER_ID},
+} FieldName;
+
+static const FieldName meta_strings[] = {
+        {FIELD_NAME("id"), MSD_F_META_ID},
+        {FIELD_NAME("name"), MSD_F_NAME},
+        {FIELD_NAME("generateName"), MSD_F_GENERATE_NAME},
+        {FIELD_NAME("namespace"), MSD_F_NAMESPACE},
+        {FIELD_NAME("selfLink"), MSD_F_SELF_LINK},
+        {FIELD_NAME("uid"), MSD_F_UID},
+        {FIELD_NAME("resourceVersion"), MSD_F_RESOURCE_VERSION},
+        {FIELD_NAME("creationTimestamp"), MSD_F_CREATION_TIMESTAMP},
+        {FIELD_NAME("deletionTimestamp"), MSD_F_DELETION_TIMESTAMP},
+        {FIELD_NAME("ownerReferences"), MSD_F_OWNER_REFERENCES},
+        {FIELD_NAME("finalizers"), MSD_F_FINALIZERS},
+        {FIELD_NAME("clusterName"), MSD_F_CLUSTER_NAME},
+        {FIELD_NAME("cluster_id"), MSD_F_META_CLUSTER_ID},
 };
+
+/* Whether member @mem folds to the field name @name. */
+#define FOLDS(mem, name) key_folds_to((mem)->key, (mem)->key_len, FIELD_NAME(name))
 
 static void
 decode_metadata(Builder *b, gint obj)
 {
-	gint n = 0;
-	MsdJsonMember *mem = msd_json_tokens_sorted_members(b->doc, obj, &n);
+	MsdJsonMembers members;
 
-	for (gint k = 0; k < n; k++) {
-		gint v = mem[k].value_tok;
+	msd_json_members_init_sorted(&members, b->doc, obj);
+	for (gint k = 0; k < members.n; k++) {
+		const MsdJsonMember *mem = &members.m[k];
+		gint v = mem->value_tok;
 		gint64 i64 = 0;
 
 		for (guint f = 0; f < G_N_ELEMENTS(meta_strings); f++) {
-			if (msd_model_key_folds_to(mem[k].key, mem[k].key_len,
-			                           meta_strings[f].name))
+			if (key_folds_to(mem->key, mem->key_len, meta_strings[f].name,
+			                 meta_strings[f].len))
 				decode_string(b, meta_strings[f].field, v);
 		}
-		if (msd_model_key_folds_to(mem[k].key, mem[k].key_len, "generation")) {
+		if (FOLDS(mem, "generation")) {
 			if (decode_int64(b, v, &i64))
 				b->m->generation = i64;
-		} else if (msd_model_key_folds_to(mem[k].key, mem[k].key_len,
-		                                  "deletionGracePeriodSeconds")) {
+		} else if (FOLDS(mem, "deletionGracePeriodSeconds")) {
 			/* a pointer: Go allocates it for any non-null value, even one that then
 			 * fails to decode (and stays 0) */
 			if (b->doc->tokens[v].type != MSD_JSON_NULL) {
@@ -212,7 +312,7 @@ decode_metadata(Builder *b, gint obj)
 			}
 		}
 	}
-	msd_json_members_free(mem, n);
+	msd_json_members_clear(&members);
 }
 
 /* spec or status into a {id, attribute} struct: the leak of a string `id` (any case) from the
@@ -220,63 +320,125 @@ decode_metadata(Builder *b, gint obj)
 static void
 decode_attribute_struct(Builder *b, gint v, MsdField id_field, MsdField attr_field)
 {
-	gint n = 0;
-	MsdJsonMember *mem;
+	MsdJsonMembers members;
 
 	if (b->doc->tokens[v].type != MSD_JSON_OBJECT)
 		return;
-	mem = msd_json_tokens_sorted_members(b->doc, v, &n);
-	for (gint k = 0; k < n; k++) {
-		if (msd_model_key_folds_to(mem[k].key, mem[k].key_len, "id"))
-			decode_string(b, id_field, mem[k].value_tok);
-		else if (msd_model_key_folds_to(mem[k].key, mem[k].key_len, "attribute"))
-			decode_string(b, attr_field, mem[k].value_tok);
+	msd_json_members_init_sorted(&members, b->doc, v);
+	for (gint k = 0; k < members.n; k++) {
+		const MsdJsonMember *mem = &members.m[k];
+
+		if (FOLDS(mem, "id"))
+			decode_string(b, id_field, mem->value_tok);
+		else if (FOLDS(mem, "attribute"))
+			decode_string(b, attr_field, mem->value_tok);
 	}
-	msd_json_members_free(mem, n);
+	msd_json_members_clear(&members);
 }
 
-static const struct {
-	const gchar *name;
-	MsdField field;
-} top_strings[] = {
-        {"id", MSD_F_ID},
-        {"apiVersion", MSD_F_API_VERSION},
-        {"kind", MSD_F_KIND},
-        {"model", MSD_F_MODEL},
-        {"immutable", MSD_F_IMMUTABLE},
-        {"data", MSD_F_DATA},
-        {"binaryData", MSD_F_BINARY_DATA},
-        {"stringData", MSD_F_STRING_DATA},
-        {"type", MSD_F_TYPE},
+static const FieldName top_strings[] = {
+        {FIELD_NAME("id"), MSD_F_ID},
+        {FIELD_NAME("apiVersion"), MSD_F_API_VERSION},
+        {FIELD_NAME("kind"), MSD_F_KIND},
+        {FIELD_NAME("model"), MSD_F_MODEL},
+        {FIELD_NAME("immutable"), MSD_F_IMMUTABLE},
+        {FIELD_NAME("data"), MSD_F_DATA},
+        {FIELD_NAME("binaryData"), MSD_F_BINARY_DATA},
+        {FIELD_NAME("stringData"), MSD_F_STRING_DATA},
+        {FIELD_NAME("type"), MSD_F_TYPE},
 };
+
+/* The text the tokenizer decodes from the bytes the store puts between quotes: those bytes
+ * have no quote, backslash or control byte (the store checks), so only invalid UTF-8 changes,
+ * one U+FFFD per bad byte as in msd_json_tokens_append_decoded(). */
+static void
+append_decoded_plain(GString *out, const gchar *text)
+{
+	const guchar *p = (const guchar *)text;
+	gsize n = strlen(text);
+	gsize i = 0;
+
+	while (i < n) {
+		gsize run = i;
+		gunichar cp;
+		gint sz;
+
+		while (run < n && p[run] < 0x80)
+			run++;
+		g_string_append_len(out, text + i, (gssize)(run - i));
+		i = run;
+		if (i >= n)
+			break;
+		sz = msd_utf8_decode(p + i, n - i, &cp);
+		if (sz == 0) {
+			g_string_append_len(out, MSD_UTF8_REPLACEMENT, 3);
+			i++;
+		} else {
+			g_string_append_len(out, text + i, sz);
+			i += (gsize)sz;
+		}
+	}
+}
+
+static void
+decode_virtual(Builder *b, const VirtualMember *vm)
+{
+	MsdField f = strcmp(vm->key, "kind") == 0 ? MSD_F_KIND : MSD_F_API_VERSION;
+
+	span_begin(b, &b->m->f[f]);
+	append_decoded_plain(b->arena, vm->value);
+	span_end(b, &b->m->f[f]);
+}
+
+/* The sorted members' order (msd_json_tokens_sorted_members()): bytes, then length. */
+static gint
+key_cmp(const gchar *a, gsize a_len, const gchar *bk, gsize b_len)
+{
+	gint c = memcmp(a, bk, MIN(a_len, b_len));
+
+	if (c != 0)
+		return c;
+	return a_len < b_len ? -1 : a_len > b_len ? 1 : 0;
+}
 
 static void
 decode_top(Builder *b)
 {
-	gint n = 0;
-	MsdJsonMember *mem = msd_json_tokens_sorted_members(b->doc, 0, &n);
+	MsdJsonMembers members;
+	guint next_virt = 0;
 
-	for (gint k = 0; k < n; k++) {
-		const gchar *key = mem[k].key;
-		gsize len = mem[k].key_len;
-		gint v = mem[k].value_tok;
-		gboolean is_null = b->doc->tokens[v].type == MSD_JSON_NULL;
+	msd_json_members_init_sorted(&members, b->doc, b->root);
+	for (gint k = 0; k <= members.n; k++) {
+		const MsdJsonMember *mem = k < members.n ? &members.m[k] : NULL;
+		gint v;
+		gboolean is_null;
 
+		/* a virtual member goes where its key sorts; no real key equals it */
+		while (next_virt < G_N_ELEMENTS(b->virt) && b->virt[next_virt].key != NULL &&
+		       (mem == NULL ||
+		        key_cmp(b->virt[next_virt].key, strlen(b->virt[next_virt].key), mem->key,
+		                mem->key_len) < 0))
+			decode_virtual(b, &b->virt[next_virt++]);
+		if (mem == NULL)
+			break;
+		v = mem->value_tok;
+		is_null = b->doc->tokens[v].type == MSD_JSON_NULL;
 		for (guint f = 0; f < G_N_ELEMENTS(top_strings); f++) {
-			if (msd_model_key_folds_to(key, len, top_strings[f].name))
+			if (key_folds_to(mem->key, mem->key_len, top_strings[f].name,
+			                 top_strings[f].len))
 				decode_string(b, top_strings[f].field, v);
 		}
-		if (msd_model_key_folds_to(key, len, "metadata")) {
+		if (FOLDS(mem, "metadata")) {
 			if (b->doc->tokens[v].type == MSD_JSON_OBJECT)
 				decode_metadata(b, v);
-		} else if (msd_model_key_folds_to(key, len, "spec")) {
+		} else if (FOLDS(mem, "spec")) {
 			/* null leaves the pointer unset: no spec on the wire (upstream then
 			 * crashes on the raw step; we treat it as absent, a deliberate fix) */
 			if (!is_null) {
 				b->m->has_spec = TRUE;
 				decode_attribute_struct(b, v, MSD_F_SPEC_ID, MSD_F_SPEC_ATTRIBUTE);
 			}
-		} else if (msd_model_key_folds_to(key, len, "status")) {
+		} else if (FOLDS(mem, "status")) {
 			if (!is_null) {
 				b->m->has_status = TRUE;
 				decode_attribute_struct(b, v, MSD_F_STATUS_ID,
@@ -284,34 +446,39 @@ decode_top(Builder *b)
 			}
 		}
 	}
-	msd_json_members_free(mem, n);
+	msd_json_members_clear(&members);
 }
 
 static void
-collect_key_values(Builder *b, gint obj, GArray *into, gboolean labels)
+collect_key_values(Builder *b, gint obj, KeyValues *into, gboolean labels)
 {
-	gint n = 0;
-	MsdJsonMember *mem;
+	MsdJsonMembers members;
 
 	/* upstream iterates with ObjectEach: anything but an object gives no entries */
 	if (obj < 0 || b->doc->tokens[obj].type != MSD_JSON_OBJECT)
 		return;
-	mem = msd_json_tokens_sorted_members(b->doc, obj, &n);
-	for (gint k = 0; k < n; k++) {
+	msd_json_members_init_sorted(&members, b->doc, obj);
+	for (gint k = 0; k < members.n; k++) {
+		const MsdJsonMember *mem = &members.m[k];
 		MsdKeyValue kv;
 
 		span_begin(b, &kv.key);
-		g_string_append_len(b->arena, mem[k].key, (gssize)mem[k].key_len);
+		msd_json_string_append_raw(b->arena, mem->key, mem->key_len);
 		span_end(b, &kv.key);
 		span_begin(b, &kv.value);
-		msd_json_write_raw(b->arena, b->doc, mem[k].value_tok);
+		/* annotation values (a last-applied configuration is kilobytes of escaped JSON)
+		 * are kept in their wire form; label values in the form their getter gives */
+		if (labels)
+			msd_json_write_raw(b->arena, b->doc, mem->value_tok);
+		else
+			msd_json_write_raw_nested(b->arena, b->doc, mem->value_tok);
 		span_end(b, &kv.value);
-		g_array_append_val(into, kv);
+		key_values_add(into, &kv);
 
 		/* Deliberate fix: upstream builds the UUID from the 36 raw bytes and always gets
 		 * the zero UUID; we parse the text, and invalid text gives null. */
-		if (labels && mem[k].key_len == strlen(PATTERN_LABEL) &&
-		    memcmp(mem[k].key, PATTERN_LABEL, mem[k].key_len) == 0) {
+		if (labels && mem->key_len == strlen(PATTERN_LABEL) &&
+		    memcmp(mem->key, PATTERN_LABEL, mem->key_len) == 0) {
 			gchar uuid[37];
 
 			b->m->has_pattern_resource = msd_model_parse_uuid(
@@ -320,14 +487,14 @@ collect_key_values(Builder *b, gint obj, GArray *into, gboolean labels)
 				set_literal(b, MSD_F_PATTERN_RESOURCE, uuid, 36);
 		}
 	}
-	msd_json_members_free(mem, n);
+	msd_json_members_clear(&members);
 }
 
 static void
 raw_steps(Builder *b, gboolean redact)
 {
 	const MsdJsonTokens *doc = b->doc;
-	gint meta = msd_json_tokens_member(doc, 0, "metadata");
+	gint meta = msd_json_tokens_member(doc, b->root, "metadata");
 	static const struct {
 		const gchar *name;
 		MsdField field;
@@ -342,9 +509,10 @@ raw_steps(Builder *b, gboolean redact)
 	gint v;
 
 	if (meta >= 0 && doc->tokens[meta].type == MSD_JSON_OBJECT) {
-		collect_key_values(b, msd_json_tokens_member(doc, meta, "labels"), b->labels, TRUE);
+		collect_key_values(b, msd_json_tokens_member(doc, meta, "labels"), &b->labels,
+		                   TRUE);
 		collect_key_values(b, msd_json_tokens_member(doc, meta, "annotations"),
-		                   b->annotations, FALSE);
+		                   &b->annotations, FALSE);
 		v = msd_json_tokens_member(doc, meta, "finalizers");
 		if (v >= 0)
 			set_raw(b, MSD_F_FINALIZERS, v);
@@ -353,22 +521,29 @@ raw_steps(Builder *b, gboolean redact)
 		if (v >= 0)
 			set_raw(b, MSD_F_OWNER_REFERENCES, v);
 	}
-	v = msd_json_tokens_member(doc, 0, "spec");
+	v = msd_json_tokens_member(doc, b->root, "spec");
 	if (v >= 0 && doc->tokens[v].type != MSD_JSON_NULL)
 		set_raw(b, MSD_F_SPEC_ATTRIBUTE, v);
-	v = msd_json_tokens_member(doc, 0, "status");
+	v = msd_json_tokens_member(doc, b->root, "status");
 	if (v >= 0 && doc->tokens[v].type != MSD_JSON_NULL)
 		set_raw(b, MSD_F_STATUS_ATTRIBUTE, v);
 	for (guint f = 0; f < G_N_ELEMENTS(top_raw); f++) {
 		MsdSpan *s = &b->m->f[top_raw[f].field];
 
-		v = msd_json_tokens_member(doc, 0, top_raw[f].name);
+		v = msd_json_tokens_member(doc, b->root, top_raw[f].name);
 		if (v < 0)
 			continue;
 		if (redact && top_raw[f].secret) {
+			g_autoptr(GString) redacted = g_string_new(NULL);
+
+			/* rare enough to write twice: the redacted JSON, then its wire form */
+			if (!msd_secret_redact_write(redacted, doc, v)) {
+				set_raw(b, top_raw[f].field, v);
+				continue;
+			}
 			span_begin(b, s);
-			if (!msd_secret_redact_write(b->arena, doc, v))
-				msd_json_write_raw(b->arena, doc, v);
+			msd_json_string_append_escaped(b->arena, redacted->str,
+			                               (gssize)redacted->len, MSD_JSON_STRING_GO);
 			span_end(b, s);
 		} else {
 			set_raw(b, top_raw[f].field, v);
@@ -376,59 +551,60 @@ raw_steps(Builder *b, gboolean redact)
 	}
 }
 
-/* One tokenization buffer per thread, reused: conversion runs for every event. */
-static void
-scratch_free(gpointer p)
+/* Whether the store would put @text between quotes as it is (msd_store_is_plain()). */
+static gboolean
+store_takes_default(const gchar *text)
 {
-	msd_json_tokens_clear(p);
-	g_free(p);
-}
-
-static GPrivate scratch_doc = G_PRIVATE_INIT(scratch_free);
-
-static MsdJsonTokens *
-get_scratch_doc(void)
-{
-	MsdJsonTokens *doc = g_private_get(&scratch_doc);
-
-	if (doc == NULL) {
-		doc = g_new0(MsdJsonTokens, 1);
-		g_private_set(&scratch_doc, doc);
+	for (const gchar *p = text; *p != '\0'; p++) {
+		if (*p == '"' || *p == '\\' || (guchar)*p < 0x20)
+			return FALSE;
 	}
-	return doc;
+	return TRUE;
 }
 
 gboolean
-msd_model_convert(MsdModel *m,
-                  const gchar *json,
-                  gsize length,
-                  MeshSyncEventType event_type,
-                  const gchar *cluster_id,
-                  MsdServiceEndpoint **endpoint,
-                  GError **error)
+msd_model_convert_tokens(MsdModel *m,
+                         const MsdJsonTokens *doc,
+                         gint index,
+                         const gchar *default_kind,
+                         const gchar *default_api_version,
+                         MeshSyncEventType event_type,
+                         const gchar *cluster_id,
+                         MsdServiceEndpoint **endpoint,
+                         GError **error)
 {
-	MsdJsonTokens *doc = get_scratch_doc();
-	Builder b;
+	Builder b = {0};
+	const MsdJsonToken *t;
+	guint n_virt = 0;
 	gboolean redact;
 
 	if (endpoint != NULL)
 		*endpoint = NULL;
-	if (!msd_json_tokens_parse(doc, json, length, error))
-		return FALSE;
-	if (doc->tokens[0].type != MSD_JSON_OBJECT) {
+	if (!msd_json_tokens_is_object(doc, index)) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		                    "Kubernetes object is not a JSON object");
 		return FALSE;
 	}
+	t = &doc->tokens[index];
 
 	memset(m, 0, sizeof(*m));
 	b.m = m;
 	b.doc = doc;
-	b.arena = g_string_sized_new(length + 64);
+	b.root = index;
+	/* the store puts kind first, then apiVersion; sorted, apiVersion comes first */
+	if (default_api_version != NULL && store_takes_default(default_api_version) &&
+	    msd_json_tokens_member(doc, index, "apiVersion") < 0)
+		b.virt[n_virt++] = (VirtualMember){"apiVersion", default_api_version};
+	if (default_kind != NULL && store_takes_default(default_kind) &&
+	    msd_json_tokens_member(doc, index, "kind") < 0)
+		b.virt[n_virt++] = (VirtualMember){"kind", default_kind};
+	b.arena = g_string_sized_new((gsize)(t->end - t->start) + 64);
 	/* offset 0 is an empty string: every unset span points at it */
 	g_string_append_c(b.arena, '\0');
-	b.labels = g_array_new(FALSE, FALSE, sizeof(MsdKeyValue));
-	b.annotations = g_array_new(FALSE, FALSE, sizeof(MsdKeyValue));
+	b.labels.kv = b.labels.local;
+	b.labels.allocated = G_N_ELEMENTS(b.labels.local);
+	b.annotations.kv = b.annotations.local;
+	b.annotations.allocated = G_N_ELEMENTS(b.annotations.local);
 
 	decode_top(&b);
 	redact = strcmp(b.arena->str + m->f[MSD_F_KIND].off, "Secret") == 0 &&
@@ -438,141 +614,23 @@ msd_model_convert(MsdModel *m,
 
 	if (endpoint != NULL && event_type != MESHSYNC_EVENT_TYPE_DELETED &&
 	    strcmp(b.arena->str + m->f[MSD_F_KIND].off, "Service") == 0)
-		*endpoint = msd_service_endpoint_new_from_doc(doc, 0);
+		*endpoint = msd_service_endpoint_new_from_doc(doc, index);
 
-	m->n_labels = b.labels->len;
-	m->n_annotations = b.annotations->len;
+	m->n_labels = b.labels.n;
+	m->n_annotations = b.annotations.n;
 	if (m->n_labels + m->n_annotations > 0) {
 		m->kv = g_new(MsdKeyValue, m->n_labels + m->n_annotations);
-		memcpy(m->kv, b.labels->data, sizeof(MsdKeyValue) * m->n_labels);
-		memcpy(m->kv + m->n_labels, b.annotations->data,
+		memcpy(m->kv, b.labels.kv, sizeof(MsdKeyValue) * m->n_labels);
+		memcpy(m->kv + m->n_labels, b.annotations.kv,
 		       sizeof(MsdKeyValue) * m->n_annotations);
 	}
-	g_array_unref(b.labels);
-	g_array_unref(b.annotations);
+	key_values_clear(&b.labels);
+	key_values_clear(&b.annotations);
 	m->arena_len = b.arena->len;
-	/* give back GString's power-of-two slack: the model lives as long as the store entry */
-	m->arena = g_realloc(g_string_free(b.arena, FALSE), m->arena_len);
+	/* The model may outlive the event by a long time (a burst held while the output is not
+	 * writable): an exact copy, because shrinking the GString's power-of-two block in
+	 * place would leave a hole beside every held model that only small blocks can use. */
+	m->arena = g_memdup2(b.arena->str, m->arena_len);
+	g_string_free(b.arena, TRUE);
 	return TRUE;
-}
-
-static void
-write_key(GString *out, const gchar *key)
-{
-	g_string_append_c(out, '"');
-	g_string_append(out, key);
-	g_string_append_len(out, "\":", 2);
-}
-
-static void
-write_field(GString *out, const MsdModel *m, const gchar *key, MsdField f, gboolean omitempty)
-{
-	if (omitempty && m->f[f].len == 0)
-		return;
-	write_key(out, key);
-	msd_json_append_string(out, msd_model_get(m, f), m->f[f].len);
-	g_string_append_c(out, ',');
-}
-
-static void
-write_key_values(GString *out,
-                 const MsdModel *m,
-                 const gchar *key,
-                 const MsdKeyValue *kv,
-                 guint n,
-                 const gchar *kind)
-{
-	if (n == 0)
-		return;
-	write_key(out, key);
-	g_string_append_c(out, '[');
-	for (guint i = 0; i < n; i++) {
-		if (i > 0)
-			g_string_append_c(out, ',');
-		g_string_append_printf(out, "{\"id\":\"\",\"unique_id\":\"\",\"kind\":\"%s\"",
-		                       kind);
-		if (kv[i].key.len > 0) {
-			g_string_append(out, ",\"key\":");
-			msd_json_append_string(out, msd_model_str(m, kv[i].key), kv[i].key.len);
-		}
-		if (kv[i].value.len > 0) {
-			g_string_append(out, ",\"value\":");
-			msd_json_append_string(out, msd_model_str(m, kv[i].value), kv[i].value.len);
-		}
-		g_string_append_c(out, '}');
-	}
-	g_string_append_len(out, "],", 2);
-}
-
-static void
-write_attribute_struct(
-        GString *out, const MsdModel *m, const gchar *key, MsdField id, MsdField attr)
-{
-	write_key(out, key);
-	g_string_append(out, "{\"id\":");
-	msd_json_append_string(out, msd_model_get(m, id), m->f[id].len);
-	if (m->f[attr].len > 0) {
-		g_string_append(out, ",\"attribute\":");
-		msd_json_append_string(out, msd_model_get(m, attr), m->f[attr].len);
-	}
-	g_string_append_len(out, "},", 2);
-}
-
-void
-msd_model_write_wire(const MsdModel *m, const gchar *component_metadata, GString *out)
-{
-	g_string_append_c(out, '{');
-	write_field(out, m, "id", MSD_F_ID, FALSE);
-	write_field(out, m, "apiVersion", MSD_F_API_VERSION, FALSE);
-	write_field(out, m, "kind", MSD_F_KIND, FALSE);
-	write_field(out, m, "model", MSD_F_MODEL, FALSE);
-
-	write_key(out, "metadata");
-	g_string_append_c(out, '{');
-	write_field(out, m, "id", MSD_F_META_ID, FALSE);
-	write_field(out, m, "name", MSD_F_NAME, TRUE);
-	write_field(out, m, "generateName", MSD_F_GENERATE_NAME, TRUE);
-	write_field(out, m, "namespace", MSD_F_NAMESPACE, TRUE);
-	write_field(out, m, "selfLink", MSD_F_SELF_LINK, TRUE);
-	write_field(out, m, "uid", MSD_F_UID, FALSE);
-	write_field(out, m, "resourceVersion", MSD_F_RESOURCE_VERSION, TRUE);
-	if (m->generation != 0)
-		g_string_append_printf(out, "\"generation\":%" G_GINT64_FORMAT ",", m->generation);
-	write_field(out, m, "creationTimestamp", MSD_F_CREATION_TIMESTAMP, TRUE);
-	write_field(out, m, "deletionTimestamp", MSD_F_DELETION_TIMESTAMP, TRUE);
-	if (m->has_grace_period)
-		g_string_append_printf(out, "\"deletionGracePeriodSeconds\":%" G_GINT64_FORMAT ",",
-		                       m->grace_period);
-	write_key_values(out, m, "labels", m->kv, m->n_labels, "label");
-	write_key_values(out, m, "annotations", m->kv + m->n_labels, m->n_annotations,
-	                 "annotation");
-	write_field(out, m, "ownerReferences", MSD_F_OWNER_REFERENCES, TRUE);
-	write_field(out, m, "finalizers", MSD_F_FINALIZERS, TRUE);
-	write_field(out, m, "clusterName", MSD_F_CLUSTER_NAME, TRUE);
-	write_key(out, "cluster_id");
-	msd_json_append_string(out, msd_model_get(m, MSD_F_META_CLUSTER_ID),
-	                       m->f[MSD_F_META_CLUSTER_ID].len);
-	g_string_append_len(out, "},", 2);
-
-	if (m->has_spec)
-		write_attribute_struct(out, m, "spec", MSD_F_SPEC_ID, MSD_F_SPEC_ATTRIBUTE);
-	if (m->has_status)
-		write_attribute_struct(out, m, "status", MSD_F_STATUS_ID, MSD_F_STATUS_ATTRIBUTE);
-	write_field(out, m, "cluster_id", MSD_F_CLUSTER_ID, FALSE);
-	write_key(out, "pattern_resource");
-	if (m->has_pattern_resource)
-		msd_json_append_string(out, msd_model_get(m, MSD_F_PATTERN_RESOURCE), -1);
-	else
-		g_string_append_len(out, "null", 4);
-	g_string_append_c(out, ',');
-	write_key(out, "component_metadata");
-	g_string_append(out, component_metadata != NULL ? component_metadata : "null");
-	g_string_append_c(out, ',');
-	write_field(out, m, "immutable", MSD_F_IMMUTABLE, TRUE);
-	write_field(out, m, "data", MSD_F_DATA, TRUE);
-	write_field(out, m, "binaryData", MSD_F_BINARY_DATA, TRUE);
-	write_field(out, m, "stringData", MSD_F_STRING_DATA, TRUE);
-	write_field(out, m, "type", MSD_F_TYPE, TRUE);
-	/* every field above ends with a comma: turn the last one into the closing brace */
-	out->str[out->len - 1] = '}';
 }

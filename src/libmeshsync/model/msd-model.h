@@ -17,6 +17,12 @@ G_BEGIN_DECLS
  * allocation per object), fields are spans of it, each followed by a NUL so that getters can
  * hand out pointers. An empty span is both "absent" and "empty": on the wire the two only
  * differ for the few fields that have their own flag below.
+ *
+ * The fields that hold JSON text (msd_model_field_is_wire(): spec and status attributes,
+ * data, ownerReferences...) and the annotation values are kept in their wire form, the bytes
+ * between the quotes of the wire's string: they are most of an object and escape a quote
+ * every few bytes, so the conversion writes them once, already escaped, and the wire copies
+ * them. Every other field holds its text, escaped when it is written.
  */
 
 typedef struct {
@@ -56,9 +62,28 @@ typedef enum {
 	MSD_N_FIELDS
 } MsdField;
 
+/* Whether field @f holds its wire form rather than its text (see above). */
+static inline gboolean
+msd_model_field_is_wire(MsdField f)
+{
+	switch (f) {
+	case MSD_F_OWNER_REFERENCES:
+	case MSD_F_FINALIZERS:
+	case MSD_F_SPEC_ATTRIBUTE:
+	case MSD_F_STATUS_ATTRIBUTE:
+	case MSD_F_DATA:
+	case MSD_F_BINARY_DATA:
+	case MSD_F_STRING_DATA:
+		return TRUE;
+	default:
+		return FALSE;
+	}
+}
+
 typedef struct {
 	MsdSpan key;   /* JSON-decoded key */
-	MsdSpan value; /* Go-escaped form, without quotes (upstream's raw bytes) */
+	MsdSpan value; /* labels: Go-escaped form, without quotes (upstream's raw bytes);
+	                * annotations: that in its wire form */
 } MsdKeyValue;
 
 typedef struct {
@@ -94,20 +119,31 @@ msd_model_str(const MsdModel *m, MsdSpan s)
 }
 
 /*
- * Fill @m from one Kubernetes object (contract 1.2). @endpoint receives the Service endpoint
- * when the object is a Service and @event_type is not DELETED (NULL otherwise, and NULL when
- * the object does not decode as a Service): the caller decides whether it needs a probe.
+ * Fill @m from the object at token @index of @doc (contract 1.2). The result is exactly the
+ * one the store's copy of that object gives, msd_store_entry_new_from_tokens(@doc, @index,
+ * @default_kind, @default_api_version) tokenized on its own: @default_kind and
+ * @default_api_version (nullable) count only when the object has no `kind` or `apiVersion`
+ * member, and metadata.managedFields is never read. @doc is only read, during the call.
+ *
+ * @endpoint receives the Service endpoint when the object is a Service and @event_type is not
+ * DELETED (NULL otherwise, and NULL when the object does not decode as a Service): the caller
+ * decides whether it needs a probe.
  */
-gboolean msd_model_convert(MsdModel *m,
-                           const gchar *json,
-                           gsize length,
-                           MeshSyncEventType event_type,
-                           const gchar *cluster_id,
-                           MsdServiceEndpoint **endpoint,
-                           GError **error);
+gboolean msd_model_convert_tokens(MsdModel *m,
+                                  const MsdJsonTokens *doc,
+                                  gint index,
+                                  const gchar *default_kind,
+                                  const gchar *default_api_version,
+                                  MeshSyncEventType event_type,
+                                  const gchar *cluster_id,
+                                  MsdServiceEndpoint **endpoint,
+                                  GError **error);
 
 /* Append the wire form (contract 1.1). @component_metadata is JSON text or NULL. */
 void msd_model_write_wire(const MsdModel *m, const gchar *component_metadata, GString *out);
+
+/* About the size of the wire form without component_metadata, for sizing a buffer. */
+gsize msd_model_wire_size_hint(const MsdModel *m);
 
 /* Case-insensitive key match as Go's encoding/json does it against an ASCII field name. */
 gboolean msd_model_key_folds_to(const gchar *key, gsize len, const gchar *field);

@@ -24,21 +24,20 @@ msd_secret_redact_enabled(void)
 gboolean
 msd_secret_redact_write(GString *out, const MsdJsonTokens *doc, gint idx)
 {
-	MsdJsonMember *m;
-	gint n = 0;
+	MsdJsonMembers members;
 
 	if (idx < 0 || doc->tokens[idx].type != MSD_JSON_OBJECT)
 		return FALSE;
-	m = msd_json_tokens_sorted_members(doc, idx, &n);
+	msd_json_members_init_sorted(&members, doc, idx);
 	g_string_append_c(out, '{');
-	for (gint k = 0; k < n; k++) {
+	for (gint k = 0; k < members.n; k++) {
 		if (k > 0)
 			g_string_append_c(out, ',');
-		msd_json_append_string(out, m[k].key, (gssize)m[k].key_len);
+		msd_json_append_string(out, members.m[k].key, (gssize)members.m[k].key_len);
 		g_string_append(out, ":\"" MSD_REDACTED_VALUE "\"");
 	}
 	g_string_append_c(out, '}');
-	msd_json_members_free(m, n);
+	msd_json_members_clear(&members);
 	return TRUE;
 }
 

@@ -11,10 +11,9 @@
 #include <yaml.h>
 
 #include "meshsync-error.h"
-#include "util/msd-json-tokens.h"
+#include "output/msd-snapshot-emitter.h"
 #include "output/msd-snapshot-yaml.h"
-
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(yaml_emitter_t, yaml_emitter_delete)
+#include "util/msd-json-tokens.h"
 
 static gboolean
 msd_snapshot_is_digit(gunichar c)
@@ -295,26 +294,21 @@ msd_snapshot_yaml_plain_retypes(const gchar *text)
 	return msd_snapshot_is_go_int(plain) || msd_snapshot_is_yaml_float(plain);
 }
 
-typedef struct {
-	yaml_emitter_t *emitter;
-	MsdJsonTokens *tokens;
-	GError **error;
-	GString *scratch; /* decoded text of the string being emitted */
-	GArray *ucs4;     /* gunichar: the keys of the mapping being sorted, each 0-terminated */
-} MsdSnapshotEmit;
-
 static gboolean
-msd_snapshot_emit(MsdSnapshotEmit *ctx, yaml_event_t *event)
+msd_snapshot_emit(MsdSnapshotEmitter *ctx, yaml_event_t *event)
 {
-	if (yaml_emitter_emit(ctx->emitter, event))
+	if (yaml_emitter_emit(&ctx->emitter, event))
 		return TRUE;
 	g_set_error(ctx->error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED, "YAML emitter: %s",
-	            ctx->emitter->problem != NULL ? ctx->emitter->problem : "failed");
+	            ctx->emitter.problem != NULL ? ctx->emitter.problem : "failed");
 	return FALSE;
 }
 
-static gboolean
-msd_snapshot_emit_scalar(MsdSnapshotEmit *ctx, const gchar *text, gsize length, gboolean string)
+gboolean
+msd_snapshot_emitter_scalar(MsdSnapshotEmitter *ctx,
+                            const gchar *text,
+                            gsize length,
+                            gboolean string)
 {
 	yaml_event_t event;
 	yaml_scalar_style_t style = YAML_PLAIN_SCALAR_STYLE;
@@ -338,7 +332,41 @@ msd_snapshot_emit_scalar(MsdSnapshotEmit *ctx, const gchar *text, gsize length, 
 	return msd_snapshot_emit(ctx, &event);
 }
 
-static gboolean msd_snapshot_emit_value(MsdSnapshotEmit *ctx, guint index);
+gboolean
+msd_snapshot_emitter_mapping_start(MsdSnapshotEmitter *ctx)
+{
+	yaml_event_t event;
+
+	yaml_mapping_start_event_initialize(&event, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
+	return msd_snapshot_emit(ctx, &event);
+}
+
+gboolean
+msd_snapshot_emitter_mapping_end(MsdSnapshotEmitter *ctx)
+{
+	yaml_event_t event;
+
+	yaml_mapping_end_event_initialize(&event);
+	return msd_snapshot_emit(ctx, &event);
+}
+
+gboolean
+msd_snapshot_emitter_sequence_start(MsdSnapshotEmitter *ctx)
+{
+	yaml_event_t event;
+
+	yaml_sequence_start_event_initialize(&event, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
+	return msd_snapshot_emit(ctx, &event);
+}
+
+gboolean
+msd_snapshot_emitter_sequence_end(MsdSnapshotEmitter *ctx)
+{
+	yaml_event_t event;
+
+	yaml_sequence_end_event_initialize(&event);
+	return msd_snapshot_emit(ctx, &event);
+}
 
 typedef struct {
 	const gchar *key; /* decoded: into the document, or @owned */
@@ -368,31 +396,31 @@ msd_snapshot_member_clear(gpointer data)
 
 /* Decoded text of string token @index, up to its first NUL (as a C string would end). */
 static const gchar *
-msd_snapshot_string(MsdSnapshotEmit *ctx, guint index, GString *scratch, gsize *length)
+msd_snapshot_string(const MsdJsonTokens *tokens, guint index, GString *scratch, gsize *length)
 {
-	const gchar *text = msd_json_tokens_string(ctx->tokens, (gint)index, scratch, length);
+	const gchar *text = msd_json_tokens_string(tokens, (gint)index, scratch, length);
 
-	if (!ctx->tokens->tokens[index].plain)
+	if (!tokens->tokens[index].plain)
 		*length = strlen(text);
 	return text;
 }
 
 static gboolean
-msd_snapshot_emit_mapping(MsdSnapshotEmit *ctx, guint index)
+msd_snapshot_emit_mapping(MsdSnapshotEmitter *ctx, const MsdJsonTokens *tokens, guint index)
 {
-	const MsdJsonToken *object = &ctx->tokens->tokens[index];
+	const MsdJsonToken *object = &tokens->tokens[index];
 	g_autoptr(GArray) members =
 	        g_array_sized_new(FALSE, FALSE, sizeof(MsdSnapshotMember), (guint)object->size);
-	yaml_event_t event;
 	guint child = index + 1;
 
 	g_array_set_clear_func(members, msd_snapshot_member_clear);
 	g_array_set_size(ctx->ucs4, 0);
 	for (gint i = 0; i < object->size; i++) {
 		MsdSnapshotMember member = {NULL, 0, ctx->ucs4->len, child + 1, NULL};
-		const gchar *key = msd_snapshot_string(ctx, child, ctx->scratch, &member.key_len);
+		const gchar *key =
+		        msd_snapshot_string(tokens, child, ctx->scratch, &member.key_len);
 
-		if (ctx->tokens->tokens[child].plain) {
+		if (tokens->tokens[child].plain) {
 			member.key = key;
 			for (gsize k = 0; k < member.key_len; k++) {
 				gunichar c = (guchar)key[k];
@@ -411,60 +439,54 @@ msd_snapshot_emit_mapping(MsdSnapshotEmit *ctx, guint index)
 			g_array_append_val(ctx->ucs4, end);
 		}
 		g_array_append_val(members, member);
-		child = msd_json_tokens_skip(ctx->tokens, child + 1);
+		child = msd_json_tokens_skip(tokens, child + 1);
 	}
 	g_array_sort_with_data(members, msd_snapshot_member_compare, ctx->ucs4);
 
-	yaml_mapping_start_event_initialize(&event, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
-	if (!msd_snapshot_emit(ctx, &event))
+	if (!msd_snapshot_emitter_mapping_start(ctx))
 		return FALSE;
 	for (guint i = 0; i < members->len; i++) {
 		MsdSnapshotMember *member = &g_array_index(members, MsdSnapshotMember, i);
 
-		if (!msd_snapshot_emit_scalar(ctx, member->key, member->key_len, TRUE))
+		if (!msd_snapshot_emitter_scalar(ctx, member->key, member->key_len, TRUE))
 			return FALSE;
-		if (!msd_snapshot_emit_value(ctx, member->value))
+		if (!msd_snapshot_emitter_json(ctx, tokens, member->value))
 			return FALSE;
 	}
-	yaml_mapping_end_event_initialize(&event);
-	return msd_snapshot_emit(ctx, &event);
+	return msd_snapshot_emitter_mapping_end(ctx);
 }
 
-static gboolean
-msd_snapshot_emit_value(MsdSnapshotEmit *ctx, guint index)
+gboolean
+msd_snapshot_emitter_json(MsdSnapshotEmitter *ctx, const MsdJsonTokens *tokens, guint index)
 {
-	const MsdJsonToken *token = &ctx->tokens->tokens[index];
-	yaml_event_t event;
+	const MsdJsonToken *token = &tokens->tokens[index];
 
 	switch (token->type) {
 	case MSD_JSON_OBJECT:
-		return msd_snapshot_emit_mapping(ctx, index);
+		return msd_snapshot_emit_mapping(ctx, tokens, index);
 	case MSD_JSON_ARRAY: {
 		guint child = index + 1;
 
-		yaml_sequence_start_event_initialize(&event, NULL, NULL, 1,
-		                                     YAML_BLOCK_SEQUENCE_STYLE);
-		if (!msd_snapshot_emit(ctx, &event))
+		if (!msd_snapshot_emitter_sequence_start(ctx))
 			return FALSE;
 		for (gint i = 0; i < token->size; i++) {
-			if (!msd_snapshot_emit_value(ctx, child))
+			if (!msd_snapshot_emitter_json(ctx, tokens, child))
 				return FALSE;
-			child = msd_json_tokens_skip(ctx->tokens, child);
+			child = msd_json_tokens_skip(tokens, child);
 		}
-		yaml_sequence_end_event_initialize(&event);
-		return msd_snapshot_emit(ctx, &event);
+		return msd_snapshot_emitter_sequence_end(ctx);
 	}
 	case MSD_JSON_STRING: {
 		gsize length;
-		const gchar *text = msd_snapshot_string(ctx, index, ctx->scratch, &length);
+		const gchar *text = msd_snapshot_string(tokens, index, ctx->scratch, &length);
 
-		return msd_snapshot_emit_scalar(ctx, text, length, TRUE);
+		return msd_snapshot_emitter_scalar(ctx, text, length, TRUE);
 	}
 	default: {
 		gsize length;
-		const gchar *raw = msd_json_tokens_raw(ctx->tokens, index, &length);
+		const gchar *raw = msd_json_tokens_raw(tokens, index, &length);
 
-		return msd_snapshot_emit_scalar(ctx, raw, length, FALSE);
+		return msd_snapshot_emitter_scalar(ctx, raw, length, FALSE);
 	}
 	}
 }
@@ -477,45 +499,71 @@ msd_snapshot_write_cb(void *data, unsigned char *buffer, size_t size)
 }
 
 gboolean
-msd_snapshot_yaml_append(GString *out, const gchar *json, gsize length, GError **error)
+msd_snapshot_emitter_begin(MsdSnapshotEmitter *ctx, GString *out, GError **error)
 {
-	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
-	g_auto(yaml_emitter_t) emitter = {0};
-	g_autoptr(GString) scratch = g_string_new(NULL);
-	g_autoptr(GArray) ucs4 = g_array_new(FALSE, FALSE, sizeof(gunichar));
-	MsdSnapshotEmit ctx = {&emitter, &tokens, error, scratch, ucs4};
-	gsize start = out->len;
 	yaml_event_t event;
 
-	if (!msd_json_tokens_parse(&tokens, json, length, error))
-		return FALSE;
-	if (!yaml_emitter_initialize(&emitter)) {
+	memset(ctx, 0, sizeof(*ctx));
+	ctx->out = out;
+	ctx->start = out->len;
+	ctx->error = error;
+	if (!yaml_emitter_initialize(&ctx->emitter)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
 		            "cannot initialise the YAML emitter");
 		return FALSE;
 	}
-	yaml_emitter_set_output(&emitter, msd_snapshot_write_cb, out);
-	yaml_emitter_set_unicode(&emitter, 1);
+	ctx->initialized = TRUE;
+	ctx->scratch = g_string_new(NULL);
+	ctx->ucs4 = g_array_new(FALSE, FALSE, sizeof(gunichar));
+	yaml_emitter_set_output(&ctx->emitter, msd_snapshot_write_cb, out);
+	yaml_emitter_set_unicode(&ctx->emitter, 1);
 
 	yaml_stream_start_event_initialize(&event, YAML_UTF8_ENCODING);
-	if (!msd_snapshot_emit(&ctx, &event))
-		goto failed;
+	if (!msd_snapshot_emit(ctx, &event))
+		return FALSE;
 	yaml_document_start_event_initialize(&event, NULL, NULL, NULL, 1);
-	if (!msd_snapshot_emit(&ctx, &event))
-		goto failed;
-	if (!msd_snapshot_emit_value(&ctx, 0))
-		goto failed;
-	yaml_document_end_event_initialize(&event, 1);
-	if (!msd_snapshot_emit(&ctx, &event))
-		goto failed;
-	yaml_stream_end_event_initialize(&event);
-	if (!msd_snapshot_emit(&ctx, &event) || !yaml_emitter_flush(&emitter))
-		goto failed;
-	g_string_append(out, "---\n");
-	return TRUE;
+	return msd_snapshot_emit(ctx, &event);
+}
 
-failed:
+gboolean
+msd_snapshot_emitter_finish(MsdSnapshotEmitter *ctx)
+{
+	yaml_event_t event;
+
+	yaml_document_end_event_initialize(&event, 1);
+	if (!msd_snapshot_emit(ctx, &event))
+		return FALSE;
+	yaml_stream_end_event_initialize(&event);
+	if (!msd_snapshot_emit(ctx, &event) || !yaml_emitter_flush(&ctx->emitter))
+		return FALSE;
+	g_string_append(ctx->out, "---\n");
+	ctx->finished = TRUE;
+	return TRUE;
+}
+
+void
+msd_snapshot_emitter_clear(MsdSnapshotEmitter *ctx)
+{
+	if (ctx->initialized)
+		yaml_emitter_delete(&ctx->emitter);
+	if (ctx->scratch != NULL)
+		g_string_free(ctx->scratch, TRUE);
+	if (ctx->ucs4 != NULL)
+		g_array_unref(ctx->ucs4);
 	/* Never leave half a document behind. */
-	g_string_truncate(out, start);
-	return FALSE;
+	if (!ctx->finished && ctx->out != NULL)
+		g_string_truncate(ctx->out, ctx->start);
+	memset(ctx, 0, sizeof(*ctx));
+}
+
+gboolean
+msd_snapshot_yaml_append(GString *out, const gchar *json, gsize length, GError **error)
+{
+	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+	g_auto(MsdSnapshotEmitter) ctx = {0};
+
+	if (!msd_json_tokens_parse(&tokens, json, length, error))
+		return FALSE;
+	return msd_snapshot_emitter_begin(&ctx, out, error) &&
+	       msd_snapshot_emitter_json(&ctx, &tokens, 0) && msd_snapshot_emitter_finish(&ctx);
 }

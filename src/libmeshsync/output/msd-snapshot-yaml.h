@@ -7,6 +7,8 @@
 
 #include <glib.h>
 
+#include "meshsync-resource.h"
+
 G_BEGIN_DECLS
 
 /*
@@ -17,6 +19,18 @@ G_BEGIN_DECLS
  * Appends the document and the "---\n" that follows every document to @out.
  */
 gboolean msd_snapshot_yaml_append(GString *out, const gchar *json, gsize length, GError **error);
+
+/* The document of @resource, byte for byte what msd_snapshot_yaml_append() makes of its wire
+ * JSON, made from the resource's fields without writing or reading any JSON. */
+gboolean
+msd_snapshot_yaml_append_resource(GString *out, MeshSyncResource *resource, GError **error);
+
+/* The extended file's record of one event, {"EventType": ..., "Object": <resource>}, as
+ * msd_snapshot_yaml_append() makes it of that JSON. */
+gboolean msd_snapshot_yaml_append_record(GString *out,
+                                         MeshSyncResource *resource,
+                                         MeshSyncEventType event_type,
+                                         GError **error);
 
 /* go-yaml v2's key order: runes compared one by one; a non-letter sorts before a letter, and
  * runs of digits compare by their value. Exposed for tests. */

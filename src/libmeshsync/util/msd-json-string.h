@@ -6,8 +6,23 @@
 #pragma once
 
 #include <glib.h>
+#include <string.h>
 
 G_BEGIN_DECLS
+
+/* g_string_append_len() for the writers' hot paths: GLib 2.74 inlines it only for constant
+ * lengths and otherwise calls g_string_insert_len(), which costs more than a short copy. */
+static inline void
+msd_json_string_append_raw(GString *out, const gchar *s, gsize n)
+{
+	if (G_LIKELY(out->len + n < out->allocated_len)) {
+		memcpy(out->str + out->len, s, n);
+		out->len += n;
+		out->str[out->len] = '\0';
+	} else {
+		g_string_append_len(out, s, (gssize)n);
+	}
+}
 
 /*
  * The project's one JSON string-literal writer. Output JSON is never produced by json-glib 1.6,
@@ -22,6 +37,10 @@ typedef enum {
 	/* as GO, but invalid UTF-8 becomes U+FFFD itself: what Go's decoder stored, so what a
 	 * decode-then-encode round trip shows */
 	MSD_JSON_STRING_GO_DECODED,
+	/* GO_DECODED, and that escaped once more as GO escapes a string: the text as it reads
+	 * inside a JSON string that is itself inside a JSON string (a `"` is `\\\"`), which is
+	 * how upstream's wire carries spec and status */
+	MSD_JSON_STRING_GO_NESTED,
 } MsdJsonStringMode;
 
 /* Appends @s escaped for the inside of a JSON string literal. @length may be -1 for a

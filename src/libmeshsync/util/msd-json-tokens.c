@@ -406,6 +406,17 @@ msd_json_tokens_parse(MsdJsonTokens *self, const gchar *data, gsize length, GErr
 		self->jsmn_allocated *= 2;
 		self->jsmn = g_renew(jsmntok_t, self->jsmn, self->jsmn_allocated);
 	}
+	if (rc == JSMN_ERROR_PART && length > 0 && strchr("{[\"", data[0]) == NULL) {
+		/* strict jsmn wants a delimiter after a primitive even at the end of the text, so
+		 * a document that is one bare number or literal ("0") reads as truncated: parse
+		 * it again followed by a space, which leaves every offset as it is */
+		g_autofree gchar *copy = g_malloc(length + 1);
+
+		memcpy(copy, data, length);
+		copy[length] = ' ';
+		jsmn_init(&parser);
+		rc = jsmn_parse(&parser, copy, length + 1, self->jsmn, (guint)self->jsmn_allocated);
+	}
 	if (rc <= 0) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		            "malformed JSON (%s at byte %u of %" G_GSIZE_FORMAT ")",

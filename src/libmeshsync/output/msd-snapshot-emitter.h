@@ -1,0 +1,56 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#pragma once
+
+#include <glib.h>
+#include <yaml.h>
+
+#include "util/msd-json-tokens.h"
+
+G_BEGIN_DECLS
+
+/*
+ * One snapshot document being emitted through libyaml, with go-yaml v2's choices of style
+ * (msd-snapshot-yaml.h). Shared by the two producers of documents: JSON text
+ * (msd_snapshot_yaml_append()) and a resource's model (msd-snapshot-resource.c).
+ *
+ * begin() starts the stream and the document, finish() ends them and appends the "---\n"
+ * separator; clear() always runs and takes back a document that was not finished, so a
+ * failed one never leaves half its text in @out. Every call returns FALSE with the error
+ * given to begin() set.
+ */
+typedef struct {
+	yaml_emitter_t emitter;
+	gboolean initialized;
+	gboolean finished;
+	GString *out; /* (unowned) */
+	gsize start;
+	GError **error;
+	GString *scratch; /* (owned): decoded text of the string being emitted */
+	GArray *ucs4;     /* (owned) gunichar: the keys of the mapping being sorted */
+} MsdSnapshotEmitter;
+
+gboolean msd_snapshot_emitter_begin(MsdSnapshotEmitter *ctx, GString *out, GError **error);
+gboolean msd_snapshot_emitter_finish(MsdSnapshotEmitter *ctx);
+void msd_snapshot_emitter_clear(MsdSnapshotEmitter *ctx);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(MsdSnapshotEmitter, msd_snapshot_emitter_clear)
+
+/* A scalar: @string says it is a string (styled so that it reads back as one), else the text
+ * of a number, boolean or null, written plain. */
+gboolean msd_snapshot_emitter_scalar(MsdSnapshotEmitter *ctx,
+                                     const gchar *text,
+                                     gsize length,
+                                     gboolean string);
+gboolean msd_snapshot_emitter_mapping_start(MsdSnapshotEmitter *ctx);
+gboolean msd_snapshot_emitter_mapping_end(MsdSnapshotEmitter *ctx);
+gboolean msd_snapshot_emitter_sequence_start(MsdSnapshotEmitter *ctx);
+gboolean msd_snapshot_emitter_sequence_end(MsdSnapshotEmitter *ctx);
+
+/* The JSON value at token @index, mapping keys in go-yaml v2's order. */
+gboolean
+msd_snapshot_emitter_json(MsdSnapshotEmitter *ctx, const MsdJsonTokens *tokens, guint index);
+
+G_END_DECLS
