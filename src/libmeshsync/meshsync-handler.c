@@ -105,9 +105,18 @@ meshsync_handler_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 	if (!meshsync_watch_config_wants_event(watch, msd_informer_get_name(informer),
 	                                       meshsync_event_type_to_string(event->type)))
 		return;
-	data = g_bytes_get_data(event->entry->object, &length);
-	resource = meshsync_resource_new_from_json(data, (gssize)length, event->type,
-	                                           cluster_id != NULL ? cluster_id : "", &error);
+	if (event->doc != NULL) {
+		/* the tokens the informer read the object with: no second parse */
+		resource = meshsync_resource_new_from_tokens(
+		        event->doc, event->index, event->kind, event->api_version, event->type,
+		        cluster_id != NULL ? cluster_id : "", &error);
+	} else {
+		/* found deleted by a relist: the store's copy is all there is */
+		data = g_bytes_get_data(event->entry->object, &length);
+		resource = meshsync_resource_new_from_json(data, (gssize)length, event->type,
+		                                           cluster_id != NULL ? cluster_id : "",
+		                                           &error);
+	}
 	if (resource == NULL) {
 		g_warning("%s: %s event for %s/%s not converted: %s",
 		          msd_informer_get_name(informer),

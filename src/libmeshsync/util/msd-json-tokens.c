@@ -315,53 +315,6 @@ walk_value(Walk *w, gint i, guint depth)
 	}
 }
 
-/* A value tokenized before, and the copy of its bytes that a parse may be asked for next. */
-typedef struct {
-	const MsdJsonTokens *doc;
-	gint index;
-	const gchar *copy;
-	gsize length;
-} Reuse;
-
-static __thread Reuse reuse;
-
-void
-msd_json_tokens_set_reuse(const MsdJsonTokens *doc, gint index, const gchar *copy, gsize length)
-{
-	reuse.doc = doc;
-	reuse.index = index;
-	reuse.copy = copy;
-	reuse.length = length;
-}
-
-void
-msd_json_tokens_clear_reuse(void)
-{
-	memset(&reuse, 0, sizeof(reuse));
-}
-
-/* The tokens of reuse.doc's value, moved to offsets in the copy: what a parse would give. */
-static void
-tokens_from_reuse(MsdJsonTokens *self)
-{
-	const MsdJsonToken *src = &reuse.doc->tokens[reuse.index];
-	gint n = src->next - reuse.index;
-	gint32 base = src->start;
-
-	if (self->allocated < n) {
-		g_free(self->tokens);
-		self->allocated = MAX(n, 16);
-		self->tokens = g_new(MsdJsonToken, self->allocated);
-	}
-	for (gint i = 0; i < n; i++) {
-		self->tokens[i] = src[i];
-		self->tokens[i].start -= base;
-		self->tokens[i].end -= base;
-		self->tokens[i].next -= reuse.index;
-	}
-	self->n_tokens = n;
-}
-
 gboolean
 msd_json_tokens_parse(MsdJsonTokens *self, const gchar *data, gsize length, GError **error)
 {
@@ -375,11 +328,6 @@ msd_json_tokens_parse(MsdJsonTokens *self, const gchar *data, gsize length, GErr
 	self->data = data;
 	self->length = length;
 	self->n_tokens = 0;
-	if (reuse.copy != NULL && data == reuse.copy && length == reuse.length &&
-	    self != reuse.doc) {
-		tokens_from_reuse(self);
-		return TRUE;
-	}
 	/* jsmn's offsets are ints, ours gint32 */
 	if (length > G_MAXINT32 / 2) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,

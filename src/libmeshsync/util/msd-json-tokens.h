@@ -69,16 +69,6 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(MsdJsonTokens, msd_json_tokens_clear)
 gboolean
 msd_json_tokens_parse(MsdJsonTokens *self, const gchar *data, gsize length, GError **error);
 
-/*
- * Says that the @length bytes at @copy are byte for byte the value at token @index of @doc
- * (already tokenized and checked): until msd_json_tokens_clear_reuse(), a
- * msd_json_tokens_parse() of exactly @copy and @length in this thread takes its tokens from
- * @doc instead of parsing again. @doc and @copy must stay unchanged meanwhile.
- */
-void
-msd_json_tokens_set_reuse(const MsdJsonTokens *doc, gint index, const gchar *copy, gsize length);
-void msd_json_tokens_clear_reuse(void);
-
 /* The type of token @index, or 0 when @index is -1 or out of range. */
 static inline MsdJsonType
 msd_json_tokens_type(const MsdJsonTokens *self, gint index)
