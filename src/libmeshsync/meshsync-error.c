@@ -22,9 +22,10 @@ static const GDBusErrorEntry meshsync_error_entries[] = {
         {MESHSYNC_ERROR_INVALID_DATA, "io.meshery.MeshSync1.Error.InvalidData"},
         {MESHSYNC_ERROR_NOT_SUPPORTED, "io.meshery.MeshSync1.Error.NotSupported"},
         {MESHSYNC_ERROR_WRITE, "io.meshery.MeshSync1.Error.Write"},
+        {MESHSYNC_ERROR_TOO_LARGE, "io.meshery.MeshSync1.Error.TooLarge"},
 };
 
-G_STATIC_ASSERT(G_N_ELEMENTS(meshsync_error_entries) == MESHSYNC_ERROR_WRITE + 1);
+G_STATIC_ASSERT(G_N_ELEMENTS(meshsync_error_entries) == MESHSYNC_ERROR_TOO_LARGE + 1);
 
 /**
  * meshsync_error_quark:

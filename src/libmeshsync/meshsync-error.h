@@ -37,6 +37,8 @@ G_BEGIN_DECLS
  * @MESHSYNC_ERROR_INVALID_DATA: the server sent data that could not be parsed
  * @MESHSYNC_ERROR_NOT_SUPPORTED: the operation is not supported here
  * @MESHSYNC_ERROR_WRITE: output could not be written (disk full, permission denied)
+ * @MESHSYNC_ERROR_TOO_LARGE: input exceeds one of the engine's limits (a response body, an
+ *   object, a line, the nesting depth, the number of labels); the message names the limit
  *
  * Error codes of the %MESHSYNC_ERROR domain. Over D-Bus they travel as
  * `io.meshery.MeshSync1.Error.<Name>`.
@@ -54,6 +56,7 @@ typedef enum /*< underscore_name=meshsync_error >*/ {
 	MESHSYNC_ERROR_INVALID_DATA,
 	MESHSYNC_ERROR_NOT_SUPPORTED,
 	MESHSYNC_ERROR_WRITE,
+	MESHSYNC_ERROR_TOO_LARGE,
 } MeshSyncError;
 
 MESHSYNC_AVAILABLE_IN_ALL

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "engine/msd-delivery.h"
+#include "informer/msd-informer.h"
 #include "meshsync-discovery.h"
 #include "meshsync-handler.h"
 
@@ -20,9 +21,9 @@ GPtrArray *meshsync_handler_dup_objects(MeshSyncHandler *self);
  * %NULL between runs; its resources are empty until it has completed (server version set). */
 MeshSyncDiscovery *meshsync_handler_get_discovery(MeshSyncHandler *self);
 
-/* Lists started again and watches reopened, over every run so far. */
-void
-meshsync_handler_get_counters(MeshSyncHandler *self, guint64 *relists, guint64 *watch_restarts);
+/* The informers' counters (relists, watch restarts, events, errors, objects skipped) over every
+ * run so far. */
+void meshsync_handler_get_counters(MeshSyncHandler *self, MsdInformerCounters *counters);
 
 /* For tests: how soon a failed run is tried again (doubling from @initial_ms to @max_ms). */
 void meshsync_handler_set_retry_delays(MeshSyncHandler *self, guint initial_ms, guint max_ms);

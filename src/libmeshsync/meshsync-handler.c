@@ -7,6 +7,8 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include "engine/msd-delivery.h"
 #include "engine/msd-run-setup.h"
 #include "meshsync-enum-types.h"
@@ -670,18 +672,16 @@ meshsync_handler_get_resource_names(MeshSyncHandler *self)
 }
 
 void
-meshsync_handler_get_counters(MeshSyncHandler *self, guint64 *relists, guint64 *watch_restarts)
+meshsync_handler_get_counters(MeshSyncHandler *self, MsdInformerCounters *counters)
 {
 	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+	g_return_if_fail(counters != NULL);
 
 	if (self->setup == NULL) {
-		if (relists != NULL)
-			*relists = 0;
-		if (watch_restarts != NULL)
-			*watch_restarts = 0;
+		memset(counters, 0, sizeof(*counters));
 		return;
 	}
-	msd_run_setup_get_counters(self->setup, relists, watch_restarts);
+	msd_run_setup_get_counters(self->setup, counters);
 }
 
 void

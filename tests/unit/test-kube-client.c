@@ -372,6 +372,51 @@ test_kube_client_gzip(void)
 	msd_test_assert_body(body, contents);
 }
 
+/* A body over the limit (here after gzip, so the announced length says nothing) fails
+ * naming the URL and the limit, instead of growing without bound; one at the limit passes. */
+static void
+test_kube_client_body_limit(void)
+{
+	g_autoptr(MsdTestServer) server = msd_test_server_new(TRUE);
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(MsdKubeClient) client = NULL;
+	g_autoptr(GString) big = g_string_new("{\"items\":[");
+	g_autofree gchar *expected = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GBytes) body = NULL;
+	MsdTestAsync async = {0};
+
+	for (guint i = 0; i < 500000; i++)
+		g_string_append(big, i == 0 ? "{}" : ",{}");
+	g_string_append(big, "]}");
+	msd_test_server_set_gzip(server, TRUE);
+	msd_test_server_add(server, "/api/v1/pods", SOUP_STATUS_OK, big->str);
+	config = msd_test_kubeconfig_new(msd_test_server_get_url(server), "ca.pem", NULL, NULL);
+	client = msd_kube_client_new(config, &error);
+	g_assert_no_error(error);
+
+	msd_kube_client_set_max_body(client, 1024 * 1024);
+	msd_kube_client_get_async(client, "/api/v1/pods", NULL, msd_test_async_cb, &async);
+	msd_test_wait_for(&async.done);
+	body = msd_kube_client_get_finish(client, async.result, &error);
+	g_clear_object(&async.result);
+	g_assert_null(body);
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE);
+	expected = g_strdup_printf("GET %s/api/v1/pods: response body exceeds the limit of 1 MiB",
+	                           msd_test_server_get_url(server));
+	g_assert_cmpstr(error->message, ==, expected);
+	g_clear_error(&error);
+
+	msd_kube_client_set_max_body(client, big->len);
+	async.done = FALSE;
+	msd_kube_client_get_async(client, "/api/v1/pods", NULL, msd_test_async_cb, &async);
+	msd_test_wait_for(&async.done);
+	body = msd_kube_client_get_finish(client, async.result, &error);
+	g_clear_object(&async.result);
+	g_assert_no_error(error);
+	msd_test_assert_body(body, big->str);
+}
+
 static void
 test_kube_client_stream(void)
 {
@@ -483,6 +528,7 @@ main(int argc, char **argv)
 	g_test_add_func("/kube-client/status/error-status", test_kube_client_error_status);
 	g_test_add_func("/kube-client/connection-refused", test_kube_client_connection_refused);
 	g_test_add_func("/kube-client/gzip", test_kube_client_gzip);
+	g_test_add_func("/kube-client/body-limit", test_kube_client_body_limit);
 	g_test_add_func("/kube-client/stream", test_kube_client_stream);
 	g_test_add_func("/kube-client/cancelled", test_kube_client_cancelled);
 	return g_test_run();

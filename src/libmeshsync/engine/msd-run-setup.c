@@ -57,8 +57,7 @@ struct _MsdRunSetup {
 	guint retry_id;
 	guint retry_ms;
 	guint resync_id;
-	guint64 past_relists; /* of runs already torn down */
-	guint64 past_restarts;
+	MsdInformerCounters past; /* of runs already torn down */
 };
 
 G_DEFINE_FINAL_TYPE(MsdRunSetup, msd_run_setup, G_TYPE_OBJECT)
@@ -82,6 +81,7 @@ enum {
 static guint signals[N_SIGNALS];
 
 static void msd_run_setup_begin_run(MsdRunSetup *self);
+static void msd_run_setup_add_counters(MsdInformerCounters *sum, const MsdInformerCounters *more);
 
 static void
 msd_run_setup_set_ready(MsdRunSetup *self, gboolean ready)
@@ -108,8 +108,7 @@ msd_run_setup_end_run(MsdRunSetup *self)
 			MsdInformerCounters counters;
 
 			msd_informer_get_counters(g_ptr_array_index(informers, i), &counters);
-			self->past_relists += counters.relists;
-			self->past_restarts += counters.watch_restarts;
+			msd_run_setup_add_counters(&self->past, &counters);
 		}
 		msd_run_stop(self->run);
 	}
@@ -611,31 +610,33 @@ msd_run_setup_get_initial_sync_seconds(MsdRunSetup *self)
 	return self->initial_sync_seconds;
 }
 
-void
-msd_run_setup_get_counters(MsdRunSetup *self, guint64 *relists, guint64 *watch_restarts)
+static void
+msd_run_setup_add_counters(MsdInformerCounters *sum, const MsdInformerCounters *more)
 {
-	guint64 total_relists;
-	guint64 total_restarts;
+	sum->relists += more->relists;
+	sum->watch_restarts += more->watch_restarts;
+	sum->events += more->events;
+	sum->errors += more->errors;
+	sum->skipped += more->skipped;
+}
 
+void
+msd_run_setup_get_counters(MsdRunSetup *self, MsdInformerCounters *counters)
+{
 	g_return_if_fail(MSD_IS_RUN_SETUP(self));
+	g_return_if_fail(counters != NULL);
 
-	total_relists = self->past_relists;
-	total_restarts = self->past_restarts;
+	*counters = self->past;
 	if (self->run != NULL) {
 		GPtrArray *informers = msd_run_get_informers(self->run);
 
 		for (guint i = 0; i < informers->len; i++) {
-			MsdInformerCounters counters;
+			MsdInformerCounters one;
 
-			msd_informer_get_counters(g_ptr_array_index(informers, i), &counters);
-			total_relists += counters.relists;
-			total_restarts += counters.watch_restarts;
+			msd_informer_get_counters(g_ptr_array_index(informers, i), &one);
+			msd_run_setup_add_counters(counters, &one);
 		}
 	}
-	if (relists != NULL)
-		*relists = total_relists;
-	if (watch_restarts != NULL)
-		*watch_restarts = total_restarts;
 }
 
 guint

@@ -61,8 +61,8 @@ MeshSyncWatchConfig *msd_run_setup_get_watch_config(MsdRunSetup *self);
 const gchar *msd_run_setup_get_cluster_id(MsdRunSetup *self);
 gboolean msd_run_setup_get_ready(MsdRunSetup *self);
 gdouble msd_run_setup_get_initial_sync_seconds(MsdRunSetup *self);
-/* Relists and watch restarts of every run so far, the current one included. */
-void msd_run_setup_get_counters(MsdRunSetup *self, guint64 *relists, guint64 *watch_restarts);
+/* The informers' counters summed over every run so far, the current one included. */
+void msd_run_setup_get_counters(MsdRunSetup *self, MsdInformerCounters *counters);
 /* Objects the current run's informers hold. */
 guint msd_run_setup_get_n_objects(MsdRunSetup *self);
 

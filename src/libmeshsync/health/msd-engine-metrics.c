@@ -11,10 +11,8 @@
 #include "meshsync-handler-private.h"
 
 static const gchar *const msd_handler_gauges[] = {
-        "meshsync_objects",
-        "meshsync_relists",
-        "meshsync_watch_restarts",
-        "meshsync_ready",
+        "meshsync_objects", "meshsync_relists",         "meshsync_watch_restarts",
+        "meshsync_ready",   "meshsync_objects_skipped",
 };
 
 static const gchar *const msd_broker_gauges[] = {
@@ -32,19 +30,28 @@ msd_engine_metrics_objects(gpointer handler)
 static gdouble
 msd_engine_metrics_relists(gpointer handler)
 {
-	guint64 relists = 0;
+	MsdInformerCounters counters;
 
-	meshsync_handler_get_counters(handler, &relists, NULL);
-	return (gdouble)relists;
+	meshsync_handler_get_counters(handler, &counters);
+	return (gdouble)counters.relists;
 }
 
 static gdouble
 msd_engine_metrics_restarts(gpointer handler)
 {
-	guint64 restarts = 0;
+	MsdInformerCounters counters;
 
-	meshsync_handler_get_counters(handler, NULL, &restarts);
-	return (gdouble)restarts;
+	meshsync_handler_get_counters(handler, &counters);
+	return (gdouble)counters.watch_restarts;
+}
+
+static gdouble
+msd_engine_metrics_skipped(gpointer handler)
+{
+	MsdInformerCounters counters;
+
+	meshsync_handler_get_counters(handler, &counters);
+	return (gdouble)counters.skipped;
 }
 
 static gdouble
@@ -84,6 +91,11 @@ msd_engine_metrics_bind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 	msd_metrics_gauge_set_func(metrics, msd_handler_gauges[3],
 	                           "1 once the current run has its complete initial state",
 	                           msd_engine_metrics_ready, handler, NULL, NULL);
+	msd_metrics_gauge_set_func(
+	        metrics, msd_handler_gauges[4],
+	        "Objects left out because they exceed a limit: size, nesting depth, labels "
+	        "(cumulative)",
+	        msd_engine_metrics_skipped, handler, NULL, NULL);
 	g_signal_connect_object(handler, "resource-event", G_CALLBACK(msd_engine_metrics_event_cb),
 	                        metrics, 0);
 }

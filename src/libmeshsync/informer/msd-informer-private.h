@@ -19,5 +19,7 @@ void msd_informer_set_page_size(MsdInformer *self, guint page_size);
 /* Whether to try a streaming list (sendInitialEvents) before a paginated one. */
 void msd_informer_set_watch_list(MsdInformer *self, gboolean enabled);
 void msd_informer_set_max_line(MsdInformer *self, gsize max_line);
+/* The largest object kept (8 MiB by default); larger ones are skipped and counted. */
+void msd_informer_set_max_object(MsdInformer *self, gsize max_object);
 
 G_END_DECLS

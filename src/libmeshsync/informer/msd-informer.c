@@ -22,6 +22,7 @@
 #include "informer/msd-informer-private.h"
 #include "util/msd-json-tokens.h"
 #include "informer/msd-line-splitter.h"
+#include "util/msd-json-scan.h"
 
 /* client-go's defaults: pages of 500, backoff 0.8 s doubling to 30 s, watches that the server
  * ends after 5 to 10 minutes so that load spreads out; a type we may not list is asked again
@@ -32,8 +33,14 @@
 #define MSD_INFORMER_DENIED_RETRY      60000
 #define MSD_INFORMER_WATCH_TIMEOUT_MIN 300
 #define MSD_INFORMER_WATCH_TIMEOUT_MAX 600
-#define MSD_INFORMER_MAX_LINE          (64 * 1024 * 1024)
-#define MSD_INFORMER_READ_SIZE         (64 * 1024)
+/* Limits on what one object may be: far beyond anything etcd stores (1.5 MiB per object by
+ * default, 256 KiB of labels and annotations together), small enough that a hostile server
+ * cannot make us hold much. An object past one is skipped and reported; its neighbours are
+ * kept. A watch line holds one object plus its envelope. */
+#define MSD_INFORMER_MAX_OBJECT (8 * 1024 * 1024)
+#define MSD_INFORMER_MAX_LABELS 4096
+#define MSD_INFORMER_MAX_LINE   (MSD_INFORMER_MAX_OBJECT + 64 * 1024)
+#define MSD_INFORMER_READ_SIZE  (64 * 1024)
 /* A watch that ends this soon without a single event is a failure (client-go's
  * VeryShortWatchError), not a normal end: reopening it at once would spin. */
 #define MSD_INFORMER_SHORT_WATCH_USEC G_USEC_PER_SEC
@@ -103,6 +110,7 @@ struct _MsdInformer {
 	guint backoff_max_ms;
 	guint denied_retry_ms;
 	gsize max_line;
+	gsize max_object;
 
 	MsdInformerCounters counters;
 };
@@ -332,6 +340,132 @@ msd_informer_apply_listed(MsdInformer *self, MsdStoreEntry *entry, gint index)
 		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_MODIFIED, entry, &self->tokens, index);
 }
 
+/* An object past a limit: skipped, counted and said, with whatever names it. */
+static void
+msd_informer_skip(MsdInformer *self, const gchar *what, const GError *error)
+{
+	self->counters.skipped++;
+	g_warning("%s: %s skipped: %s", self->name, what, error->message);
+}
+
+/* Whether the object at @index of @doc is within the limits on size and labels. */
+static gboolean
+msd_informer_check_limits(MsdInformer *self, const MsdJsonTokens *doc, gint index, GError **error)
+{
+	gsize length = 0;
+	gint metadata = msd_json_tokens_member(doc, index, "metadata");
+
+	msd_json_tokens_span(doc, index, &length);
+	if (length > self->max_object) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
+		            "%" G_GSIZE_FORMAT " bytes exceed the limit of %" G_GSIZE_FORMAT
+		            " per object",
+		            length, self->max_object);
+		return FALSE;
+	}
+	if (msd_json_tokens_size(doc, msd_json_tokens_member(doc, metadata, "labels")) >
+	            MSD_INFORMER_MAX_LABELS ||
+	    msd_json_tokens_size(doc, msd_json_tokens_member(doc, metadata, "annotations")) >
+	            MSD_INFORMER_MAX_LABELS) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
+		            "more than %d labels or annotations", MSD_INFORMER_MAX_LABELS);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* "namespace/name" of the object at @index, for messages: what can be read of it. */
+static gchar *
+msd_informer_describe(const MsdJsonTokens *doc, gint index)
+{
+	gint metadata = msd_json_tokens_member(doc, index, "metadata");
+	g_autofree gchar *name =
+	        msd_json_tokens_dup_string(doc, msd_json_tokens_member(doc, metadata, "name"));
+	g_autofree gchar *namespace_ =
+	        msd_json_tokens_dup_string(doc, msd_json_tokens_member(doc, metadata, "namespace"));
+
+	return g_strdup_printf("object %s%s%s", namespace_ != NULL ? namespace_ : "",
+	                       namespace_ != NULL ? "/" : "", name != NULL ? name : "(unnamed)");
+}
+
+/* One listed object, checked against the limits first. */
+static void
+msd_informer_list_item(MsdInformer *self, const MsdJsonTokens *doc, gint index, gint position)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MsdStoreEntry) entry = NULL;
+
+	if (!msd_informer_check_limits(self, doc, index, &error)) {
+		g_autofree gchar *what = msd_informer_describe(doc, index);
+
+		msd_informer_skip(self, what, error);
+		return;
+	}
+	entry = msd_store_entry_new_from_tokens(
+	        doc, (guint)index, meshsync_api_resource_get_kind(self->resource),
+	        meshsync_api_resource_get_group_version(self->resource), &error);
+	/* one unusable item must not keep the rest of the type from syncing */
+	if (entry == NULL) {
+		g_warning("%s: skipping list item %d: %s", self->name, position, error->message);
+		return;
+	}
+	msd_informer_apply_listed(self, entry, index);
+}
+
+/* A page one object made unparsable (nested too deep): its items are delimited without
+ * tokenizing and read one by one, so that only the culprit is lost. */
+static gboolean
+msd_informer_salvage_page(
+        MsdInformer *self, const gchar *data, gsize size, gchar **continue_token, GError **error)
+{
+	g_autoptr(GArray) members = msd_json_scan_members(data, size, 0);
+	g_autoptr(GArray) elements = NULL;
+	g_auto(MsdJsonTokens) meta = MSD_JSON_TOKENS_INIT;
+
+	if (members == NULL) {
+		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+		                    "list answer is not a well-formed JSON object");
+		return FALSE;
+	}
+	for (guint i = 0; i < members->len; i++) {
+		MsdJsonScanMember *m = &g_array_index(members, MsdJsonScanMember, i);
+		gsize key_length = m->key_end - m->key_start;
+
+		if (key_length == 8 && memcmp(data + m->key_start, "metadata", 8) == 0 &&
+		    msd_json_tokens_parse(&meta, data + m->value_start,
+		                          m->value_end - m->value_start, NULL)) {
+			if (self->list_rv == NULL)
+				self->list_rv = msd_json_tokens_dup_string(
+				        &meta, msd_json_tokens_member(&meta, 0, "resourceVersion"));
+			g_free(*continue_token);
+			*continue_token = msd_json_tokens_dup_string(
+			        &meta, msd_json_tokens_member(&meta, 0, "continue"));
+		} else if (key_length == 5 && memcmp(data + m->key_start, "items", 5) == 0) {
+			g_clear_pointer(&elements, g_array_unref);
+			elements = msd_json_scan_elements(data, size, m->value_start);
+		}
+	}
+	if (elements == NULL) {
+		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+		                    "list answer has no well-formed items array");
+		return FALSE;
+	}
+	for (guint i = 0; i < elements->len && self->running; i++) {
+		MsdJsonScanSpan *span = &g_array_index(elements, MsdJsonScanSpan, i);
+		g_autoptr(GError) error_local = NULL;
+
+		if (!msd_json_tokens_parse(&self->tokens, data + span->start,
+		                           span->end - span->start, &error_local)) {
+			g_autofree gchar *what = g_strdup_printf("list item %u", i);
+
+			msd_informer_skip(self, what, error_local);
+			continue;
+		}
+		msd_informer_list_item(self, &self->tokens, 0, (gint)i);
+	}
+	return TRUE;
+}
+
 /* Collects the items of one list page: each item's bytes are copied out of the page by their
  * token span, so the page is freed as soon as it has been read. */
 static gboolean
@@ -342,12 +476,14 @@ msd_informer_parse_page(MsdInformer *self, GBytes *body, gchar **continue_token,
 	gint items;
 	guint index;
 	gint count;
-	const gchar *kind = meshsync_api_resource_get_kind(self->resource);
-	const gchar *api_version = meshsync_api_resource_get_group_version(self->resource);
 
 	data = g_bytes_get_data(body, &size);
-	if (!msd_json_tokens_parse(&self->tokens, data, size, error))
-		return FALSE;
+	if (!msd_json_tokens_parse(&self->tokens, data, size, error)) {
+		if (!g_error_matches(*error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE))
+			return FALSE;
+		g_clear_error(error);
+		return msd_informer_salvage_page(self, data, size, continue_token, error);
+	}
 	if (self->tokens.tokens[0].type != MSD_JSON_OBJECT) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		                    "list answer is not a JSON object");
@@ -372,16 +508,7 @@ msd_informer_parse_page(MsdInformer *self, GBytes *body, gchar **continue_token,
 	count = self->tokens.tokens[items].size;
 	index = (guint)items + 1;
 	for (gint i = 0; i < count && self->running; i++) {
-		g_autoptr(GError) error_local = NULL;
-		g_autoptr(MsdStoreEntry) entry = msd_store_entry_new_from_tokens(
-		        &self->tokens, index, kind, api_version, &error_local);
-
-		/* one unusable item must not keep the rest of the type from syncing */
-		if (entry == NULL)
-			g_warning("%s: skipping list item %d: %s", self->name, i,
-			          error_local->message);
-		else
-			msd_informer_apply_listed(self, entry, (gint)index);
+		msd_informer_list_item(self, &self->tokens, (gint)index, i);
 		index = msd_json_tokens_skip(&self->tokens, index);
 	}
 	return TRUE;
@@ -507,6 +634,14 @@ msd_informer_handle_object_event(MsdInformer *self, const gchar *type, gint obje
 	g_autoptr(MsdStoreEntry) entry = NULL;
 	gboolean deleted = strcmp(type, "DELETED") == 0;
 
+	if (!msd_informer_check_limits(self, &self->tokens, object, &error)) {
+		g_autofree gchar *what = msd_informer_describe(&self->tokens, object);
+
+		/* the stream is fine: only this object is left out */
+		self->watch_events++;
+		msd_informer_skip(self, what, error);
+		return;
+	}
 	entry = msd_store_entry_new_from_tokens(
 	        &self->tokens, (guint)object, meshsync_api_resource_get_kind(self->resource),
 	        meshsync_api_resource_get_group_version(self->resource), &error);
@@ -575,8 +710,14 @@ msd_informer_handle_line(MsdInformer *self, const gchar *line, gsize length)
 	gint type_index;
 	gint object;
 
-	if (!msd_json_tokens_parse(&self->tokens, line, length, &error) ||
-	    self->tokens.tokens[0].type != MSD_JSON_OBJECT) {
+	if (!msd_json_tokens_parse(&self->tokens, line, length, &error) &&
+	    g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE)) {
+		/* well delimited but past a limit (nested too deep): this event alone is lost */
+		self->watch_events++;
+		msd_informer_skip(self, "a watch event", error);
+		return;
+	}
+	if (error != NULL || self->tokens.tokens[0].type != MSD_JSON_OBJECT) {
 		g_warning("%s: malformed watch line of %" G_GSIZE_FORMAT " bytes (%s); relisting",
 		          self->name, length, error != NULL ? error->message : "not an object");
 		msd_informer_abandon_watch(self);
@@ -761,7 +902,12 @@ msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_
 			return;
 		}
 		msd_informer_close_watch(self);
-		if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_GONE)) {
+		/* 410: our resourceVersion fell out of the server's history; 504 "Too large
+		 * resource version": the server never got that far (a restored or replaced
+		 * cluster). client-go relists from scratch on both. */
+		if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_GONE) ||
+		    (msd_kube_client_error_get_status(error) == 504 &&
+		     strstr(error->message, "Too large resource version") != NULL)) {
 			g_message("%s: %s; relisting", self->name, error->message);
 			g_clear_pointer(&self->resource_version, g_free);
 			self->counters.errors++;
@@ -865,6 +1011,7 @@ msd_informer_init(MsdInformer *self)
 	self->backoff_max_ms = MSD_INFORMER_BACKOFF_MAX;
 	self->denied_retry_ms = MSD_INFORMER_DENIED_RETRY;
 	self->max_line = MSD_INFORMER_MAX_LINE;
+	self->max_object = MSD_INFORMER_MAX_OBJECT;
 	self->watch_list_supported = TRUE;
 	self->splitter = msd_line_splitter_new(self->max_line);
 	self->read_buffer = g_malloc(MSD_INFORMER_READ_SIZE);
@@ -1095,4 +1242,11 @@ msd_informer_set_max_line(MsdInformer *self, gsize max_line)
 	self->max_line = max_line;
 	msd_line_splitter_free(self->splitter);
 	self->splitter = msd_line_splitter_new(max_line);
+}
+
+void
+msd_informer_set_max_object(MsdInformer *self, gsize max_object)
+{
+	g_return_if_fail(MSD_IS_INFORMER(self));
+	self->max_object = max_object;
 }

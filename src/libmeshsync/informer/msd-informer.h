@@ -56,6 +56,7 @@ typedef struct {
 	guint64 watch_restarts; /* watches reopened after one ended */
 	guint64 events;         /* changes passed on */
 	guint64 errors;         /* failed requests, broken streams, ERROR events */
+	guint64 skipped;        /* objects past a limit, left out */
 } MsdInformerCounters;
 
 MsdInformer *msd_informer_new(MsdKubeClient *client, MeshSyncApiResource *resource);

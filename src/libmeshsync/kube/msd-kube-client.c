@@ -29,6 +29,14 @@
 /* How much of a non-JSON error body is quoted in an error message. */
 #define MSD_KUBE_CLIENT_ERROR_BODY_MAX 200
 
+/* The largest response body read whole (after gzip): a list page of 500 objects stays far
+ * below it (a real object is at most 1.5 MiB in etcd, typically 2-20 KiB), while a response
+ * that never ends stops here instead of growing without bound. Error bodies are only quoted,
+ * so a little is enough. */
+#define MSD_KUBE_CLIENT_MAX_BODY       (256 * 1024 * 1024)
+#define MSD_KUBE_CLIENT_MAX_ERROR_BODY (1024 * 1024)
+#define MSD_KUBE_CLIENT_READ_CHUNK     (64 * 1024)
+
 struct _MsdKubeClient {
 	GObject parent_instance;
 
@@ -40,6 +48,7 @@ struct _MsdKubeClient {
 	GList *ca_certificates; /* (owned) (element-type GTlsCertificate) (nullable): NULL means
 	                         * the system trust store */
 	gboolean insecure;
+	gsize max_body;
 };
 
 G_DEFINE_FINAL_TYPE(MsdKubeClient, msd_kube_client, G_TYPE_OBJECT)
@@ -53,7 +62,9 @@ typedef struct {
 	gboolean retried;      /* a 401 was answered already */
 	SoupMessage *msg;      /* (owned) (nullable) */
 	gchar *tls_reason;     /* (owned) (nullable): why the certificate was refused */
-	GOutputStream *sink;   /* (owned) (nullable): collects an error body */
+	GInputStream *body;    /* (owned) (nullable): the response being read */
+	GByteArray *read;      /* (owned) (nullable): what was read of it */
+	gsize read_max;        /* its limit */
 } MsdKubeRequest;
 
 static gboolean msd_kube_client_accept_certificate_cb(SoupMessage *msg,
@@ -78,7 +89,8 @@ msd_kube_request_free(MsdKubeRequest *req)
 	g_free(req->path_and_query);
 	g_free(req->url);
 	g_free(req->tls_reason);
-	g_clear_object(&req->sink);
+	g_clear_object(&req->body);
+	g_clear_pointer(&req->read, g_byte_array_unref);
 	g_free(req);
 }
 
@@ -109,6 +121,7 @@ msd_kube_client_class_init(MsdKubeClientClass *klass)
 static void
 msd_kube_client_init(MsdKubeClient *self)
 {
+	self->max_body = MSD_KUBE_CLIENT_MAX_BODY;
 }
 
 /* g_tls_certificate_new_from_pem() keeps only the first certificate (the rest become its
@@ -296,6 +309,13 @@ msd_kube_client_get_config(MsdKubeClient *self)
  *
  * Returns: the server's base URL, without a trailing slash
  */
+void
+msd_kube_client_set_max_body(MsdKubeClient *self, gsize bytes)
+{
+	g_return_if_fail(MSD_IS_KUBE_CLIENT(self));
+	self->max_body = MAX(bytes, 1);
+}
+
 const gchar *
 msd_kube_client_get_server(MsdKubeClient *self)
 {
@@ -544,21 +564,17 @@ msd_kube_client_return_status_error(GTask *task, guint status, GBytes *body)
 	g_task_return_error(task, msd_kube_client_error_from_status(what, status, body));
 }
 
-static void
-msd_kube_client_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
-{
-	g_autoptr(GTask) task = G_TASK(user_data);
-	MsdKubeRequest *req = g_task_get_task_data(task);
-	g_autoptr(GBytes) body = NULL;
-	g_autoptr(GError) error = NULL;
-	guint status;
+static void msd_kube_client_read_more(GTask *task);
 
-	body = soup_session_send_and_read_finish(SOUP_SESSION(source), result, &error);
-	if (body == NULL) {
-		g_task_return_error(task, msd_kube_client_transport_error(req, error));
-		return;
-	}
-	status = soup_message_get_status(req->msg);
+/* The whole body is in: a 2xx hands it over, anything else becomes the error it describes. */
+static void
+msd_kube_client_body_done(GTask *task)
+{
+	MsdKubeRequest *req = g_task_get_task_data(task);
+	g_autoptr(GBytes) body = g_byte_array_free_to_bytes(g_steal_pointer(&req->read));
+	guint status = soup_message_get_status(req->msg);
+
+	g_clear_object(&req->body);
 	if (SOUP_STATUS_IS_SUCCESSFUL(status)) {
 		g_task_return_pointer(task, g_steal_pointer(&body), (GDestroyNotify)g_bytes_unref);
 		return;
@@ -567,29 +583,71 @@ msd_kube_client_read_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 }
 
 static void
-msd_kube_client_error_body_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+msd_kube_client_body_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
 	g_autoptr(GTask) task = G_TASK(user_data);
 	MsdKubeRequest *req = g_task_get_task_data(task);
-	g_autoptr(GBytes) body = NULL;
+	g_autoptr(GError) error = NULL;
+	gssize n = g_input_stream_read_finish(G_INPUT_STREAM(source), result, &error);
+	guint status = soup_message_get_status(req->msg);
 
-	/* a body cut short still leaves the status to report */
-	if (g_output_stream_splice_finish(G_OUTPUT_STREAM(source), result, NULL) >= 0)
-		body = g_memory_output_stream_steal_as_bytes(G_MEMORY_OUTPUT_STREAM(req->sink));
-	if (g_task_return_error_if_cancelled(task))
+	if (n < 0) {
+		/* an error body cut short still leaves the status to report */
+		if (!SOUP_STATUS_IS_SUCCESSFUL(status) &&
+		    !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+			g_byte_array_set_size(req->read,
+			                      req->read->len - MSD_KUBE_CLIENT_READ_CHUNK);
+			msd_kube_client_body_done(task);
+			return;
+		}
+		g_task_return_error(task, msd_kube_client_transport_error(req, error));
 		return;
-	msd_kube_client_return_status_error(task, soup_message_get_status(req->msg), body);
+	}
+	g_byte_array_set_size(req->read, req->read->len - MSD_KUBE_CLIENT_READ_CHUNK + (guint)n);
+	if (n == 0) {
+		msd_kube_client_body_done(task);
+		return;
+	}
+	if (req->read->len > req->read_max) {
+		if (!SOUP_STATUS_IS_SUCCESSFUL(status)) {
+			/* quoting the start of an error body is enough */
+			msd_kube_client_body_done(task);
+			return;
+		}
+		/* a body that never ends (or a hostile one) stops here: nothing grows without
+		 * bound */
+		g_task_return_new_error(
+		        task, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
+		        "GET %s: response body exceeds the limit of %" G_GSIZE_FORMAT " MiB",
+		        req->url, req->read_max / (1024 * 1024));
+		return;
+	}
+	msd_kube_client_read_more(g_steal_pointer(&task));
+}
+
+/* Reads straight into the growing buffer, a chunk at a time. */
+static void
+msd_kube_client_read_more(GTask *task)
+{
+	MsdKubeRequest *req = g_task_get_task_data(task);
+	guint used = req->read->len;
+
+	g_byte_array_set_size(req->read, used + MSD_KUBE_CLIENT_READ_CHUNK);
+	g_input_stream_read_async(req->body, req->read->data + used, MSD_KUBE_CLIENT_READ_CHUNK,
+	                          G_PRIORITY_DEFAULT, g_task_get_cancellable(task),
+	                          msd_kube_client_body_read_cb, task);
 }
 
 static void
 msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
 	g_autoptr(GTask) task = G_TASK(user_data);
+	MsdKubeClient *self = g_task_get_source_object(task);
 	MsdKubeRequest *req = g_task_get_task_data(task);
 	g_autoptr(GInputStream) stream = NULL;
 	g_autoptr(GError) error = NULL;
 	guint status;
-	GCancellable *cancellable = g_task_get_cancellable(task);
+	goffset announced;
 
 	stream = soup_session_send_finish(SOUP_SESSION(source), result, &error);
 	if (stream == NULL) {
@@ -597,17 +655,30 @@ msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 		return;
 	}
 	status = soup_message_get_status(req->msg);
-	if (SOUP_STATUS_IS_SUCCESSFUL(status)) {
+	if (SOUP_STATUS_IS_SUCCESSFUL(status) && req->stream) {
 		g_task_return_pointer(task, g_steal_pointer(&stream), g_object_unref);
 		return;
 	}
-	g_clear_object(&req->sink);
-	req->sink = g_memory_output_stream_new_resizable();
-	g_output_stream_splice_async(req->sink, stream,
-	                             G_OUTPUT_STREAM_SPLICE_CLOSE_SOURCE |
-	                                     G_OUTPUT_STREAM_SPLICE_CLOSE_TARGET,
-	                             G_PRIORITY_DEFAULT, cancellable, msd_kube_client_error_body_cb,
-	                             g_steal_pointer(&task));
+	req->read_max =
+	        SOUP_STATUS_IS_SUCCESSFUL(status) ? self->max_body : MSD_KUBE_CLIENT_MAX_ERROR_BODY;
+	announced = soup_message_headers_get_content_length(
+	        soup_message_get_response_headers(req->msg));
+	if (SOUP_STATUS_IS_SUCCESSFUL(status) && announced > 0 &&
+	    (guint64)announced > req->read_max &&
+	    soup_message_headers_get_one(soup_message_get_response_headers(req->msg),
+	                                 "Content-Encoding") == NULL) {
+		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
+		                        "GET %s: response body of %" G_GINT64_FORMAT
+		                        " bytes exceeds the limit of %" G_GSIZE_FORMAT " MiB",
+		                        req->url, (gint64)announced, req->read_max / (1024 * 1024));
+		return;
+	}
+	g_clear_object(&req->body);
+	req->body = g_steal_pointer(&stream);
+	g_clear_pointer(&req->read, g_byte_array_unref);
+	req->read = g_byte_array_sized_new(
+	        announced > 0 && (guint64)announced <= req->read_max ? (guint)announced + 1 : 0);
+	msd_kube_client_read_more(g_steal_pointer(&task));
 }
 
 static void
@@ -657,13 +728,8 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 	g_signal_connect(req->msg, "accept-certificate",
 	                 G_CALLBACK(msd_kube_client_accept_certificate_cb), req);
 
-	if (req->stream)
-		soup_session_send_async(self->session, req->msg, G_PRIORITY_DEFAULT, cancellable,
-		                        msd_kube_client_send_cb, g_steal_pointer(&task));
-	else
-		soup_session_send_and_read_async(self->session, req->msg, G_PRIORITY_DEFAULT,
-		                                 cancellable, msd_kube_client_read_cb,
-		                                 g_steal_pointer(&task));
+	soup_session_send_async(self->session, req->msg, G_PRIORITY_DEFAULT, cancellable,
+	                        msd_kube_client_send_cb, g_steal_pointer(&task));
 }
 
 /* Takes its own reference on @task for the credentials lookup. */

@@ -26,6 +26,9 @@ MsdKubeClient *msd_kube_client_new(MeshSyncKubeConfig *config, GError **error);
 
 MeshSyncKubeConfig *msd_kube_client_get_config(MsdKubeClient *self);
 const gchar *msd_kube_client_get_server(MsdKubeClient *self);
+/* The largest body msd_kube_client_get_async() reads (256 MiB by default); beyond it the call
+ * fails with MESHSYNC_ERROR_TOO_LARGE naming the URL. For tests and tuning. */
+void msd_kube_client_set_max_body(MsdKubeClient *self, gsize bytes);
 
 /* GET @path_and_query (such as "/api/v1/pods?limit=500") and read the whole 2xx body. */
 void msd_kube_client_get_async(MsdKubeClient *self,

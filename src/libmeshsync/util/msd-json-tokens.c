@@ -336,8 +336,9 @@ msd_json_tokens_parse(MsdJsonTokens *self, const gchar *data, gsize length, GErr
 		return FALSE;
 	}
 	if (!check_depth(data, length)) {
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "malformed JSON (nested deeper than %d levels)", MSD_JSON_MAX_DEPTH);
+		/* a limit of ours, not broken JSON: callers may skip just this document */
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
+		            "JSON nested deeper than %d levels", MSD_JSON_MAX_DEPTH);
 		return FALSE;
 	}
 	if (self->jsmn_allocated == 0) {
