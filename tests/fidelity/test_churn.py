@@ -21,8 +21,14 @@ GENERATED_KINDS = [
 
 
 def list_items(sim, path):
+    """The list at @path, its items given the kind and apiVersion a typed list leaves out,
+    as clients (client-go's UnstructuredList) fill them in from the list."""
     status, body = sim.request("GET", path)
     assert status == 200, body
+    for item in body["items"]:
+        assert "kind" not in item and "apiVersion" not in item, item["metadata"]["name"]
+        item["kind"] = body["kind"][:-len("List")]
+        item["apiVersion"] = body["apiVersion"]
     return body
 
 

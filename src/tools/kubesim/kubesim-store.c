@@ -18,9 +18,13 @@ struct _KubesimStore {
 	guint history_max;
 	guint64 history_floor;
 	guint64 rv;
+	gboolean silent; /* writes make no events */
 	KubesimEventFunc listener;
 	gpointer listener_data;
 };
+
+static gchar *gvr_key(const gchar *group, const gchar *version, const gchar *resource);
+static void event_free(KubesimEvent *ev);
 
 /* What the store reads from an object's JSON on every write. */
 typedef struct {
@@ -143,119 +147,146 @@ typedef struct {
 	gboolean done;
 } MetaEdit;
 
+/* Appends member @key_tok (a key and its value) of @doc, with a comma unless it is the first. */
+static void
+append_member(GString *out, const MsdJsonTokens *doc, gint key_tok, gboolean *first)
+{
+	const gchar *raw;
+	gsize raw_len;
+
+	if (!*first)
+		g_string_append_c(out, ',');
+	*first = FALSE;
+	raw = msd_json_tokens_span(doc, key_tok, &raw_len);
+	g_string_append_len(out, raw, raw_len);
+	g_string_append_c(out, ':');
+	raw = msd_json_tokens_span(doc, key_tok + 1, &raw_len);
+	g_string_append_len(out, raw, raw_len);
+}
+
+/* Appends an edited member of metadata; counts and places the resourceVersion written. */
+static void
+append_edit(GString *out,
+            const gchar *key,
+            const gchar *value,
+            gboolean *first,
+            guint *n_rv,
+            gsize *rv_off,
+            gsize *rv_len)
+{
+	if (!*first)
+		g_string_append_c(out, ',');
+	*first = FALSE;
+	msd_json_string_append(out, key, -1, MSD_JSON_STRING_GO);
+	g_string_append_c(out, ':');
+	if (strcmp(key, "resourceVersion") == 0) {
+		(*n_rv)++;
+		*rv_off = out->len;
+		*rv_len = strlen(value);
+	}
+	g_string_append(out, value);
+}
+
+/* Appends "metadata":{...} of @doc (token @meta, or -1) with @edits applied. */
+static void
+append_metadata(GString *out,
+                const MsdJsonTokens *doc,
+                gint meta,
+                MetaEdit *edits,
+                guint n_edits,
+                gboolean *first,
+                guint *n_rv,
+                gsize *rv_off,
+                gsize *rv_len)
+{
+	gboolean mfirst = TRUE;
+	guint e;
+
+	if (!*first)
+		g_string_append_c(out, ',');
+	*first = FALSE;
+	g_string_append(out, "\"metadata\":{");
+	if (meta >= 0 && msd_json_tokens_is_object(doc, meta)) {
+		gint j, m = msd_json_tokens_size(doc, meta);
+		gint k = meta + 1;
+		for (j = 0; j < m; j++) {
+			MetaEdit *edit = NULL;
+			for (e = 0; e < n_edits; e++) {
+				if (msd_json_tokens_string_equals(doc, k, edits[e].key))
+					edit = &edits[e];
+			}
+			if (edit == NULL) {
+				append_member(out, doc, k, &mfirst);
+			} else {
+				edit->done = TRUE;
+				if (edit->value != NULL)
+					append_edit(out, edit->key, edit->value, &mfirst, n_rv,
+					            rv_off, rv_len);
+			}
+			k = msd_json_tokens_skip(doc, k + 1);
+		}
+	}
+	for (e = 0; e < n_edits; e++) {
+		if (!edits[e].done && edits[e].value != NULL)
+			append_edit(out, edits[e].key, edits[e].value, &mfirst, n_rv, rv_off,
+			            rv_len);
+	}
+	g_string_append_c(out, '}');
+}
+
 /*
  * Copies a compact object, setting or removing metadata members in place and appending the
- * new ones at the end of metadata, so the original member order is kept. *@rv_off and *@rv_len
- * say where the resourceVersion written is in the copy (0 when not exactly one was written).
+ * new ones at the end of metadata, so the original member order is kept. @canonical (built-in
+ * types): kind, apiVersion and metadata go first, in the order of the Go types the server
+ * serializes; the other members follow in their order. Otherwise metadata stays where it is,
+ * or goes last when the object had none. *@rv_off and *@rv_len say where the resourceVersion
+ * written is in the copy (0 when not exactly one was written).
  */
 static GBytes *
-rewrite_metadata_doc(
-        const MsdJsonTokens *doc, MetaEdit *edits, guint n_edits, gsize *rv_off, gsize *rv_len)
+rewrite_metadata_doc(const MsdJsonTokens *doc,
+                     gboolean canonical,
+                     MetaEdit *edits,
+                     guint n_edits,
+                     gsize *rv_off,
+                     gsize *rv_len)
 {
 	guint n_rv = 0;
-	gsize len = doc->length;
 	GString *out;
 	gint i, n, tok, meta;
 	gboolean first = TRUE;
-	guint e;
 
 	*rv_off = *rv_len = 0;
 	if (!msd_json_tokens_is_object(doc, 0))
 		return NULL;
-	out = g_string_sized_new(len + 160);
+	out = g_string_sized_new(doc->length + 160);
 	meta = msd_json_tokens_member(doc, 0, "metadata");
 	g_string_append_c(out, '{');
 	n = msd_json_tokens_size(doc, 0);
-	tok = 1;
-	for (i = 0; i <= n; i++) {
-		const gchar *raw;
-		gsize raw_len;
-		gint next;
-		gboolean is_meta;
-
-		/* one extra turn writes metadata when the object had none */
-		if (i == n && meta >= 0)
-			break;
-		is_meta = (i == n) || tok + 1 == meta;
-		if (!is_meta) {
-			next = msd_json_tokens_skip(doc, tok + 1);
-			raw = msd_json_tokens_span(doc, tok, &raw_len);
-			if (!first)
-				g_string_append_c(out, ',');
-			first = FALSE;
-			g_string_append_len(out, raw, raw_len);
-			g_string_append_c(out, ':');
-			raw = msd_json_tokens_span(doc, tok + 1, &raw_len);
-			g_string_append_len(out, raw, raw_len);
-			tok = next;
+	if (canonical) {
+		static const gchar *const head[] = {"kind", "apiVersion"};
+		guint h;
+		for (h = 0; h < G_N_ELEMENTS(head); h++) {
+			gint value = msd_json_tokens_member(doc, 0, head[h]);
+			if (value >= 0)
+				append_member(out, doc, value - 1, &first);
+		}
+		append_metadata(out, doc, meta, edits, n_edits, &first, &n_rv, rv_off, rv_len);
+	}
+	for (i = 0, tok = 1; i < n; i++, tok = msd_json_tokens_skip(doc, tok + 1)) {
+		if (tok + 1 == meta) {
+			if (!canonical)
+				append_metadata(out, doc, meta, edits, n_edits, &first, &n_rv,
+				                rv_off, rv_len);
 			continue;
 		}
-		if (!first)
-			g_string_append_c(out, ',');
-		first = FALSE;
-		g_string_append(out, "\"metadata\":{");
-		{
-			gboolean mfirst = TRUE;
-			if (meta >= 0 && msd_json_tokens_is_object(doc, meta)) {
-				gint j, m = msd_json_tokens_size(doc, meta);
-				gint k = meta + 1;
-				for (j = 0; j < m; j++) {
-					g_autofree gchar *key = msd_json_tokens_dup_string(doc, k);
-					MetaEdit *edit = NULL;
-					for (e = 0; e < n_edits; e++) {
-						if (g_strcmp0(edits[e].key, key) == 0)
-							edit = &edits[e];
-					}
-					if (edit != NULL) {
-						edit->done = TRUE;
-						if (edit->value != NULL) {
-							if (!mfirst)
-								g_string_append_c(out, ',');
-							mfirst = FALSE;
-							msd_json_string_append(out, key, -1,
-							                       MSD_JSON_STRING_GO);
-							g_string_append_c(out, ':');
-							if (strcmp(edit->key, "resourceVersion") ==
-							    0) {
-								n_rv++;
-								*rv_off = out->len;
-								*rv_len = strlen(edit->value);
-							}
-							g_string_append(out, edit->value);
-						}
-					} else {
-						if (!mfirst)
-							g_string_append_c(out, ',');
-						mfirst = FALSE;
-						raw = msd_json_tokens_span(doc, k, &raw_len);
-						g_string_append_len(out, raw, raw_len);
-						g_string_append_c(out, ':');
-						raw = msd_json_tokens_span(doc, k + 1, &raw_len);
-						g_string_append_len(out, raw, raw_len);
-					}
-					k = msd_json_tokens_skip(doc, k + 1);
-				}
-			}
-			for (e = 0; e < n_edits; e++) {
-				if (edits[e].done || edits[e].value == NULL)
-					continue;
-				if (!mfirst)
-					g_string_append_c(out, ',');
-				mfirst = FALSE;
-				msd_json_string_append(out, edits[e].key, -1, MSD_JSON_STRING_GO);
-				g_string_append_c(out, ':');
-				if (strcmp(edits[e].key, "resourceVersion") == 0) {
-					n_rv++;
-					*rv_off = out->len;
-					*rv_len = strlen(edits[e].value);
-				}
-				g_string_append(out, edits[e].value);
-			}
-		}
-		g_string_append_c(out, '}');
-		if (i < n)
-			tok = msd_json_tokens_skip(doc, tok + 1);
+		if (canonical && (msd_json_tokens_string_equals(doc, tok, "kind") ||
+		                  msd_json_tokens_string_equals(doc, tok, "apiVersion") ||
+		                  msd_json_tokens_string_equals(doc, tok, "metadata")))
+			continue;
+		append_member(out, doc, tok, &first);
 	}
+	if (!canonical && meta < 0)
+		append_metadata(out, doc, meta, edits, n_edits, &first, &n_rv, rv_off, rv_len);
 	g_string_append_c(out, '}');
 	if (n_rv != 1)
 		*rv_off = *rv_len = 0;
@@ -269,7 +300,12 @@ rewrite_metadata_doc(
 
 /* rewrite_metadata_doc() of a text not tokenized yet */
 static GBytes *
-rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits, gsize *rv_off, gsize *rv_len)
+rewrite_metadata(GBytes *json,
+                 gboolean canonical,
+                 MetaEdit *edits,
+                 guint n_edits,
+                 gsize *rv_off,
+                 gsize *rv_len)
 {
 	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
 	gsize len;
@@ -278,7 +314,7 @@ rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits, gsize *rv_off, gs
 	*rv_off = *rv_len = 0;
 	if (!msd_json_tokens_parse(&doc, js, len, NULL))
 		return NULL;
-	return rewrite_metadata_doc(&doc, edits, n_edits, rv_off, rv_len);
+	return rewrite_metadata_doc(&doc, canonical, edits, n_edits, rv_off, rv_len);
 }
 
 static gchar *
@@ -311,6 +347,41 @@ object_clear(gpointer data)
 	g_free(obj->uid);
 	g_free(obj->labels);
 	g_bytes_unref(obj->json);
+}
+
+/*
+ * Where the item of a typed list starts in @js (after its "{"): past kind and apiVersion when
+ * the object begins with them, as the store writes built-in types; 0 when it does not.
+ */
+static gsize
+typed_item_offset(const gchar *js, gsize len)
+{
+	static const gchar kind[] = "{\"kind\":\"";
+	static const gchar api[] = "\",\"apiVersion\":\"";
+	const gchar *end = js + len;
+	const gchar *p;
+
+	if (len < sizeof kind || memcmp(js, kind, sizeof kind - 1) != 0)
+		return 0;
+	p = memchr(js + sizeof kind - 1, '"', len - (sizeof kind - 1));
+	if (p == NULL || p[-1] == '\\' || (gsize)(end - p) < sizeof api ||
+	    memcmp(p, api, sizeof api - 1) != 0)
+		return 0;
+	p += sizeof api - 1;
+	p = memchr(p, '"', (gsize)(end - p));
+	if (p == NULL || p[-1] == '\\' || p + 1 >= end || p[1] != ',')
+		return 0;
+	return (gsize)(p + 2 - js);
+}
+
+GBytes *
+kubesim_object_item_bytes(KubesimObject *obj)
+{
+	gsize len = g_bytes_get_size(obj->json);
+
+	if (obj->item_off == 0)
+		return g_bytes_ref(obj->json);
+	return g_bytes_new_from_bytes(obj->json, obj->item_off, len - obj->item_off);
 }
 
 KubesimObject *
@@ -469,6 +540,146 @@ kubesim_store_compact(KubesimStore *store)
 	store->history_floor = store->rv;
 }
 
+void
+kubesim_store_set_silent(KubesimStore *store, gboolean silent)
+{
+	store->silent = silent;
+}
+
+static void
+unregister_resource(KubesimStore *store, KubesimResource *res)
+{
+	g_autofree gchar *gvr = gvr_key(res->group, res->version, res->resource);
+	g_autofree gchar *kind = g_strdup_printf("%s/%s", res->api_version, res->kind);
+
+	if (g_hash_table_lookup(store->by_gvr, gvr) == res)
+		g_hash_table_remove(store->by_gvr, gvr);
+	if (g_hash_table_lookup(store->by_kind, kind) == res)
+		g_hash_table_remove(store->by_kind, kind);
+	res->removed = TRUE;
+	g_ptr_array_remove(store->resources, res);
+}
+
+void
+kubesim_store_reset(KubesimStore *store, guint64 rv)
+{
+	guint i = 0;
+
+	while (i < store->resources->len) {
+		KubesimResource *res = g_ptr_array_index(store->resources, i);
+		g_tree_remove_all(res->objects);
+		if (res->crd_name != NULL)
+			unregister_resource(store, res);
+		else
+			i++;
+	}
+	g_queue_clear_full(&store->history, (GDestroyNotify)event_free);
+	store->rv = rv;
+	store->history_floor = rv;
+}
+
+typedef struct {
+	gchar *gvr;
+	GPtrArray *objects; /* KubesimObject */
+} SnapshotEntry;
+
+struct _KubesimSnapshot {
+	guint64 rv;
+	GPtrArray *entries; /* SnapshotEntry, the resources in registration order */
+};
+
+static void
+snapshot_entry_free(gpointer data)
+{
+	SnapshotEntry *entry = data;
+
+	g_free(entry->gvr);
+	g_ptr_array_unref(entry->objects);
+	g_free(entry);
+}
+
+static gboolean collect_object(gpointer key, gpointer value, gpointer data);
+
+KubesimSnapshot *
+kubesim_store_snapshot(KubesimStore *store)
+{
+	KubesimSnapshot *snapshot = g_new0(KubesimSnapshot, 1);
+	guint i;
+
+	snapshot->rv = store->rv;
+	snapshot->entries = g_ptr_array_new_with_free_func(snapshot_entry_free);
+	for (i = 0; i < store->resources->len; i++) {
+		KubesimResource *res = g_ptr_array_index(store->resources, i);
+		SnapshotEntry *entry = g_new0(SnapshotEntry, 1);
+		entry->gvr = gvr_key(res->group, res->version, res->resource);
+		entry->objects = g_ptr_array_new_full(g_tree_nnodes(res->objects),
+		                                      (GDestroyNotify)kubesim_object_unref);
+		g_tree_foreach(res->objects, collect_object, entry->objects);
+		g_ptr_array_add(snapshot->entries, entry);
+	}
+	return snapshot;
+}
+
+void
+kubesim_snapshot_free(KubesimSnapshot *snapshot)
+{
+	g_ptr_array_unref(snapshot->entries);
+	g_free(snapshot);
+}
+
+guint64
+kubesim_snapshot_get_rv(KubesimSnapshot *snapshot)
+{
+	return snapshot->rv;
+}
+
+guint
+kubesim_snapshot_count_objects(KubesimSnapshot *snapshot)
+{
+	guint i, n = 0;
+
+	for (i = 0; i < snapshot->entries->len; i++)
+		n += ((SnapshotEntry *)g_ptr_array_index(snapshot->entries, i))->objects->len;
+	return n;
+}
+
+static void
+restore_entry(KubesimStore *store, SnapshotEntry *entry, gboolean crds)
+{
+	KubesimResource *res = g_hash_table_lookup(store->by_gvr, entry->gvr);
+	guint i;
+
+	/* a resource of a CRD the snapshot does not have is not served, and its objects go */
+	if (res == NULL)
+		return;
+	for (i = 0; i < entry->objects->len; i++) {
+		KubesimObject *obj = g_ptr_array_index(entry->objects, i);
+		g_tree_replace(res->objects, obj->key, kubesim_object_ref(obj));
+		if (crds)
+			kubesim_crd_register(store, obj);
+	}
+}
+
+void
+kubesim_store_restore(KubesimStore *store, KubesimSnapshot *snapshot, guint64 bump)
+{
+	g_autofree gchar *crds = gvr_key("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+	guint i;
+
+	kubesim_store_reset(store, snapshot->rv + bump);
+	/* the CRDs first: they make the resources their objects belong to */
+	for (i = 0; i < snapshot->entries->len; i++) {
+		SnapshotEntry *entry = g_ptr_array_index(snapshot->entries, i);
+		if (g_strcmp0(entry->gvr, crds) == 0)
+			restore_entry(store, entry, TRUE);
+	}
+	for (i = 0; i < snapshot->entries->len; i++) {
+		SnapshotEntry *entry = g_ptr_array_index(snapshot->entries, i);
+		if (g_strcmp0(entry->gvr, crds) != 0)
+			restore_entry(store, entry, FALSE);
+	}
+}
+
 guint
 kubesim_store_count_objects(KubesimStore *store)
 {
@@ -572,8 +783,6 @@ kubesim_store_remove_resource(KubesimStore *store, KubesimResource *res)
 {
 	g_autoptr(GPtrArray) objs =
 	        g_ptr_array_new_with_free_func((GDestroyNotify)kubesim_object_unref);
-	g_autofree gchar *gvr = gvr_key(res->group, res->version, res->resource);
-	g_autofree gchar *kind = g_strdup_printf("%s/%s", res->api_version, res->kind);
 	guint i;
 
 	g_tree_foreach(res->objects, collect_object, objs);
@@ -582,19 +791,17 @@ kubesim_store_remove_resource(KubesimStore *store, KubesimResource *res)
 		g_autoptr(KubesimObject) gone =
 		        kubesim_store_delete(store, res, obj->namespace_, obj->name, NULL);
 	}
-	if (g_hash_table_lookup(store->by_gvr, gvr) == res)
-		g_hash_table_remove(store->by_gvr, gvr);
-	if (g_hash_table_lookup(store->by_kind, kind) == res)
-		g_hash_table_remove(store->by_kind, kind);
-	res->removed = TRUE;
-	g_ptr_array_remove(store->resources, res);
+	unregister_resource(store, res);
 }
 
 static void
 emit(KubesimStore *store, KubesimEventType type, KubesimResource *res, KubesimObject *obj)
 {
-	KubesimEvent *ev = g_new0(KubesimEvent, 1);
+	KubesimEvent *ev;
 
+	if (store->silent)
+		return;
+	ev = g_new0(KubesimEvent, 1);
 	ev->type = type;
 	ev->resource = kubesim_resource_ref(res);
 	ev->object = kubesim_object_ref(obj);
@@ -670,6 +877,9 @@ make_object(KubesimResource *res,
 	obj->json = g_bytes_ref(json);
 	obj->rv_off = rv_off;
 	obj->rv_len = rv_len;
+	if (res->crd_name == NULL)
+		obj->item_off =
+		        typed_item_offset(g_bytes_get_data(json, NULL), g_bytes_get_size(json));
 	return obj;
 }
 
@@ -814,7 +1024,7 @@ store_write(KubesimStore *store,
 		edits[n_edits].key = "generation";
 		edits[n_edits++].value = g_strdup_printf("%" G_GINT64_FORMAT, generation);
 	}
-	out = rewrite_metadata_doc(&doc, edits, n_edits, &rv_off, &rv_len);
+	out = rewrite_metadata_doc(&doc, res->crd_name == NULL, edits, n_edits, &rv_off, &rv_len);
 	for (i = 0; i < n_edits; i++)
 		g_free(edits[i].value);
 	if (out == NULL) {
@@ -924,9 +1134,13 @@ object_new_version(KubesimStore *store,
 	if (obj->rv_len == 0) {
 		MetaEdit edit = {"resourceVersion", value, FALSE};
 		GBytes *spliced = copy->json;
-		copy->json = rewrite_metadata(spliced, &edit, 1, &copy->rv_off, &copy->rv_len);
+		copy->json = rewrite_metadata(spliced, obj->item_off > 0, &edit, 1, &copy->rv_off,
+		                              &copy->rv_len);
 		g_bytes_unref(spliced);
 	}
+	if (obj->item_off > 0)
+		copy->item_off = typed_item_offset(g_bytes_get_data(copy->json, NULL),
+		                                   g_bytes_get_size(copy->json));
 	copy->key = g_strdup(obj->key);
 	copy->namespace_ = g_strdup(obj->namespace_);
 	copy->name = g_strdup(obj->name);
@@ -987,6 +1201,8 @@ kubesim_store_add(KubesimStore *store,
 	obj->json = g_bytes_new_take(data, len - rv_len + value_len);
 	obj->rv_off = rv_off;
 	obj->rv_len = value_len;
+	if (res->crd_name == NULL)
+		obj->item_off = typed_item_offset(data, len - rv_len + value_len);
 	g_tree_replace(res->objects, obj->key, obj);
 	emit(store, KUBESIM_EVENT_ADDED, res, obj);
 	return kubesim_object_ref(obj);
