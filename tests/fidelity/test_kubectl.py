@@ -264,3 +264,22 @@ def test_objects_carry_managed_fields_and_last_applied_configuration(cluster):
         assert applied, f"no {kind} carry a last-applied-configuration"
         assert all(a["metadata"]["name"] in {i["metadata"]["name"] for i in items}
                    for a in applied)
+
+
+def test_kubectl_names_the_kind_of_list_items_the_server_leaves_it_out_of(cluster):
+    sim, kubectl = cluster
+    status, body = sim.request("GET", "/api/v1/namespaces/team-1/pods")
+    assert status == 200 and all("kind" not in item for item in body["items"])
+    names = sorted(item["metadata"]["name"] for item in body["items"])
+
+    # kubectl takes the kind from the list, as with a real server
+    listed = json.loads(kubectl.run("get", "pods", "-n", "team-1", "-o", "json").stdout)
+    assert sorted(i["metadata"]["name"] for i in listed["items"]) == names
+    assert {(i["kind"], i["apiVersion"]) for i in listed["items"]} == {("Pod", "v1")}
+    listed = yaml.safe_load(kubectl.run("get", "deploy", "-A", "-o", "yaml").stdout)
+    assert listed["items"] and \
+        {(i["kind"], i["apiVersion"]) for i in listed["items"]} == {("Deployment", "apps/v1")}
+    out = kubectl.run("get", "pods", "-n", "team-1", "-o", "name").stdout.split()
+    assert out == [f"pod/{name}" for name in names]
+    out = kubectl.run("get", "pods", "-n", "team-1", "--chunk-size=2", "--no-headers").stdout
+    assert sorted(line.split()[0] for line in out.splitlines()) == names

@@ -387,3 +387,34 @@ def test_manifest_odd_values_survive(manifests):
     mesh = client.CustomObjectsApi(api).get_namespaced_custom_object(
         "demo.meshery.io", "v1alpha1", "shop", "meshes", "primary")
     assert mesh["spec"]["weight"] == 0.75 and mesh["spec"]["mtls"] is True
+
+
+def test_typed_list_items_leave_out_kind_and_custom_resources_keep_it(manifests):
+    sim, api = manifests
+    v1 = client.CoreV1Api(api)
+
+    # a real server's typed lists carry the kind once, on the list
+    for path in ("/api/v1/pods", "/api/v1/namespaces/shop/services?limit=2",
+                 "/apis/apps/v1/deployments"):
+        status, body = sim.request("GET", path)
+        assert status == 200 and body["items"], body
+        assert body["kind"].endswith("List")
+        for item in body["items"]:
+            assert "kind" not in item and "apiVersion" not in item, (path, item)
+            assert list(item)[0] == "metadata"
+    # custom resources are unstructured: every item says what it is
+    status, body = sim.request("GET", "/apis/demo.meshery.io/v1alpha1/meshes")
+    assert status == 200 and body["kind"] == "MeshList"
+    assert [(i["kind"], i["apiVersion"]) for i in body["items"]] == \
+        [("Mesh", "demo.meshery.io/v1alpha1")]
+    # watch events carry them, for the current state of a streaming list too
+    for query in ("watch=1&timeoutSeconds=1",
+                  "watch=1&timeoutSeconds=1&sendInitialEvents=true&allowWatchBookmarks=true"
+                  "&resourceVersionMatch=NotOlderThan"):
+        events = list(sim.watch(f"/api/v1/namespaces/shop/pods?{query}"))
+        added = [e["object"] for e in events if e["type"] == "ADDED"]
+        assert added and all((o["kind"], o["apiVersion"]) == ("Pod", "v1") for o in added)
+    # and the typed client reads the list all the same
+    pods = v1.list_namespaced_pod("shop").items
+    assert {p.metadata.name for p in pods} >= {"debug-shell"}
+    assert all(p.kind is None and p.spec.containers for p in pods)

@@ -384,7 +384,7 @@ kubesim_fault_append_object(const KubesimFault *fault,
 	case KUBESIM_FAULT_HUGE: {
 		GBytes *chunk = pad_chunk();
 		guint64 pad;
-		const gchar tail[] = "\"}}}";
+		static const gchar tail[] = "\"}}}";
 		g_string_append(head, ",\"annotations\":{\"kubesim.meshery.io/padding\":\"");
 		pad = fault->bytes > head->len + sizeof tail - 1
 		              ? fault->bytes - head->len - (sizeof tail - 1)
