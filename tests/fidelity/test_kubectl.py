@@ -283,3 +283,24 @@ def test_kubectl_names_the_kind_of_list_items_the_server_leaves_it_out_of(cluste
     assert out == [f"pod/{name}" for name in names]
     out = kubectl.run("get", "pods", "-n", "team-1", "--chunk-size=2", "--no-headers").stdout
     assert sorted(line.split()[0] for line in out.splitlines()) == names
+
+
+def test_kubectl_writes_are_recorded_under_its_field_managers(cluster):
+    sim, kubectl = cluster
+    manifest = {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "applied", "namespace": "team-1"}, "data": {"a": "1"}}
+    kubectl.run("apply", "--validate=false", "-f", "-", stdin=json.dumps(manifest))
+    kubectl.run("label", "configmap", "-n", "team-1", "applied", "tier=web")
+    kubectl.run("annotate", "configmap", "-n", "team-1", "applied", "note=hi")
+    got = json.loads(kubectl.run("get", "configmap", "-n", "team-1", "applied", "-o", "json",
+                                 "--show-managed-fields").stdout)
+    entries = {e["manager"]: e for e in got["metadata"]["managedFields"]}
+    assert set(entries) == {"kubectl-client-side-apply", "kubectl-label", "kubectl-annotate"}
+    applied = entries["kubectl-client-side-apply"]["fieldsV1"]
+    assert applied["f:data"] == {".": {}, "f:a": {}}
+    assert "f:kubectl.kubernetes.io/last-applied-configuration" in \
+        applied["f:metadata"]["f:annotations"]
+    assert entries["kubectl-label"]["fieldsV1"] == \
+        {"f:metadata": {"f:labels": {".": {}, "f:tier": {}}}}
+    assert entries["kubectl-annotate"]["fieldsV1"] == \
+        {"f:metadata": {"f:annotations": {"f:note": {}}}}

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kubesim-json.h"
+#include "kubesim-managed.h"
 
 static void
 respond_ok(SoupServerMessage *msg)
@@ -26,9 +27,15 @@ static void
 admin_objects(KubesimServer *self, SoupServerMessage *msg, const gchar *method, GHashTable *query)
 {
 	gboolean silent = kubesim_query_bool(query, "silent", FALSE);
+	g_autofree gchar *manager = kubesim_managed_fields_manager(
+	        kubesim_query_get(query, "fieldManager"),
+	        soup_message_headers_get_one(soup_server_message_get_request_headers(msg),
+	                                     "User-Agent"));
 
 	kubesim_store_set_silent(self->store, silent);
+	kubesim_store_set_field_manager(self->store, manager, NULL);
 	admin_objects_write(self, msg, method, query);
+	kubesim_store_set_field_manager(self->store, NULL, NULL);
 	kubesim_store_set_silent(self->store, FALSE);
 }
 

@@ -7,6 +7,7 @@
 
 #include "kubesim-resources.h"
 #include "kubesim-workload.h"
+#include "kubesim-write.h"
 
 typedef struct {
 	KubesimStore *store;
@@ -31,6 +32,23 @@ load_object(GBytes *json, gpointer user_data)
 	loader->loaded++;
 }
 
+/* Manifests were written by kubectl, as the annotation it leaves says: apply or create. */
+static void
+load_manifest_object(GBytes *json, gpointer user_data)
+{
+	Loader *loader = user_data;
+	gsize len;
+	const gchar *js = g_bytes_get_data(json, &len);
+	gboolean applied =
+	        kubesim_find(js, len, "\"kubectl.kubernetes.io/last-applied-configuration\"") !=
+	        NULL;
+
+	kubesim_store_set_field_manager(
+	        loader->store, applied ? "kubectl-client-side-apply" : "kubectl-create", NULL);
+	load_object(json, user_data);
+	kubesim_store_set_field_manager(loader->store, NULL, NULL);
+}
+
 gboolean
 kubesim_workload_load(KubesimStore *store,
                       const KubesimWorkload *workload,
@@ -46,7 +64,7 @@ kubesim_workload_load(KubesimStore *store,
 		kubesim_workload_generate(workload->namespaces > 0 ? workload->namespaces : 1,
 		                          workload->pods, workload->seed, load_object, &loader);
 	if (workload->data != NULL)
-		ok = kubesim_manifests_load(workload->data, load_object, &loader, error);
+		ok = kubesim_manifests_load(workload->data, load_manifest_object, &loader, error);
 	/* what was loaded is the starting state, not history a watch could replay */
 	kubesim_store_compact(store);
 	if (loaded != NULL)

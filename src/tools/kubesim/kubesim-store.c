@@ -5,10 +5,12 @@
 
 #include "kubesim-store.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "kubesim-crd.h"
 #include "kubesim-json.h"
+#include "kubesim-managed.h"
 
 struct _KubesimStore {
 	GPtrArray *resources; /* KubesimResource, registration order */
@@ -19,6 +21,8 @@ struct _KubesimStore {
 	guint64 history_floor;
 	guint64 rv;
 	gboolean silent; /* writes make no events */
+	gchar *manager;  /* (nullable): whose writes these are, for managedFields */
+	gchar *manager_subresource;
 	KubesimEventFunc listener;
 	gpointer listener_data;
 };
@@ -38,6 +42,7 @@ typedef struct {
 	gchar *creation;
 	gint64 generation;
 	gboolean has_spec;
+	gboolean has_managed_fields;
 	guint64 spec_hash; /* to see whether an update changed the spec */
 	GString *labels;
 } ObjectInfo;
@@ -85,6 +90,7 @@ object_info_read(const MsdJsonTokens *doc, ObjectInfo *info)
 	meta = msd_json_tokens_member(doc, 0, "metadata");
 	if (!msd_json_tokens_is_object(doc, meta))
 		return TRUE;
+	info->has_managed_fields = msd_json_tokens_member(doc, meta, "managedFields") >= 0;
 	info->name = msd_json_tokens_dup_string(doc, msd_json_tokens_member(doc, meta, "name"));
 	info->generate_name =
 	        msd_json_tokens_dup_string(doc, msd_json_tokens_member(doc, meta, "generateName"));
@@ -187,49 +193,146 @@ append_edit(GString *out,
 	g_string_append(out, value);
 }
 
-/* Appends "metadata":{...} of @doc (token @meta, or -1) with @edits applied. */
+/* ObjectMeta's members in the order of its Go fields, which is how the server writes them. */
+static const gchar *const object_meta_order[] = {
+        "name",
+        "generateName",
+        "namespace",
+        "selfLink",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "labels",
+        "annotations",
+        "ownerReferences",
+        "finalizers",
+        "managedFields",
+};
+
+static guint
+object_meta_rank(const gchar *key, gsize len)
+{
+	guint i;
+
+	for (i = 0; i < G_N_ELEMENTS(object_meta_order); i++) {
+		if (strlen(object_meta_order[i]) == len &&
+		    memcmp(key, object_meta_order[i], len) == 0)
+			return i;
+	}
+	return G_N_ELEMENTS(object_meta_order);
+}
+
+/* One member of metadata to write: from the document (@key_tok) or an edit (@edit). */
+typedef struct {
+	guint rank;
+	guint seq;
+	gint key_tok;
+	const MetaEdit *edit;
+} MetaMember;
+
+static gint
+meta_member_compare(gconstpointer a, gconstpointer b)
+{
+	const MetaMember *x = a, *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * Appends "metadata":{...} of @doc (token @meta, or -1) with @edits applied. @canonical: in
+ * ObjectMeta's order (other members last, in their order); otherwise members stay where they
+ * are and new ones go last.
+ */
 static void
 append_metadata(GString *out,
                 const MsdJsonTokens *doc,
                 gint meta,
                 MetaEdit *edits,
                 guint n_edits,
+                gboolean canonical,
                 gboolean *first,
                 guint *n_rv,
                 gsize *rv_off,
                 gsize *rv_len)
 {
+	MetaMember members[64];
+	guint n = 0, i, e;
 	gboolean mfirst = TRUE;
-	guint e;
+	gboolean sorted = TRUE;
+	gint m = meta >= 0 && msd_json_tokens_is_object(doc, meta) ? msd_json_tokens_size(doc, meta)
+	                                                           : 0;
 
 	if (!*first)
 		g_string_append_c(out, ',');
 	*first = FALSE;
 	g_string_append(out, "\"metadata\":{");
-	if (meta >= 0 && msd_json_tokens_is_object(doc, meta)) {
-		gint j, m = msd_json_tokens_size(doc, meta);
-		gint k = meta + 1;
-		for (j = 0; j < m; j++) {
+	/* odd metadata with very many members keeps its order */
+	if (m + n_edits > G_N_ELEMENTS(members))
+		canonical = FALSE;
+	if (m > 0) {
+		gint j, k = meta + 1;
+		for (j = 0; j < m; j++, k = msd_json_tokens_skip(doc, k + 1)) {
 			MetaEdit *edit = NULL;
 			for (e = 0; e < n_edits; e++) {
 				if (msd_json_tokens_string_equals(doc, k, edits[e].key))
 					edit = &edits[e];
 			}
-			if (edit == NULL) {
-				append_member(out, doc, k, &mfirst);
-			} else {
+			if (edit != NULL) {
 				edit->done = TRUE;
-				if (edit->value != NULL)
+				if (edit->value == NULL)
+					continue;
+			}
+			if (!canonical) {
+				if (edit == NULL)
+					append_member(out, doc, k, &mfirst);
+				else
 					append_edit(out, edit->key, edit->value, &mfirst, n_rv,
 					            rv_off, rv_len);
+				continue;
 			}
-			k = msd_json_tokens_skip(doc, k + 1);
+			members[n].key_tok = k;
+			members[n].edit = edit;
+			members[n].seq = n;
+			{
+				/* the raw key: one with escapes is no ObjectMeta field */
+				gsize len;
+				const gchar *key = msd_json_tokens_raw(doc, k, &len);
+				members[n].rank = object_meta_rank(key, len);
+			}
+			if (n > 0 && members[n].rank < members[n - 1].rank)
+				sorted = FALSE;
+			n++;
 		}
 	}
 	for (e = 0; e < n_edits; e++) {
-		if (!edits[e].done && edits[e].value != NULL)
+		if (edits[e].done || edits[e].value == NULL)
+			continue;
+		if (!canonical) {
 			append_edit(out, edits[e].key, edits[e].value, &mfirst, n_rv, rv_off,
 			            rv_len);
+			continue;
+		}
+		members[n].key_tok = -1;
+		members[n].edit = &edits[e];
+		members[n].seq = n;
+		members[n].rank = object_meta_rank(edits[e].key, strlen(edits[e].key));
+		if (n > 0 && members[n].rank < members[n - 1].rank)
+			sorted = FALSE;
+		n++;
+	}
+	if (!sorted)
+		qsort(members, n, sizeof members[0], meta_member_compare);
+	for (i = 0; i < n; i++) {
+		if (members[i].edit != NULL)
+			append_edit(out, members[i].edit->key, members[i].edit->value, &mfirst,
+			            n_rv, rv_off, rv_len);
+		else
+			append_member(out, doc, members[i].key_tok, &mfirst);
 	}
 	g_string_append_c(out, '}');
 }
@@ -270,13 +373,14 @@ rewrite_metadata_doc(const MsdJsonTokens *doc,
 			if (value >= 0)
 				append_member(out, doc, value - 1, &first);
 		}
-		append_metadata(out, doc, meta, edits, n_edits, &first, &n_rv, rv_off, rv_len);
+		append_metadata(out, doc, meta, edits, n_edits, canonical, &first, &n_rv, rv_off,
+		                rv_len);
 	}
 	for (i = 0, tok = 1; i < n; i++, tok = msd_json_tokens_skip(doc, tok + 1)) {
 		if (tok + 1 == meta) {
 			if (!canonical)
-				append_metadata(out, doc, meta, edits, n_edits, &first, &n_rv,
-				                rv_off, rv_len);
+				append_metadata(out, doc, meta, edits, n_edits, canonical, &first,
+				                &n_rv, rv_off, rv_len);
 			continue;
 		}
 		if (canonical && (msd_json_tokens_string_equals(doc, tok, "kind") ||
@@ -286,7 +390,8 @@ rewrite_metadata_doc(const MsdJsonTokens *doc,
 		append_member(out, doc, tok, &first);
 	}
 	if (!canonical && meta < 0)
-		append_metadata(out, doc, meta, edits, n_edits, &first, &n_rv, rv_off, rv_len);
+		append_metadata(out, doc, meta, edits, n_edits, canonical, &first, &n_rv, rv_off,
+		                rv_len);
 	g_string_append_c(out, '}');
 	if (n_rv != 1)
 		*rv_off = *rv_len = 0;
@@ -508,6 +613,8 @@ void
 kubesim_store_free(KubesimStore *store)
 {
 	g_queue_clear_full(&store->history, (GDestroyNotify)event_free);
+	g_free(store->manager);
+	g_free(store->manager_subresource);
 	g_hash_table_unref(store->by_gvr);
 	g_hash_table_unref(store->by_kind);
 	g_ptr_array_unref(store->resources);
@@ -544,6 +651,15 @@ void
 kubesim_store_set_silent(KubesimStore *store, gboolean silent)
 {
 	store->silent = silent;
+}
+
+void
+kubesim_store_set_field_manager(KubesimStore *store, const gchar *manager, const gchar *subresource)
+{
+	g_free(store->manager);
+	g_free(store->manager_subresource);
+	store->manager = g_strdup(manager);
+	store->manager_subresource = g_strdup(subresource);
 }
 
 static void
@@ -990,6 +1106,32 @@ store_write(KubesimStore *store,
 	created = old == NULL;
 	if (old != NULL)
 		object_info_parse(old->json, &old_info);
+	if (store->manager != NULL && (mode != WRITE_LOAD || !info.has_managed_fields)) {
+		/* the server records who wrote what; the rest of the write reads the result */
+		KubesimManagedWrite write = {
+		        .manager = store->manager,
+		        .subresource = store->manager_subresource,
+		        .api_version = res->api_version,
+		        .typed = res->crd_name == NULL,
+		        .status_ignored =
+		                store->manager_subresource == NULL && res->subresources != NULL &&
+		                g_strv_contains((const gchar *const *)res->subresources, "status"),
+		        .time = g_get_real_time() / G_USEC_PER_SEC,
+		};
+		g_autoptr(GBytes) managed =
+		        kubesim_managed_fields_apply(json, old != NULL ? old->json : NULL, &write);
+		if (managed != NULL) {
+			g_bytes_unref(json);
+			json = g_steal_pointer(&managed);
+			if (!msd_json_tokens_parse(&doc, g_bytes_get_data(json, NULL),
+			                           g_bytes_get_size(json), NULL)) {
+				*status_out =
+				        kubesim_status_invalid(res->group, res->kind, info.name,
+				                               "the body is not a JSON object");
+				return NULL;
+			}
+		}
+	}
 
 	/* identity and creation time survive updates; loaders may bring their own */
 	if (!created && old_info.uid != NULL) {

@@ -95,6 +95,16 @@ guint kubesim_store_count_objects(KubesimStore *store);
 void kubesim_store_set_silent(KubesimStore *store, gboolean silent);
 
 /*
+ * The manager of the writes that follow, until set again (NULL: none), as the API server
+ * records it in metadata.managedFields (see kubesim-managed.h): creates and updates get its
+ * Update entry; loads only when the object brings no managedFields of its own. @subresource:
+ * (nullable) "status" for writes to /status.
+ */
+void kubesim_store_set_field_manager(KubesimStore *store,
+                                     const gchar *manager,
+                                     const gchar *subresource);
+
+/*
  * Empties the store as a new etcd would be: every object goes without an event, the resources
  * CustomResourceDefinitions made are no longer served, the history is forgotten, and the
  * resourceVersion counter restarts at @rv (the next write gets @rv + 1). The built-in
