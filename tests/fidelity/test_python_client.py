@@ -61,6 +61,11 @@ def list_all_pods_paginated(v1, limit):
         pods.extend(page.items)
         versions.append(page.metadata.resource_version)
         token = page.metadata._continue
+        if token:
+            # nothing changes meanwhile: the count is exact
+            assert page.metadata.remaining_item_count == SEEDED_PODS - len(pods)
+        else:
+            assert page.metadata.remaining_item_count is None
         if not token:
             return pods, versions
 

@@ -13,8 +13,9 @@
 
 typedef struct {
 	guint64 rv;
-	gint64 issued; /* unix seconds of the first page */
-	gchar *start;  /* first key of the next page */
+	gint64 issued;  /* unix seconds of the first page */
+	gchar *start;   /* first key of the next page */
+	guint64 served; /* items the pages before gave */
 } ContinueToken;
 
 static void
@@ -33,8 +34,9 @@ continue_token_encode(const ContinueToken *token)
 
 	g_string_append_printf(json,
 	                       "{\"v\":\"meta.k8s.io/v1\",\"rv\":%" G_GUINT64_FORMAT
-	                       ",\"issued\":%" G_GINT64_FORMAT ",\"start\":",
-	                       token->rv, token->issued);
+	                       ",\"issued\":%" G_GINT64_FORMAT ",\"n\":%" G_GUINT64_FORMAT
+	                       ",\"start\":",
+	                       token->rv, token->issued, token->served);
 	msd_json_string_append(json, token->start, -1, MSD_JSON_STRING_GO);
 	g_string_append_c(json, '}');
 	b64 = g_base64_encode((const guchar *)json->str, json->len);
@@ -80,6 +82,7 @@ continue_token_decode(const gchar *text, ContinueToken *token)
 		return FALSE;
 	token->rv = json_object_get_int_member_with_default(obj, "rv", 0);
 	token->issued = json_object_get_int_member_with_default(obj, "issued", 0);
+	token->served = json_object_get_int_member_with_default(obj, "n", 0);
 	token->start = g_strdup(json_object_get_string_member_with_default(obj, "start", ""));
 	return TRUE;
 }
@@ -333,13 +336,22 @@ serve_list(KubesimServer *self,
 			continue;
 		if (limit > 0 && items->len >= (guint)limit) {
 			if (next_token == NULL) {
-				ContinueToken next = {list_rv, issued, NULL};
+				ContinueToken next = {list_rv, issued, NULL,
+				                      token.served + items->len};
 				KubesimObject *last = g_ptr_array_index(items, items->len - 1);
 				next.start = g_strconcat(last->key, "\001", NULL);
 				next_token = continue_token_encode(&next);
 				g_free(next.start);
 				if (!kubesim_selector_is_empty(sel))
 					break;
+				if (prefix == NULL) {
+					/* the whole resource: what is left is what no page gave
+					 * yet, without walking it (an estimate when objects changed
+					 * meanwhile, as the server's is) */
+					guint64 total = g_tree_nnodes(res->objects);
+					remaining = total > next.served ? total - next.served : 0;
+					break;
+				}
 			}
 			remaining++;
 			continue;
@@ -412,4 +424,7 @@ serve_list(KubesimServer *self,
 	}
 	soup_message_body_append(body, SOUP_MEMORY_STATIC, "]}", 2);
 	kubesim_fault_finish_list(fault, msg);
+	/* libsoup looks for the next chunk to write from the first one it still holds: a body
+	 * that keeps what it wrote makes a list of N items cost N² */
+	soup_message_body_set_accumulate(body, FALSE);
 }
