@@ -59,6 +59,7 @@ main(int argc, char **argv)
 	gint pods = 0;
 	gint namespaces = 0;
 	gdouble churn_rate = 0;
+	gboolean churn_controllers = FALSE;
 	gint64 seed = 1;
 	gint history = 10000;
 	gint page_token_ttl = 300;
@@ -82,6 +83,10 @@ main(int argc, char **argv)
 	         "Spread generated objects over M namespaces", "M"},
 	        {"churn", 0, 0, G_OPTION_ARG_DOUBLE, &churn_rate,
 	         "Keep modifying, creating and deleting pods at this rate", "EVENTS_PER_SECOND"},
+	        {"churn-controllers", 0, 0, G_OPTION_ARG_NONE, &churn_controllers,
+	         "With --churn, ReplicaSets and Deployments follow their pods' counts (their "
+	         "events come on top of the rate)",
+	         NULL},
 	        {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Seed of the generator and churn", "S"},
 	        {"history", 0, 0, G_OPTION_ARG_INT, &history,
 	         "Events a watch can resume from; older resourceVersions get 410 (default 10000)",
@@ -184,7 +189,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	if (churn_rate > 0)
-		churn = kubesim_churn_new(store, churn_rate, (guint32)seed);
+		churn = kubesim_churn_new(store, churn_rate, (guint32)seed, churn_controllers);
 
 	/* the startup contract: the URL is the first line of stdout, once everything is ready */
 	fprintf(stdout, "%s\n", url);
