@@ -15,7 +15,8 @@
  * strategy...) and lists without omitempty (containers) are present, so they get no ".".
  *
  * Only writes through the API come here, small objects parsed as trees: the hot paths
- * (generated objects, churn) never do.
+ * (generated objects, churn) never do. One file: the list semantics, the set algebra and the
+ * entries they update are one algorithm, the server's field manager.
  */
 
 #include "kubesim-managed.h"

@@ -3,14 +3,22 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * The simulated etcd and watch cache: resources and their objects, the resourceVersion
+ * counter, the event history watches resume from, and the snapshots a restore goes back to.
+ * One file because every write path (API writes, loads, churn's splices and additions,
+ * deletions with their cascades, silent writes) must keep the same three things in step: the
+ * objects' trees, the counter and the history.
+ */
+
 #include "kubesim-store.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "kubesim-crd.h"
 #include "kubesim-json.h"
 #include "kubesim-managed.h"
+#include "kubesim-object-json.h"
 
 struct _KubesimStore {
 	GPtrArray *resources; /* KubesimResource, registration order */
@@ -146,282 +154,6 @@ object_info_parse(GBytes *json, ObjectInfo *info)
 	return object_info_read(&doc, info);
 }
 
-/* A metadata member to set (value is raw JSON) or, with a NULL value, to remove. */
-typedef struct {
-	const gchar *key;
-	gchar *value;
-	gboolean done;
-} MetaEdit;
-
-/* Appends member @key_tok (a key and its value) of @doc, with a comma unless it is the first. */
-static void
-append_member(GString *out, const MsdJsonTokens *doc, gint key_tok, gboolean *first)
-{
-	const gchar *raw;
-	gsize raw_len;
-
-	if (!*first)
-		g_string_append_c(out, ',');
-	*first = FALSE;
-	raw = msd_json_tokens_span(doc, key_tok, &raw_len);
-	g_string_append_len(out, raw, raw_len);
-	g_string_append_c(out, ':');
-	raw = msd_json_tokens_span(doc, key_tok + 1, &raw_len);
-	g_string_append_len(out, raw, raw_len);
-}
-
-/* Appends an edited member of metadata; counts and places the resourceVersion written. */
-static void
-append_edit(GString *out,
-            const gchar *key,
-            const gchar *value,
-            gboolean *first,
-            guint *n_rv,
-            gsize *rv_off,
-            gsize *rv_len)
-{
-	if (!*first)
-		g_string_append_c(out, ',');
-	*first = FALSE;
-	msd_json_string_append(out, key, -1, MSD_JSON_STRING_GO);
-	g_string_append_c(out, ':');
-	if (strcmp(key, "resourceVersion") == 0) {
-		(*n_rv)++;
-		*rv_off = out->len;
-		*rv_len = strlen(value);
-	}
-	g_string_append(out, value);
-}
-
-/* ObjectMeta's members in the order of its Go fields, which is how the server writes them. */
-static const gchar *const object_meta_order[] = {
-        "name",
-        "generateName",
-        "namespace",
-        "selfLink",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "labels",
-        "annotations",
-        "ownerReferences",
-        "finalizers",
-        "managedFields",
-};
-
-static guint
-object_meta_rank(const gchar *key, gsize len)
-{
-	guint i;
-
-	for (i = 0; i < G_N_ELEMENTS(object_meta_order); i++) {
-		if (strlen(object_meta_order[i]) == len &&
-		    memcmp(key, object_meta_order[i], len) == 0)
-			return i;
-	}
-	return G_N_ELEMENTS(object_meta_order);
-}
-
-/* One member of metadata to write: from the document (@key_tok) or an edit (@edit). */
-typedef struct {
-	guint rank;
-	guint seq;
-	gint key_tok;
-	const MetaEdit *edit;
-} MetaMember;
-
-static gint
-meta_member_compare(gconstpointer a, gconstpointer b)
-{
-	const MetaMember *x = a, *y = b;
-
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/*
- * Appends "metadata":{...} of @doc (token @meta, or -1) with @edits applied. @canonical: in
- * ObjectMeta's order (other members last, in their order); otherwise members stay where they
- * are and new ones go last.
- */
-static void
-append_metadata(GString *out,
-                const MsdJsonTokens *doc,
-                gint meta,
-                MetaEdit *edits,
-                guint n_edits,
-                gboolean canonical,
-                gboolean *first,
-                guint *n_rv,
-                gsize *rv_off,
-                gsize *rv_len)
-{
-	MetaMember members[64];
-	guint n = 0, i, e;
-	gboolean mfirst = TRUE;
-	gboolean sorted = TRUE;
-	gint m = meta >= 0 && msd_json_tokens_is_object(doc, meta) ? msd_json_tokens_size(doc, meta)
-	                                                           : 0;
-
-	if (!*first)
-		g_string_append_c(out, ',');
-	*first = FALSE;
-	g_string_append(out, "\"metadata\":{");
-	/* odd metadata with very many members keeps its order */
-	if (m + n_edits > G_N_ELEMENTS(members))
-		canonical = FALSE;
-	if (m > 0) {
-		gint j, k = meta + 1;
-		for (j = 0; j < m; j++, k = msd_json_tokens_skip(doc, k + 1)) {
-			MetaEdit *edit = NULL;
-			for (e = 0; e < n_edits; e++) {
-				if (msd_json_tokens_string_equals(doc, k, edits[e].key))
-					edit = &edits[e];
-			}
-			if (edit != NULL) {
-				edit->done = TRUE;
-				if (edit->value == NULL)
-					continue;
-			}
-			if (!canonical) {
-				if (edit == NULL)
-					append_member(out, doc, k, &mfirst);
-				else
-					append_edit(out, edit->key, edit->value, &mfirst, n_rv,
-					            rv_off, rv_len);
-				continue;
-			}
-			members[n].key_tok = k;
-			members[n].edit = edit;
-			members[n].seq = n;
-			{
-				/* the raw key: one with escapes is no ObjectMeta field */
-				gsize len;
-				const gchar *key = msd_json_tokens_raw(doc, k, &len);
-				members[n].rank = object_meta_rank(key, len);
-			}
-			if (n > 0 && members[n].rank < members[n - 1].rank)
-				sorted = FALSE;
-			n++;
-		}
-	}
-	for (e = 0; e < n_edits; e++) {
-		if (edits[e].done || edits[e].value == NULL)
-			continue;
-		if (!canonical) {
-			append_edit(out, edits[e].key, edits[e].value, &mfirst, n_rv, rv_off,
-			            rv_len);
-			continue;
-		}
-		members[n].key_tok = -1;
-		members[n].edit = &edits[e];
-		members[n].seq = n;
-		members[n].rank = object_meta_rank(edits[e].key, strlen(edits[e].key));
-		if (n > 0 && members[n].rank < members[n - 1].rank)
-			sorted = FALSE;
-		n++;
-	}
-	if (!sorted)
-		qsort(members, n, sizeof members[0], meta_member_compare);
-	for (i = 0; i < n; i++) {
-		if (members[i].edit != NULL)
-			append_edit(out, members[i].edit->key, members[i].edit->value, &mfirst,
-			            n_rv, rv_off, rv_len);
-		else
-			append_member(out, doc, members[i].key_tok, &mfirst);
-	}
-	g_string_append_c(out, '}');
-}
-
-/*
- * Copies a compact object, setting or removing metadata members in place and appending the
- * new ones at the end of metadata, so the original member order is kept. @canonical (built-in
- * types): kind, apiVersion and metadata go first, in the order of the Go types the server
- * serializes; the other members follow in their order. Otherwise metadata stays where it is,
- * or goes last when the object had none. *@rv_off and *@rv_len say where the resourceVersion
- * written is in the copy (0 when not exactly one was written).
- */
-static GBytes *
-rewrite_metadata_doc(const MsdJsonTokens *doc,
-                     gboolean canonical,
-                     MetaEdit *edits,
-                     guint n_edits,
-                     gsize *rv_off,
-                     gsize *rv_len)
-{
-	guint n_rv = 0;
-	GString *out;
-	gint i, n, tok, meta;
-	gboolean first = TRUE;
-
-	*rv_off = *rv_len = 0;
-	if (!msd_json_tokens_is_object(doc, 0))
-		return NULL;
-	out = g_string_sized_new(doc->length + 160);
-	meta = msd_json_tokens_member(doc, 0, "metadata");
-	g_string_append_c(out, '{');
-	n = msd_json_tokens_size(doc, 0);
-	if (canonical) {
-		static const gchar *const head[] = {"kind", "apiVersion"};
-		guint h;
-		for (h = 0; h < G_N_ELEMENTS(head); h++) {
-			gint value = msd_json_tokens_member(doc, 0, head[h]);
-			if (value >= 0)
-				append_member(out, doc, value - 1, &first);
-		}
-		append_metadata(out, doc, meta, edits, n_edits, canonical, &first, &n_rv, rv_off,
-		                rv_len);
-	}
-	for (i = 0, tok = 1; i < n; i++, tok = msd_json_tokens_skip(doc, tok + 1)) {
-		if (tok + 1 == meta) {
-			if (!canonical)
-				append_metadata(out, doc, meta, edits, n_edits, canonical, &first,
-				                &n_rv, rv_off, rv_len);
-			continue;
-		}
-		if (canonical && (msd_json_tokens_string_equals(doc, tok, "kind") ||
-		                  msd_json_tokens_string_equals(doc, tok, "apiVersion") ||
-		                  msd_json_tokens_string_equals(doc, tok, "metadata")))
-			continue;
-		append_member(out, doc, tok, &first);
-	}
-	if (!canonical && meta < 0)
-		append_metadata(out, doc, meta, edits, n_edits, canonical, &first, &n_rv, rv_off,
-		                rv_len);
-	g_string_append_c(out, '}');
-	if (n_rv != 1)
-		*rv_off = *rv_len = 0;
-	/* trim the GString's spare capacity: stored objects live long */
-	{
-		gsize out_len = out->len;
-		gchar *data = g_realloc(g_string_free(out, FALSE), out_len + 1);
-		return g_bytes_new_take(data, out_len);
-	}
-}
-
-/* rewrite_metadata_doc() of a text not tokenized yet */
-static GBytes *
-rewrite_metadata(GBytes *json,
-                 gboolean canonical,
-                 MetaEdit *edits,
-                 guint n_edits,
-                 gsize *rv_off,
-                 gsize *rv_len)
-{
-	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
-	gsize len;
-	const gchar *js = g_bytes_get_data(json, &len);
-
-	*rv_off = *rv_len = 0;
-	if (!msd_json_tokens_parse(&doc, js, len, NULL))
-		return NULL;
-	return rewrite_metadata_doc(&doc, canonical, edits, n_edits, rv_off, rv_len);
-}
-
 static gchar *
 json_quote(const gchar *s)
 {
@@ -452,31 +184,6 @@ object_clear(gpointer data)
 	g_free(obj->uid);
 	g_free(obj->labels);
 	g_bytes_unref(obj->json);
-}
-
-/*
- * Where the item of a typed list starts in @js (after its "{"): past kind and apiVersion when
- * the object begins with them, as the store writes built-in types; 0 when it does not.
- */
-static gsize
-typed_item_offset(const gchar *js, gsize len)
-{
-	static const gchar kind[] = "{\"kind\":\"";
-	static const gchar api[] = "\",\"apiVersion\":\"";
-	const gchar *end = js + len;
-	const gchar *p;
-
-	if (len < sizeof kind || memcmp(js, kind, sizeof kind - 1) != 0)
-		return 0;
-	p = memchr(js + sizeof kind - 1, '"', len - (sizeof kind - 1));
-	if (p == NULL || p[-1] == '\\' || (gsize)(end - p) < sizeof api ||
-	    memcmp(p, api, sizeof api - 1) != 0)
-		return 0;
-	p += sizeof api - 1;
-	p = memchr(p, '"', (gsize)(end - p));
-	if (p == NULL || p[-1] == '\\' || p + 1 >= end || p[1] != ',')
-		return 0;
-	return (gsize)(p + 2 - js);
 }
 
 GBytes *
@@ -994,8 +701,8 @@ make_object(KubesimResource *res,
 	obj->rv_off = rv_off;
 	obj->rv_len = rv_len;
 	if (res->crd_name == NULL)
-		obj->item_off =
-		        typed_item_offset(g_bytes_get_data(json, NULL), g_bytes_get_size(json));
+		obj->item_off = kubesim_object_json_item_offset(g_bytes_get_data(json, NULL),
+		                                                g_bytes_get_size(json));
 	return obj;
 }
 
@@ -1033,7 +740,7 @@ store_write(KubesimStore *store,
 	g_auto(ObjectInfo) old_info = {0};
 	KubesimObject *old = NULL;
 	KubesimObject *obj;
-	MetaEdit edits[7] = {{0}};
+	KubesimMetaEdit edits[7] = {{0}};
 	guint n_edits = 0, i;
 	gboolean created;
 	gint64 generation = 0;
@@ -1166,7 +873,8 @@ store_write(KubesimStore *store,
 		edits[n_edits].key = "generation";
 		edits[n_edits++].value = g_strdup_printf("%" G_GINT64_FORMAT, generation);
 	}
-	out = rewrite_metadata_doc(&doc, res->crd_name == NULL, edits, n_edits, &rv_off, &rv_len);
+	out = kubesim_object_json_rewrite_doc(&doc, res->crd_name == NULL, edits, n_edits, &rv_off,
+	                                      &rv_len);
 	for (i = 0; i < n_edits; i++)
 		g_free(edits[i].value);
 	if (out == NULL) {
@@ -1219,8 +927,8 @@ kubesim_store_load(KubesimStore *store, GBytes *json, KubesimStatus **status_out
 
 /*
  * A copy of @obj at the store's next resourceVersion: the same JSON but for @splices and that
- * value, which is spliced in where it is known to be, as rewrite_metadata() would write it.
- * Everything is copied once, in offset order.
+ * value, which is spliced in where it is known to be, as kubesim_object_json_rewrite() would write
+ * it. Everything is copied once, in offset order.
  */
 static KubesimObject *
 object_new_version(KubesimStore *store,
@@ -1274,15 +982,15 @@ object_new_version(KubesimStore *store,
 	data[o] = '\0';
 	copy->json = g_bytes_new_take(data, o);
 	if (obj->rv_len == 0) {
-		MetaEdit edit = {"resourceVersion", value, FALSE};
+		KubesimMetaEdit edit = {"resourceVersion", value, FALSE};
 		GBytes *spliced = copy->json;
-		copy->json = rewrite_metadata(spliced, obj->item_off > 0, &edit, 1, &copy->rv_off,
-		                              &copy->rv_len);
+		copy->json = kubesim_object_json_rewrite(spliced, obj->item_off > 0, &edit, 1,
+		                                         &copy->rv_off, &copy->rv_len);
 		g_bytes_unref(spliced);
 	}
 	if (obj->item_off > 0)
-		copy->item_off = typed_item_offset(g_bytes_get_data(copy->json, NULL),
-		                                   g_bytes_get_size(copy->json));
+		copy->item_off = kubesim_object_json_item_offset(g_bytes_get_data(copy->json, NULL),
+		                                                 g_bytes_get_size(copy->json));
 	copy->key = g_strdup(obj->key);
 	copy->namespace_ = g_strdup(obj->namespace_);
 	copy->name = g_strdup(obj->name);
@@ -1344,7 +1052,7 @@ kubesim_store_add(KubesimStore *store,
 	obj->rv_off = rv_off;
 	obj->rv_len = value_len;
 	if (res->crd_name == NULL)
-		obj->item_off = typed_item_offset(data, len - rv_len + value_len);
+		obj->item_off = kubesim_object_json_item_offset(data, len - rv_len + value_len);
 	g_tree_replace(res->objects, obj->key, obj);
 	emit(store, KUBESIM_EVENT_ADDED, res, obj);
 	return kubesim_object_ref(obj);
