@@ -266,3 +266,17 @@ def test_owners_follow_their_pods_with_churn_controllers():
             assert condition["reason"] == "MinimumReplicasUnavailable"
             assert condition["lastTransitionTime"] == condition["lastUpdateTime"]
     assert flipped > 0, "no Deployment lost its minimum availability"
+
+
+def test_churn_controllers_follow_a_replaced_cluster():
+    with Kubesim(pods=100, namespaces=2,
+                 extra=["--churn", "1000", "--seed", SEED, "--churn-controllers"]) as sim:
+        sim.replace_cluster(seed=7, pods=60)
+        sets = list_items(sim, "/apis/apps/v1/replicasets")
+        uids = {rs["metadata"]["uid"] for rs in sets["items"]}
+        for event in sim.watch(f"/apis/apps/v1/replicasets?watch=true"
+                               f"&resourceVersion={sets['metadata']['resourceVersion']}"):
+            # the controllers write the new cluster's owners, not the old one's
+            assert event["type"] == "MODIFIED", event
+            assert event["object"]["metadata"]["uid"] in uids
+            break

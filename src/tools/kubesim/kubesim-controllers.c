@@ -40,6 +40,7 @@ struct _KubesimControllers {
 	GPtrArray *dirty_deployments;
 	GString *text;
 	GArray *splices; /* KubesimSplice */
+	guint epoch;     /* the store's, when the owners were read */
 };
 
 static void
@@ -108,26 +109,18 @@ replicaset_of(KubesimControllers *ctrl, KubesimObject *pod)
 	return uid != NULL ? g_hash_table_lookup(ctrl->sets_by_uid, uid) : NULL;
 }
 
-KubesimControllers *
-kubesim_controllers_new(KubesimStore *store)
+/* Reads the owners and counts the pods, as the store has them now, without writing. */
+static void
+read_owners(KubesimControllers *ctrl)
 {
-	KubesimControllers *ctrl = g_new0(KubesimControllers, 1);
-	KubesimResource *pods = kubesim_store_lookup(store, "", "v1", "pods");
+	KubesimResource *pods = kubesim_store_lookup(ctrl->store, "", "v1", "pods");
 	GTreeNode *node;
 
-	ctrl->store = store;
-	ctrl->replicasets =
-	        kubesim_resource_ref(kubesim_store_lookup(store, "apps", "v1", "replicasets"));
-	ctrl->deployments =
-	        kubesim_resource_ref(kubesim_store_lookup(store, "apps", "v1", "deployments"));
-	ctrl->sets_by_uid = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, replicaset_free);
-	ctrl->deployments_by_uid =
-	        g_hash_table_new_full(g_str_hash, g_str_equal, g_free, deployment_free);
-	ctrl->dirty_sets = g_ptr_array_new();
-	ctrl->dirty_deployments = g_ptr_array_new();
-	ctrl->text = g_string_new(NULL);
-	ctrl->splices = g_array_new(FALSE, FALSE, sizeof(KubesimSplice));
-
+	g_ptr_array_set_size(ctrl->dirty_sets, 0);
+	g_ptr_array_set_size(ctrl->dirty_deployments, 0);
+	g_hash_table_remove_all(ctrl->sets_by_uid);
+	g_hash_table_remove_all(ctrl->deployments_by_uid);
+	ctrl->epoch = kubesim_store_get_epoch(ctrl->store);
 	for (node = g_tree_node_first(ctrl->deployments->objects); node != NULL;
 	     node = g_tree_node_next(node)) {
 		KubesimObject *obj = g_tree_node_value(node);
@@ -158,6 +151,34 @@ kubesim_controllers_new(KubesimStore *store)
 			rs->ready += pod_ready(pod);
 		}
 	}
+}
+
+/* A replaced or restored cluster has other owners and pods. */
+static void
+check_epoch(KubesimControllers *ctrl)
+{
+	if (ctrl->epoch != kubesim_store_get_epoch(ctrl->store))
+		read_owners(ctrl);
+}
+
+KubesimControllers *
+kubesim_controllers_new(KubesimStore *store)
+{
+	KubesimControllers *ctrl = g_new0(KubesimControllers, 1);
+
+	ctrl->store = store;
+	ctrl->replicasets =
+	        kubesim_resource_ref(kubesim_store_lookup(store, "apps", "v1", "replicasets"));
+	ctrl->deployments =
+	        kubesim_resource_ref(kubesim_store_lookup(store, "apps", "v1", "deployments"));
+	ctrl->sets_by_uid = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, replicaset_free);
+	ctrl->deployments_by_uid =
+	        g_hash_table_new_full(g_str_hash, g_str_equal, g_free, deployment_free);
+	ctrl->dirty_sets = g_ptr_array_new();
+	ctrl->dirty_deployments = g_ptr_array_new();
+	ctrl->text = g_string_new(NULL);
+	ctrl->splices = g_array_new(FALSE, FALSE, sizeof(KubesimSplice));
+	read_owners(ctrl);
 	return ctrl;
 }
 
@@ -193,10 +214,17 @@ kubesim_controllers_pod_changed(KubesimControllers *ctrl,
                                 KubesimObject *before,
                                 KubesimObject *after)
 {
-	ReplicaSet *rs = replicaset_of(ctrl, after != NULL ? after : before);
-	gint was = before != NULL ? pod_ready(before) : 0;
-	gint is = after != NULL ? pod_ready(after) : 0;
+	ReplicaSet *rs;
+	gint was, is;
 
+	/* the counts read from a replaced store already hold this change */
+	if (ctrl->epoch != kubesim_store_get_epoch(ctrl->store)) {
+		read_owners(ctrl);
+		return;
+	}
+	rs = replicaset_of(ctrl, after != NULL ? after : before);
+	was = before != NULL ? pod_ready(before) : 0;
+	is = after != NULL ? pod_ready(after) : 0;
 	if (rs == NULL)
 		return;
 	if (before == NULL)
@@ -433,6 +461,7 @@ kubesim_controllers_sync(KubesimControllers *ctrl, gint64 now, gint64 interval)
 {
 	guint i = 0;
 
+	check_epoch(ctrl);
 	/* ReplicaSets first, then their Deployments, as the controllers' order goes */
 	while (i < ctrl->dirty_sets->len) {
 		ReplicaSet *rs = g_ptr_array_index(ctrl->dirty_sets, i);

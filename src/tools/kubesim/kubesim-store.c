@@ -29,6 +29,7 @@ struct _KubesimStore {
 	guint64 history_floor;
 	guint64 rv;
 	gboolean silent; /* writes make no events */
+	guint epoch;     /* resets so far */
 	gchar *manager;  /* (nullable): whose writes these are, for managedFields */
 	gchar *manager_subresource;
 	KubesimEventFunc listener;
@@ -399,6 +400,13 @@ kubesim_store_reset(KubesimStore *store, guint64 rv)
 	g_queue_clear_full(&store->history, (GDestroyNotify)event_free);
 	store->rv = rv;
 	store->history_floor = rv;
+	store->epoch++;
+}
+
+guint
+kubesim_store_get_epoch(KubesimStore *store)
+{
+	return store->epoch;
 }
 
 typedef struct {

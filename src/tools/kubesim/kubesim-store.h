@@ -112,6 +112,10 @@ void kubesim_store_set_field_manager(KubesimStore *store,
  */
 void kubesim_store_reset(KubesimStore *store, guint64 rv);
 
+/* How many times the store was reset (replaced or restored): what others know of its objects
+ * is stale when this changed. */
+guint kubesim_store_get_epoch(KubesimStore *store);
+
 /* The objects of every resource as of now and the counter, as in an etcd backup: references
  * only, but every object changed afterwards stays in memory while the snapshot lives. */
 typedef struct _KubesimSnapshot KubesimSnapshot;
