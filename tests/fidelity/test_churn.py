@@ -21,8 +21,14 @@ GENERATED_KINDS = [
 
 
 def list_items(sim, path):
+    """The list at @path, its items given the kind and apiVersion a typed list leaves out,
+    as clients (client-go's UnstructuredList) fill them in from the list."""
     status, body = sim.request("GET", path)
     assert status == 200, body
+    for item in body["items"]:
+        assert "kind" not in item and "apiVersion" not in item, item["metadata"]["name"]
+        item["kind"] = body["kind"][:-len("List")]
+        item["apiVersion"] = body["apiVersion"]
     return body
 
 
@@ -164,3 +170,113 @@ def test_churn_modifications_are_what_a_kubelet_sends():
             if min(seen.values()) >= 20:
                 break
         assert min(seen.values()) >= 20, seen
+
+
+def collect(sim, path, rv, until, out):
+    """Puts (rv, type, object) of the watch at @path into @out until @until(rv) holds."""
+    for event in sim.watch(f"{path}?watch=true&resourceVersion={rv}"):
+        assert event["type"] != "ERROR", event
+        meta = event["object"]["metadata"]
+        out.append((int(meta["resourceVersion"]), event["type"], event["object"]))
+        if until(int(meta["resourceVersion"])):
+            return
+
+
+def ready(pod):
+    return any(c["type"] == "Ready" and c["status"] == "True"
+               for c in pod["status"]["conditions"])
+
+
+def test_owners_follow_their_pods_with_churn_controllers():
+    with Kubesim(pods=200, namespaces=2,
+                 extra=["--churn", "2000", "--seed", SEED, "--churn-controllers"]) as sim:
+        pods = list_items(sim, "/api/v1/pods")
+        rv = pods["metadata"]["resourceVersion"]
+        sets = {rs["metadata"]["uid"]: rs
+                for rs in list_items(sim, "/apis/apps/v1/replicasets")["items"]}
+        owned = {uid: [rs_uid for rs_uid, rs in sets.items()
+                       if rs["metadata"]["ownerReferences"][0]["uid"] == uid]
+                 for uid in {rs["metadata"]["ownerReferences"][0]["uid"]
+                             for rs in sets.values()}}
+        writes = []
+        collect(sim, "/apis/apps/v1/replicasets", rv,
+                lambda _: sum(1 for w in writes if w[1] == "MODIFIED") >= 40, writes)
+        deployments = []
+
+        def unavailable(deployment):
+            return any(c["type"] == "Available" and c["status"] == "False"
+                       for c in deployment["status"]["conditions"])
+
+        # crashes take some below their minimum: wait until one is, and 20 writes
+        collect(sim, "/apis/apps/v1/deployments", rv,
+                lambda _: len(deployments) >= 20 and unavailable(deployments[-1][2]),
+                deployments)
+        last = max(w[0] for w in writes + deployments)
+        pod_events = []
+        collect(sim, "/api/v1/pods", rv, lambda pod_rv: pod_rv > last, pod_events)
+
+    # the pods as the controllers saw them when they wrote at @at
+    def counts_at(at):
+        state = {p["metadata"]["uid"]: p for p in pods["items"]}
+        for event_rv, kind, pod in pod_events:
+            if event_rv >= at:
+                break
+            if kind == "DELETED":
+                state.pop(pod["metadata"]["uid"], None)
+            else:
+                state[pod["metadata"]["uid"]] = pod
+        total, up = {}, {}
+        for pod in state.values():
+            owner = pod["metadata"]["ownerReferences"][0]["uid"]
+            total[owner] = total.get(owner, 0) + 1
+            up[owner] = up.get(owner, 0) + ready(pod)
+        return total, up
+
+    for at, kind, rs in writes:
+        assert kind == "MODIFIED"
+        total, up = counts_at(at)
+        uid = rs["metadata"]["uid"]
+        status = rs["status"]
+        assert status["replicas"] == total.get(uid, 0), (at, status)
+        assert status.get("fullyLabeledReplicas", 0) == total.get(uid, 0)
+        assert status.get("readyReplicas", 0) == up.get(uid, 0), (at, status)
+        assert status.get("availableReplicas", 0) == up.get(uid, 0)
+        # only the status (and the controller's time) changed
+        before = sets[uid]
+        assert rs["spec"] == before["spec"] and rs["metadata"]["labels"] == \
+            before["metadata"]["labels"]
+        entry = [e for e in rs["metadata"]["managedFields"]
+                 if e.get("subresource") == "status"][0]
+        assert entry["manager"] == "kube-controller-manager"
+    flipped = 0
+    for at, kind, deployment in deployments:
+        assert kind == "MODIFIED"
+        total, up = counts_at(at)
+        mine = owned[deployment["metadata"]["uid"]]
+        status = deployment["status"]
+        assert status.get("replicas", 0) == sum(total.get(uid, 0) for uid in mine)
+        assert status.get("readyReplicas", 0) == sum(up.get(uid, 0) for uid in mine)
+        desired = deployment["spec"]["replicas"]
+        available = status.get("availableReplicas", 0)
+        assert status.get("unavailableReplicas", 0) == max(desired - available, 0)
+        condition = [c for c in status["conditions"] if c["type"] == "Available"][0]
+        assert (condition["status"] == "True") == (available >= desired - desired * 25 // 100)
+        if condition["status"] == "False":
+            flipped += 1
+            assert condition["reason"] == "MinimumReplicasUnavailable"
+            assert condition["lastTransitionTime"] == condition["lastUpdateTime"]
+    assert flipped > 0, "no Deployment lost its minimum availability"
+
+
+def test_churn_controllers_follow_a_replaced_cluster():
+    with Kubesim(pods=100, namespaces=2,
+                 extra=["--churn", "1000", "--seed", SEED, "--churn-controllers"]) as sim:
+        sim.replace_cluster(seed=7, pods=60)
+        sets = list_items(sim, "/apis/apps/v1/replicasets")
+        uids = {rs["metadata"]["uid"] for rs in sets["items"]}
+        for event in sim.watch(f"/apis/apps/v1/replicasets?watch=true"
+                               f"&resourceVersion={sets['metadata']['resourceVersion']}"):
+            # the controllers write the new cluster's owners, not the old one's
+            assert event["type"] == "MODIFIED", event
+            assert event["object"]["metadata"]["uid"] in uids
+            break

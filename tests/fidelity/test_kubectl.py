@@ -264,3 +264,43 @@ def test_objects_carry_managed_fields_and_last_applied_configuration(cluster):
         assert applied, f"no {kind} carry a last-applied-configuration"
         assert all(a["metadata"]["name"] in {i["metadata"]["name"] for i in items}
                    for a in applied)
+
+
+def test_kubectl_names_the_kind_of_list_items_the_server_leaves_it_out_of(cluster):
+    sim, kubectl = cluster
+    status, body = sim.request("GET", "/api/v1/namespaces/team-1/pods")
+    assert status == 200 and all("kind" not in item for item in body["items"])
+    names = sorted(item["metadata"]["name"] for item in body["items"])
+
+    # kubectl takes the kind from the list, as with a real server
+    listed = json.loads(kubectl.run("get", "pods", "-n", "team-1", "-o", "json").stdout)
+    assert sorted(i["metadata"]["name"] for i in listed["items"]) == names
+    assert {(i["kind"], i["apiVersion"]) for i in listed["items"]} == {("Pod", "v1")}
+    listed = yaml.safe_load(kubectl.run("get", "deploy", "-A", "-o", "yaml").stdout)
+    assert listed["items"] and \
+        {(i["kind"], i["apiVersion"]) for i in listed["items"]} == {("Deployment", "apps/v1")}
+    out = kubectl.run("get", "pods", "-n", "team-1", "-o", "name").stdout.split()
+    assert out == [f"pod/{name}" for name in names]
+    out = kubectl.run("get", "pods", "-n", "team-1", "--chunk-size=2", "--no-headers").stdout
+    assert sorted(line.split()[0] for line in out.splitlines()) == names
+
+
+def test_kubectl_writes_are_recorded_under_its_field_managers(cluster):
+    sim, kubectl = cluster
+    manifest = {"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": "applied", "namespace": "team-1"}, "data": {"a": "1"}}
+    kubectl.run("apply", "--validate=false", "-f", "-", stdin=json.dumps(manifest))
+    kubectl.run("label", "configmap", "-n", "team-1", "applied", "tier=web")
+    kubectl.run("annotate", "configmap", "-n", "team-1", "applied", "note=hi")
+    got = json.loads(kubectl.run("get", "configmap", "-n", "team-1", "applied", "-o", "json",
+                                 "--show-managed-fields").stdout)
+    entries = {e["manager"]: e for e in got["metadata"]["managedFields"]}
+    assert set(entries) == {"kubectl-client-side-apply", "kubectl-label", "kubectl-annotate"}
+    applied = entries["kubectl-client-side-apply"]["fieldsV1"]
+    assert applied["f:data"] == {".": {}, "f:a": {}}
+    assert "f:kubectl.kubernetes.io/last-applied-configuration" in \
+        applied["f:metadata"]["f:annotations"]
+    assert entries["kubectl-label"]["fieldsV1"] == \
+        {"f:metadata": {"f:labels": {".": {}, "f:tier": {}}}}
+    assert entries["kubectl-annotate"]["fieldsV1"] == \
+        {"f:metadata": {"f:annotations": {"f:note": {}}}}

@@ -61,6 +61,11 @@ def list_all_pods_paginated(v1, limit):
         pods.extend(page.items)
         versions.append(page.metadata.resource_version)
         token = page.metadata._continue
+        if token:
+            # nothing changes meanwhile: the count is exact
+            assert page.metadata.remaining_item_count == SEEDED_PODS - len(pods)
+        else:
+            assert page.metadata.remaining_item_count is None
         if not token:
             return pods, versions
 
@@ -387,3 +392,93 @@ def test_manifest_odd_values_survive(manifests):
     mesh = client.CustomObjectsApi(api).get_namespaced_custom_object(
         "demo.meshery.io", "v1alpha1", "shop", "meshes", "primary")
     assert mesh["spec"]["weight"] == 0.75 and mesh["spec"]["mtls"] is True
+
+
+def test_typed_list_items_leave_out_kind_and_custom_resources_keep_it(manifests):
+    sim, api = manifests
+    v1 = client.CoreV1Api(api)
+
+    # a real server's typed lists carry the kind once, on the list
+    for path in ("/api/v1/pods", "/api/v1/namespaces/shop/services?limit=2",
+                 "/apis/apps/v1/deployments"):
+        status, body = sim.request("GET", path)
+        assert status == 200 and body["items"], body
+        assert body["kind"].endswith("List")
+        for item in body["items"]:
+            assert "kind" not in item and "apiVersion" not in item, (path, item)
+            assert list(item)[0] == "metadata"
+    # custom resources are unstructured: every item says what it is
+    status, body = sim.request("GET", "/apis/demo.meshery.io/v1alpha1/meshes")
+    assert status == 200 and body["kind"] == "MeshList"
+    assert [(i["kind"], i["apiVersion"]) for i in body["items"]] == \
+        [("Mesh", "demo.meshery.io/v1alpha1")]
+    # watch events carry them, for the current state of a streaming list too
+    for query in ("watch=1&timeoutSeconds=1",
+                  "watch=1&timeoutSeconds=1&sendInitialEvents=true&allowWatchBookmarks=true"
+                  "&resourceVersionMatch=NotOlderThan"):
+        events = list(sim.watch(f"/api/v1/namespaces/shop/pods?{query}"))
+        added = [e["object"] for e in events if e["type"] == "ADDED"]
+        assert added and all((o["kind"], o["apiVersion"]) == ("Pod", "v1") for o in added)
+    # and the typed client reads the list all the same
+    pods = v1.list_namespaced_pod("shop").items
+    assert {p.metadata.name for p in pods} >= {"debug-shell"}
+    assert all(p.kind is None and p.spec.containers for p in pods)
+
+
+def fields_of(obj, manager):
+    entries = [e for e in obj.metadata.managed_fields if e.manager == manager]
+    assert len(entries) == 1, [e.manager for e in obj.metadata.managed_fields]
+    assert entries[0].operation == "Update" and entries[0].fields_type == "FieldsV1"
+    assert entries[0].time.tzinfo is not None
+    return entries[0].fields_v1
+
+
+def test_writes_through_the_api_get_their_managers_fields(seeded):
+    sim, api = seeded
+    v1 = client.CoreV1Api(api)
+    body = sample_pod("team-1", "recorded", {"app": "recorded"})
+    body["spec"]["containers"][0]["env"] = [{"name": "MODE", "value": "test"}]
+    body["spec"]["containers"][0]["ports"] = [{"containerPort": 8080, "protocol": "TCP"}]
+
+    created = v1.create_namespaced_pod("team-1", body)
+
+    # the manager is the product of the client's User-Agent (OpenAPI-Generator/x/python)
+    fields = fields_of(created, "OpenAPI-Generator")
+    assert fields["f:metadata"] == {"f:labels": {".": {}, "f:app": {}}}
+    container = fields["f:spec"]["f:containers"]['k:{"name":"main"}']
+    assert container["."] == {} and container["f:image"] == {}
+    assert container["f:env"] == {".": {}, 'k:{"name":"MODE"}': {".": {}, "f:name": {},
+                                                                 "f:value": {}}}
+    assert 'k:{"containerPort":8080,"protocol":"TCP"}' in container["f:ports"]
+    assert "." not in fields["f:spec"]["f:containers"], "containers is never absent from a Pod"
+
+    # a later change by another manager moves the fields it set to it
+    patched = v1.patch_namespaced_pod("recorded", "team-1",
+                                      {"metadata": {"labels": {"app": "moved", "extra": "x"}}},
+                                      field_manager="relabeller")
+    assert fields_of(patched, "relabeller") == \
+        {"f:metadata": {"f:labels": {"f:app": {}, "f:extra": {}}}}
+    assert fields_of(patched, "OpenAPI-Generator")["f:metadata"] == {"f:labels": {}}
+    assert [e.manager for e in patched.metadata.managed_fields] == \
+        ["OpenAPI-Generator", "relabeller"]
+    # a change that removes what a manager owned takes it from that manager
+    patched = v1.patch_namespaced_pod("recorded", "team-1",
+                                      {"metadata": {"labels": {"extra": None, "app": None}}},
+                                      field_manager="relabeller")
+    assert [e.manager for e in patched.metadata.managed_fields] == ["OpenAPI-Generator"]
+    # [{}] strips them all, as the server documents
+    patched = v1.patch_namespaced_pod("recorded", "team-1",
+                                      {"metadata": {"managedFields": [{}]}})
+    assert patched.metadata.managed_fields is None
+
+    # manifests loaded at start read as kubectl wrote them
+    with kubesim.Kubesim(data=MANIFESTS) as loaded, make_api_client(loaded) as api2:
+        pod = client.CoreV1Api(api2).read_namespaced_pod("debug-shell", "shop")
+        fields = fields_of(pod, "kubectl-create")
+        assert fields["f:metadata"]["f:annotations"] == {".": {}, "f:example.com/note": {}}
+        mesh = client.CustomObjectsApi(api2).get_namespaced_custom_object(
+            "demo.meshery.io", "v1alpha1", "shop", "meshes", "primary")
+        entry = mesh["metadata"]["managedFields"][0]
+        # a custom resource's zero value has no spec: the spec itself is the manager's
+        assert entry["apiVersion"] == "demo.meshery.io/v1alpha1"
+        assert entry["fieldsV1"]["f:spec"]["."] == {}

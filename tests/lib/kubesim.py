@@ -106,18 +106,53 @@ class Kubesim:
             raise RuntimeError(f"admin {action} failed: {status} {answer}")
         return answer
 
-    def create(self, obj):
-        return self.admin("objects", body=obj)
+    def create(self, obj, silent=False):
+        """Creates @obj; @silent: without any watch event (only a list shows it)."""
+        return self.admin("objects", body=obj, **({"silent": "true"} if silent else {}))
 
-    def replace(self, obj):
-        return self.admin("objects", method="PUT", body=obj)
+    def replace(self, obj, silent=False):
+        return self.admin("objects", method="PUT", body=obj,
+                          **({"silent": "true"} if silent else {}))
 
-    def delete(self, api_version, kind, name, namespace=""):
+    def delete(self, api_version, kind, name, namespace="", silent=False):
         return self.admin("objects", method="DELETE", apiVersion=api_version, kind=kind,
-                          name=name, namespace=namespace)
+                          name=name, namespace=namespace,
+                          **({"silent": "true"} if silent else {}))
 
     def stats(self):
         return self.admin("stats", method="GET")
+
+    def arm_fault(self, on, fault="status", **params):
+        """Arms a fault for the next list and/or watch requests (@on: "list", "watch" or
+        "both"); see doc/kubesim.md for @fault and its parameters (dashes as underscores).
+        Returns the fault's id."""
+        params = {key.replace("_", "-"): str(value) for key, value in params.items()}
+        return self.admin("faults", on=on, fault=fault, **params)["id"]
+
+    def fault(self, fault_id):
+        """The state of an armed fault: count, consumed, remaining."""
+        for entry in self.admin("faults", method="GET")["faults"]:
+            if entry["id"] == fault_id:
+                return entry
+        raise KeyError(fault_id)
+
+    def clear_faults(self):
+        return self.admin("faults", method="DELETE")
+
+    def replace_cluster(self, **params):
+        """Replaces the whole state, as an API server restarted on another etcd: seed, pods,
+        namespaces, data, rv. Returns the new and previous resourceVersion."""
+        return self.admin("replace", **{key: str(value) for key, value in params.items()})
+
+    def snapshot(self):
+        return self.admin("snapshot")
+
+    def restore(self, bump=0):
+        return self.admin("restore", bump=str(bump))
+
+    def settings(self, **params):
+        return self.admin("settings", **{key.replace("_", "-"): str(value)
+                                         for key, value in params.items()})
 
     def watch(self, path, timeout=60):
         """Opens a watch (@path with its query, e.g. "/api/v1/pods?watch=true&...") and

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kubesim-json.h"
+#include "kubesim-managed.h"
 
 static void
 respond_ok(SoupServerMessage *msg)
@@ -15,8 +16,34 @@ respond_ok(SoupServerMessage *msg)
 	kubesim_respond_json(msg, 200, "{\"ok\":true}");
 }
 
+static void admin_objects_write(KubesimServer *self,
+                                SoupServerMessage *msg,
+                                const gchar *method,
+                                GHashTable *query);
+
+/* ?silent=true: the write changes the store without any watch event, so that only a list
+ * shows it (as when a watch cache missed an event). */
 static void
 admin_objects(KubesimServer *self, SoupServerMessage *msg, const gchar *method, GHashTable *query)
+{
+	gboolean silent = kubesim_query_bool(query, "silent", FALSE);
+	g_autofree gchar *manager = kubesim_managed_fields_manager(
+	        kubesim_query_get(query, "fieldManager"),
+	        soup_message_headers_get_one(soup_server_message_get_request_headers(msg),
+	                                     "User-Agent"));
+
+	kubesim_store_set_silent(self->store, silent);
+	kubesim_store_set_field_manager(self->store, manager, NULL);
+	admin_objects_write(self, msg, method, query);
+	kubesim_store_set_field_manager(self->store, NULL, NULL);
+	kubesim_store_set_silent(self->store, FALSE);
+}
+
+static void
+admin_objects_write(KubesimServer *self,
+                    SoupServerMessage *msg,
+                    const gchar *method,
+                    GHashTable *query)
 {
 	KubesimStatus *status = NULL;
 	KubesimResource *res;
@@ -90,6 +117,145 @@ admin_objects(KubesimServer *self, SoupServerMessage *msg, const gchar *method, 
 	                                               "DELETE"));
 }
 
+/* A decimal parameter; @fallback when absent; FALSE (and a 400) when it is not a number. */
+static gboolean
+admin_uint(SoupServerMessage *msg,
+           GHashTable *query,
+           const gchar *key,
+           guint64 fallback,
+           guint64 max,
+           guint64 *out)
+{
+	const gchar *text = kubesim_query_get(query, key);
+	gchar *end = NULL;
+
+	*out = fallback;
+	if (text == NULL || text[0] == '\0')
+		return TRUE;
+	*out = g_ascii_strtoull(text, &end, 10);
+	if (end != NULL && *end == '\0' && *out <= max)
+		return TRUE;
+	kubesim_respond_status(msg, kubesim_status_new(400, "BadRequest",
+	                                               "%s must be a number up to "
+	                                               "%" G_GUINT64_FORMAT,
+	                                               key, max));
+	return FALSE;
+}
+
+static void
+admin_faults(KubesimServer *self, SoupServerMessage *msg, const gchar *method, GHashTable *query)
+{
+	KubesimStatus *status = NULL;
+
+	if (g_strcmp0(method, "GET") == 0) {
+		kubesim_respond_json_take(msg, 200, kubesim_faults_to_json(&self->faults));
+	} else if (g_strcmp0(method, "POST") == 0) {
+		g_autoptr(KubesimFault) fault = kubesim_faults_arm(&self->faults, query, &status);
+		if (fault == NULL) {
+			kubesim_respond_status(msg, status);
+			return;
+		}
+		kubesim_respond_json_take(msg, 200, g_strdup_printf("{\"id\":%u}", fault->id));
+	} else if (g_strcmp0(method, "DELETE") == 0) {
+		guint64 id;
+		if (!admin_uint(msg, query, "id", 0, G_MAXUINT, &id))
+			return;
+		if (!kubesim_faults_forget(&self->faults, id)) {
+			kubesim_respond_status(
+			        msg, kubesim_status_new(404, "NotFound",
+			                                "no fault %" G_GUINT64_FORMAT, id));
+			return;
+		}
+		respond_ok(msg);
+	} else {
+		kubesim_respond_status(msg, kubesim_status_new(405, "MethodNotAllowed",
+		                                               "/kubesim/faults takes GET, POST or "
+		                                               "DELETE"));
+	}
+}
+
+static void
+respond_replaced(KubesimServer *self, SoupServerMessage *msg, guint64 before)
+{
+	kubesim_respond_json_take(
+	        msg, 200,
+	        g_strdup_printf("{\"resourceVersion\":\"%" G_GUINT64_FORMAT
+	                        "\",\"previousResourceVersion\":\"%" G_GUINT64_FORMAT
+	                        "\",\"objects\":%u}",
+	                        kubesim_store_get_rv(self->store), before,
+	                        kubesim_store_count_objects(self->store)));
+}
+
+/* ?seed=&pods=&namespaces=&data=&rv=: what the replacing cluster holds; by default the same
+ * workload drawn from the next seed, so every uid is new, and a counter from 0. */
+static void
+admin_replace(KubesimServer *self, SoupServerMessage *msg, GHashTable *query)
+{
+	KubesimWorkload workload = self->workload;
+	const gchar *data = kubesim_query_get(query, "data");
+	guint64 before = kubesim_store_get_rv(self->store);
+	guint64 seed, pods, namespaces, rv;
+	g_autoptr(GError) error = NULL;
+
+	if (!admin_uint(msg, query, "seed", (guint64)self->workload.seed + 1, G_MAXUINT32, &seed) ||
+	    !admin_uint(msg, query, "pods", self->workload.pods, 10000000, &pods) ||
+	    !admin_uint(msg, query, "namespaces", self->workload.namespaces, 100000, &namespaces) ||
+	    !admin_uint(msg, query, "rv", 0, G_MAXUINT64 / 2, &rv))
+		return;
+	workload.seed = seed;
+	workload.pods = pods;
+	workload.namespaces = namespaces;
+	/* data= (empty) loads no manifests */
+	if (data != NULL)
+		workload.data = data[0] != '\0' ? (gchar *)data : NULL;
+	if (!kubesim_cluster_replace(self, &workload, rv, &error)) {
+		kubesim_respond_status(
+		        msg, kubesim_status_new(500, "InternalError", "%s", error->message));
+		return;
+	}
+	respond_replaced(self, msg, before);
+}
+
+/* ?bump=N: as etcdutl snapshot restore --bump-revision N --mark-compacted */
+static void
+admin_restore(KubesimServer *self, SoupServerMessage *msg, GHashTable *query)
+{
+	guint64 before = kubesim_store_get_rv(self->store);
+	guint64 bump;
+
+	if (!admin_uint(msg, query, "bump", 0, G_MAXUINT64 / 4, &bump))
+		return;
+	if (self->snapshot == NULL) {
+		kubesim_respond_status(msg, kubesim_status_new(409, "Conflict",
+		                                               "no snapshot to restore: POST "
+		                                               "/kubesim/snapshot first"));
+		return;
+	}
+	kubesim_cluster_restore(self, bump);
+	respond_replaced(self, msg, before);
+}
+
+/* ?rv-block-timeout=SECONDS */
+static void
+admin_settings(KubesimServer *self, SoupServerMessage *msg, GHashTable *query)
+{
+	const gchar *block = kubesim_query_get(query, "rv-block-timeout");
+
+	if (block != NULL) {
+		gchar *end = NULL;
+		gdouble seconds = g_ascii_strtod(block, &end);
+		if (end == NULL || *end != '\0' || seconds < 0 || seconds > 3600) {
+			kubesim_respond_status(msg, kubesim_status_new(400, "BadRequest",
+			                                               "rv-block-timeout must be "
+			                                               "seconds (0 to 3600)"));
+			return;
+		}
+		self->config.rv_block_ms = (guint)(seconds * 1000 + 0.5);
+	}
+	kubesim_respond_json_take(
+	        msg, 200, g_strdup_printf("{\"rvBlockTimeoutMs\":%u}", self->config.rv_block_ms));
+}
+
 void
 kubesim_admin_handle(KubesimServer *self,
                      SoupServerMessage *msg,
@@ -107,9 +273,20 @@ kubesim_admin_handle(KubesimServer *self,
 		kubesim_respond_json_take(
 		        msg, 200,
 		        g_strdup_printf("{\"objects\":%u,\"watches\":%u,\"resourceVersion\":"
-		                        "\"%" G_GUINT64_FORMAT "\"}",
+		                        "\"%" G_GUINT64_FORMAT
+		                        "\",\"historyFloor\":\"%" G_GUINT64_FORMAT
+		                        "\",\"listRequests\":%" G_GUINT64_FORMAT
+		                        ",\"watchRequests\":%" G_GUINT64_FORMAT
+		                        ",\"faultsArmed\":%u,\"replaced\":%" G_GUINT64_FORMAT "}",
 		                        kubesim_store_count_objects(self->store),
-		                        self->watches->len, kubesim_store_get_rv(self->store)));
+		                        self->watches->len, kubesim_store_get_rv(self->store),
+		                        kubesim_store_get_history_floor(self->store),
+		                        self->list_requests, self->watch_requests,
+		                        kubesim_faults_count_armed(&self->faults), self->replaced));
+		return;
+	}
+	if (g_strcmp0(action, "faults") == 0) {
+		admin_faults(self, msg, method, query);
 		return;
 	}
 	if (g_strcmp0(method, "POST") != 0) {
@@ -146,6 +323,21 @@ kubesim_admin_handle(KubesimServer *self,
 	} else if (g_strcmp0(action, "malformed-watch-line") == 0) {
 		kubesim_watch_send_malformed(self);
 		respond_ok(msg);
+	} else if (g_strcmp0(action, "replace") == 0) {
+		admin_replace(self, msg, query);
+	} else if (g_strcmp0(action, "snapshot") == 0) {
+		g_clear_pointer(&self->snapshot, kubesim_snapshot_free);
+		self->snapshot = kubesim_store_snapshot(self->store);
+		kubesim_respond_json_take(
+		        msg, 200,
+		        g_strdup_printf("{\"resourceVersion\":\"%" G_GUINT64_FORMAT
+		                        "\",\"objects\":%u}",
+		                        kubesim_snapshot_get_rv(self->snapshot),
+		                        kubesim_snapshot_count_objects(self->snapshot)));
+	} else if (g_strcmp0(action, "restore") == 0) {
+		admin_restore(self, msg, query);
+	} else if (g_strcmp0(action, "settings") == 0) {
+		admin_settings(self, msg, query);
 	} else {
 		kubesim_respond_not_found_page(msg);
 	}

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kubesim-controllers.h"
 #include "kubesim-kubelet.h"
 #include "kubesim-workload.h"
 #include "kubesim-write.h"
@@ -27,6 +28,7 @@ struct _KubesimChurn {
 	guint64 created; /* pods created, for the names of pods without an owner */
 	GQueue pending;  /* keys of pods created Pending, oldest first */
 	KubesimEdits edits;
+	KubesimControllers *controllers; /* (nullable) */
 	guint source_id;
 };
 
@@ -171,6 +173,8 @@ churn_create(KubesimChurn *churn, KubesimObject *victim)
 	replacement_clear(&r);
 	g_assert(obj != NULL);
 	g_queue_push_tail(&churn->pending, g_strdup(obj->key));
+	if (churn->controllers != NULL)
+		kubesim_controllers_pod_changed(churn->controllers, NULL, obj);
 }
 
 /* The oldest pod created Pending that is still there: the kubelet starts it next. */
@@ -192,6 +196,8 @@ static void
 churn_modify(KubesimChurn *churn, KubesimObject *victim)
 {
 	g_autoptr(KubesimObject) obj = NULL;
+	/* the store lets go of the old version */
+	g_autoptr(KubesimObject) before = kubesim_object_ref(victim);
 
 	if (kubesim_kubelet_update(victim, now_seconds(), churn->rand, &churn->edits))
 		obj = kubesim_store_modify(
@@ -200,6 +206,8 @@ churn_modify(KubesimChurn *churn, KubesimObject *victim)
 		        churn->edits.splices->len, churn->edits.text->str);
 	else
 		obj = kubesim_store_touch(churn->store, churn->pods, victim);
+	if (churn->controllers != NULL)
+		kubesim_controllers_pod_changed(churn->controllers, before, obj);
 }
 
 static void
@@ -217,6 +225,8 @@ churn_one(KubesimChurn *churn)
 	} else {
 		g_autoptr(KubesimObject) obj = kubesim_store_delete(
 		        churn->store, churn->pods, victim->namespace_, victim->name, NULL);
+		if (churn->controllers != NULL && obj != NULL)
+			kubesim_controllers_pod_changed(churn->controllers, obj, NULL);
 	}
 }
 
@@ -231,11 +241,16 @@ on_tick(gpointer data)
 	churn->carry -= n;
 	while (n-- > 0)
 		churn_one(churn);
+	if (churn->controllers != NULL)
+		kubesim_controllers_sync(churn->controllers, now_seconds(), 1);
 	return G_SOURCE_CONTINUE;
 }
 
 KubesimChurn *
-kubesim_churn_new(KubesimStore *store, gdouble events_per_second, guint32 seed)
+kubesim_churn_new(KubesimStore *store,
+                  gdouble events_per_second,
+                  guint32 seed,
+                  gboolean controllers)
 {
 	KubesimChurn *churn = g_new0(KubesimChurn, 1);
 	guint32 seeds[] = {seed, CHURN_STREAM};
@@ -246,6 +261,8 @@ kubesim_churn_new(KubesimStore *store, gdouble events_per_second, guint32 seed)
 	churn->per_tick = events_per_second * TICK_MS / 1000.0;
 	g_queue_init(&churn->pending);
 	kubesim_edits_init(&churn->edits);
+	if (controllers)
+		churn->controllers = kubesim_controllers_new(store);
 	churn->source_id = g_timeout_add(TICK_MS, on_tick, churn);
 	return churn;
 }
@@ -258,5 +275,6 @@ kubesim_churn_free(KubesimChurn *churn)
 	g_rand_free(churn->rand);
 	g_queue_clear_full(&churn->pending, g_free);
 	kubesim_edits_clear(&churn->edits);
+	g_clear_pointer(&churn->controllers, kubesim_controllers_free);
 	g_free(churn);
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kubesim-json.h"
+#include "kubesim-managed.h"
 #include "kubesim-table.h"
 
 static void
@@ -215,11 +216,28 @@ respond_method_not_allowed(SoupServerMessage *msg)
 	                                               "the requested resource"));
 }
 
+static void
+crud_handle(KubesimServer *self, SoupServerMessage *msg, KubesimRequest *req, GHashTable *query);
+
 void
 kubesim_crud_handle(KubesimServer *self,
                     SoupServerMessage *msg,
                     KubesimRequest *req,
                     GHashTable *query)
+{
+	g_autofree gchar *manager = kubesim_managed_fields_manager(
+	        kubesim_query_get(query, "fieldManager"),
+	        soup_message_headers_get_one(soup_server_message_get_request_headers(msg),
+	                                     "User-Agent"));
+
+	/* the writes of this request are its manager's, in managedFields */
+	kubesim_store_set_field_manager(self->store, manager, req->subresource);
+	crud_handle(self, msg, req, query);
+	kubesim_store_set_field_manager(self->store, NULL, NULL);
+}
+
+static void
+crud_handle(KubesimServer *self, SoupServerMessage *msg, KubesimRequest *req, GHashTable *query)
 {
 	const gchar *method = soup_server_message_get_method(msg);
 	KubesimResource *res = req->resource;

@@ -11,13 +11,11 @@
 #include "kubesim-selector.h"
 #include "kubesim-table.h"
 
-/* How long a list with a resourceVersion ahead of the store waits before 504. */
-#define TOO_LARGE_RV_WAIT_US (3 * G_USEC_PER_SEC)
-
 typedef struct {
 	guint64 rv;
-	gint64 issued; /* unix seconds of the first page */
-	gchar *start;  /* first key of the next page */
+	gint64 issued;  /* unix seconds of the first page */
+	gchar *start;   /* first key of the next page */
+	guint64 served; /* items the pages before gave */
 } ContinueToken;
 
 static void
@@ -36,8 +34,9 @@ continue_token_encode(const ContinueToken *token)
 
 	g_string_append_printf(json,
 	                       "{\"v\":\"meta.k8s.io/v1\",\"rv\":%" G_GUINT64_FORMAT
-	                       ",\"issued\":%" G_GINT64_FORMAT ",\"start\":",
-	                       token->rv, token->issued);
+	                       ",\"issued\":%" G_GINT64_FORMAT ",\"n\":%" G_GUINT64_FORMAT
+	                       ",\"start\":",
+	                       token->rv, token->issued, token->served);
 	msd_json_string_append(json, token->start, -1, MSD_JSON_STRING_GO);
 	g_string_append_c(json, '}');
 	b64 = g_base64_encode((const guchar *)json->str, json->len);
@@ -83,44 +82,39 @@ continue_token_decode(const gchar *text, ContinueToken *token)
 		return FALSE;
 	token->rv = json_object_get_int_member_with_default(obj, "rv", 0);
 	token->issued = json_object_get_int_member_with_default(obj, "issued", 0);
+	token->served = json_object_get_int_member_with_default(obj, "n", 0);
 	token->start = g_strdup(json_object_get_string_member_with_default(obj, "start", ""));
 	return TRUE;
 }
 
+/* A list waiting for the store to reach its resourceVersion. */
 typedef struct {
-	KubesimServer *self;
-	SoupServerMessage *msg;
 	KubesimRequest req;
 	GHashTable *query;
 	guint64 wanted_rv;
-	gint64 deadline;
 	gchar *ns;
+	KubesimFault *fault;
 } PendingList;
 
-static void
-serve_list(KubesimServer *self, SoupServerMessage *msg, KubesimRequest *req, GHashTable *query);
+static void serve_list(KubesimServer *self,
+                       SoupServerMessage *msg,
+                       KubesimRequest *req,
+                       GHashTable *query,
+                       KubesimFault *fault);
 
-static gboolean
-pending_list_poll(gpointer data)
+static void
+pending_list_ready(KubesimServer *self, SoupServerMessage *msg, gboolean reached, gpointer data)
 {
 	PendingList *p = data;
 
-	if (p->req.resource->removed) {
-		kubesim_respond_not_found_page(p->msg);
-	} else if (kubesim_store_get_rv(p->self->store) >= p->wanted_rv) {
-		serve_list(p->self, p->msg, &p->req, p->query);
-	} else if (g_get_monotonic_time() < p->deadline) {
-		return G_SOURCE_CONTINUE;
-	} else {
-		KubesimStatus *status =
-		        kubesim_status_new(504, "Timeout",
-		                           "Timeout: Too large resource version: %" G_GUINT64_FORMAT
-		                           ", current: %" G_GUINT64_FORMAT,
-		                           p->wanted_rv, kubesim_store_get_rv(p->self->store));
-		kubesim_respond_status(p->msg, status);
-	}
-	soup_server_message_unpause(p->msg);
-	return G_SOURCE_REMOVE;
+	if (p->req.resource->removed)
+		kubesim_respond_not_found_page(msg);
+	else if (reached)
+		serve_list(self, msg, &p->req, p->query, p->fault);
+	else
+		kubesim_respond_status(
+		        msg, kubesim_status_new_too_large_rv(p->wanted_rv,
+		                                             kubesim_store_get_rv(self->store), 1));
 }
 
 static void
@@ -128,11 +122,11 @@ pending_list_free(gpointer data)
 {
 	PendingList *p = data;
 
-	g_object_unref(p->msg);
 	kubesim_resource_unref(p->req.resource);
 	if (p->query != NULL)
 		g_hash_table_unref(p->query);
 	g_free(p->ns);
+	g_clear_pointer(&p->fault, kubesim_fault_unref);
 	g_free(p);
 }
 
@@ -140,7 +134,8 @@ void
 kubesim_list_handle(KubesimServer *self,
                     SoupServerMessage *msg,
                     KubesimRequest *req,
-                    GHashTable *query)
+                    GHashTable *query,
+                    KubesimFault *fault)
 {
 	const gchar *rv = kubesim_query_get(query, "resourceVersion");
 	const gchar *rvm = kubesim_query_get(query, "resourceVersionMatch");
@@ -197,13 +192,15 @@ kubesim_list_handle(KubesimServer *self,
 		return;
 	}
 	if (rv == NULL || g_strcmp0(rv, "0") == 0 || cont != NULL) {
-		serve_list(self, msg, req, query);
+		serve_list(self, msg, req, query, fault);
 		return;
 	}
 	wanted = g_ascii_strtoull(rv, NULL, 10);
 	{
-		gboolean exact = g_strcmp0(rvm, "Exact") == 0 ||
-		                 (rvm == NULL && kubesim_query_get(query, "limit") != NULL);
+		const gchar *limit_text = kubesim_query_get(query, "limit");
+		gboolean limited = limit_text != NULL && g_ascii_strtoll(limit_text, NULL, 10) > 0;
+		/* with a limit, or asked for, the read goes to etcd at exactly that revision */
+		gboolean exact = g_strcmp0(rvm, "Exact") == 0 || (rvm == NULL && limited);
 		/* no snapshots are kept: an exact read is served from the present if nothing
 		 * it needs was compacted away */
 		if (exact && wanted < kubesim_store_get_history_floor(self->store)) {
@@ -213,11 +210,24 @@ kubesim_list_handle(KubesimServer *self,
 			                                          "provided list is too old."));
 			return;
 		}
+		if (wanted > current && exact) {
+			/* what etcd's error becomes up to 1.33 (later servers answer 504) */
+			kubesim_respond_status(msg, kubesim_status_new(500, NULL,
+			                                               "etcdserver: mvcc: required "
+			                                               "revision is a future "
+			                                               "revision"));
+			return;
+		}
+		if (wanted > current && limited) {
+			/* etcd checks NotOlderThan at once, without waiting */
+			kubesim_respond_status(msg,
+			                       kubesim_status_new_too_large_rv(wanted, current, 0));
+			return;
+		}
 	}
 	if (wanted > current) {
+		/* the watch cache waits for its resourceVersion to catch up, then gives 504 */
 		PendingList *p = g_new0(PendingList, 1);
-		p->self = self;
-		p->msg = g_object_ref(msg);
 		p->req = *req;
 		p->ns = g_strdup(req->namespace_);
 		p->req.namespace_ = p->ns;
@@ -228,16 +238,20 @@ kubesim_list_handle(KubesimServer *self,
 		kubesim_resource_ref(p->req.resource);
 		p->query = query != NULL ? g_hash_table_ref(query) : NULL;
 		p->wanted_rv = wanted;
-		p->deadline = g_get_monotonic_time() + TOO_LARGE_RV_WAIT_US;
-		soup_server_message_pause(msg);
-		g_timeout_add_full(G_PRIORITY_DEFAULT, 20, pending_list_poll, p, pending_list_free);
+		p->fault = fault != NULL ? kubesim_fault_ref(fault) : NULL;
+		kubesim_server_wait_for_rv(self, msg, wanted, pending_list_ready, p,
+		                           pending_list_free);
 		return;
 	}
-	serve_list(self, msg, req, query);
+	serve_list(self, msg, req, query, fault);
 }
 
 static void
-serve_list(KubesimServer *self, SoupServerMessage *msg, KubesimRequest *req, GHashTable *query)
+serve_list(KubesimServer *self,
+           SoupServerMessage *msg,
+           KubesimRequest *req,
+           GHashTable *query,
+           KubesimFault *fault)
 {
 	KubesimResource *res = req->resource;
 	const gchar *rv = kubesim_query_get(query, "resourceVersion");
@@ -258,7 +272,7 @@ serve_list(KubesimServer *self, SoupServerMessage *msg, KubesimRequest *req, GHa
 	GTreeNode *node;
 	gboolean table = kubesim_wants_table(msg);
 	SoupMessageBody *body;
-	guint i;
+	guint i, inject_at;
 
 	sel = kubesim_selector_new(kubesim_query_get(query, "labelSelector"),
 	                           kubesim_query_get(query, "fieldSelector"), &status);
@@ -284,6 +298,15 @@ serve_list(KubesimServer *self, SoupServerMessage *msg, KubesimRequest *req, GHa
 			                "The provided continue parameter is too old to display "
 			                "a consistent list result. You can start a new list "
 			                "without the continue parameter."));
+			return;
+		}
+		if (token.rv > kubesim_store_get_rv(self->store)) {
+			/* the store was replaced by one that has not come this far (etcd's error)
+			 */
+			kubesim_respond_status(msg, kubesim_status_new(500, NULL,
+			                                               "etcdserver: mvcc: required "
+			                                               "revision is a future "
+			                                               "revision"));
 			return;
 		}
 		list_rv = token.rv;
@@ -313,13 +336,22 @@ serve_list(KubesimServer *self, SoupServerMessage *msg, KubesimRequest *req, GHa
 			continue;
 		if (limit > 0 && items->len >= (guint)limit) {
 			if (next_token == NULL) {
-				ContinueToken next = {list_rv, issued, NULL};
+				ContinueToken next = {list_rv, issued, NULL,
+				                      token.served + items->len};
 				KubesimObject *last = g_ptr_array_index(items, items->len - 1);
 				next.start = g_strconcat(last->key, "\001", NULL);
 				next_token = continue_token_encode(&next);
 				g_free(next.start);
 				if (!kubesim_selector_is_empty(sel))
 					break;
+				if (prefix == NULL) {
+					/* the whole resource: what is left is what no page gave
+					 * yet, without walking it (an estimate when objects changed
+					 * meanwhile, as the server's is) */
+					guint64 total = g_tree_nnodes(res->objects);
+					remaining = total > next.served ? total - next.served : 0;
+					break;
+				}
 			}
 			remaining++;
 			continue;
@@ -340,6 +372,7 @@ serve_list(KubesimServer *self, SoupServerMessage *msg, KubesimRequest *req, GHa
 		kubesim_table_end(out);
 		soup_message_body_append(body, SOUP_MEMORY_TAKE, out->str, out->len);
 		g_string_free(out, FALSE);
+		kubesim_fault_finish_list(fault, msg);
 		return;
 	}
 	{
@@ -363,12 +396,35 @@ serve_list(KubesimServer *self, SoupServerMessage *msg, KubesimRequest *req, GHa
 		soup_message_body_append(body, SOUP_MEMORY_TAKE, head->str, head->len);
 		g_string_free(head, FALSE);
 	}
-	/* items go out as the stored bytes, without copies */
-	for (i = 0; i < items->len; i++) {
-		KubesimObject *obj = g_ptr_array_index(items, i);
-		if (i > 0)
+	/* items go out as the stored bytes, without copies; a built-in type's leave out kind and
+	 * apiVersion (custom resources, unstructured on a real server, keep them) */
+	inject_at = kubesim_fault_injects_object(fault) ? items->len / 2 : G_MAXUINT;
+	for (i = 0; i <= items->len; i++) {
+		KubesimObject *obj;
+		if (i == inject_at) {
+			if (i > 0)
+				soup_message_body_append(body, SOUP_MEMORY_STATIC, ",", 1);
+			kubesim_fault_append_object(fault, body, res, req->namespace_, list_rv,
+			                            res->crd_name == NULL);
+			if (i < items->len)
+				soup_message_body_append(body, SOUP_MEMORY_STATIC, ",", 1);
+		} else if (i > 0 && i < items->len) {
 			soup_message_body_append(body, SOUP_MEMORY_STATIC, ",", 1);
-		soup_message_body_append_bytes(body, obj->json);
+		}
+		if (i == items->len)
+			break;
+		obj = g_ptr_array_index(items, i);
+		if (obj->item_off > 0) {
+			g_autoptr(GBytes) item = kubesim_object_item_bytes(obj);
+			soup_message_body_append(body, SOUP_MEMORY_STATIC, "{", 1);
+			soup_message_body_append_bytes(body, item);
+		} else {
+			soup_message_body_append_bytes(body, obj->json);
+		}
 	}
 	soup_message_body_append(body, SOUP_MEMORY_STATIC, "]}", 2);
+	kubesim_fault_finish_list(fault, msg);
+	/* libsoup looks for the next chunk to write from the first one it still holds: a body
+	 * that keeps what it wrote makes a list of N items cost N² */
+	soup_message_body_set_accumulate(body, FALSE);
 }

@@ -21,30 +21,6 @@
 #include "kubesim-workload.h"
 #include "meshsync-error.h"
 
-typedef struct {
-	KubesimStore *store;
-	KubesimResource *last_res;
-	guint loaded;
-	guint refused;
-} Loader;
-
-/* Where generated and loaded objects go: upsert, so later manifests win. */
-static void
-load_object(GBytes *json, gpointer user_data)
-{
-	Loader *loader = user_data;
-	KubesimStatus *status = NULL;
-	g_autoptr(KubesimObject) obj = kubesim_store_load(loader->store, json, &status);
-
-	if (obj == NULL) {
-		loader->refused++;
-		g_warning("object not loaded: %s", status->message);
-		kubesim_status_free(status);
-		return;
-	}
-	loader->loaded++;
-}
-
 static gboolean
 on_signal(gpointer data)
 {
@@ -83,10 +59,12 @@ main(int argc, char **argv)
 	gint pods = 0;
 	gint namespaces = 0;
 	gdouble churn_rate = 0;
+	gboolean churn_controllers = FALSE;
 	gint64 seed = 1;
 	gint history = 10000;
 	gint page_token_ttl = 300;
 	gint bookmark_interval = 60;
+	gdouble rv_block_timeout = 1.0;
 	const GOptionEntry entries[] = {
 	        {"port", 0, 0, G_OPTION_ARG_INT, &port, "TCP port to listen on (0: a free one)",
 	         "N"},
@@ -105,6 +83,10 @@ main(int argc, char **argv)
 	         "Spread generated objects over M namespaces", "M"},
 	        {"churn", 0, 0, G_OPTION_ARG_DOUBLE, &churn_rate,
 	         "Keep modifying, creating and deleting pods at this rate", "EVENTS_PER_SECOND"},
+	        {"churn-controllers", 0, 0, G_OPTION_ARG_NONE, &churn_controllers,
+	         "With --churn, ReplicaSets and Deployments follow their pods' counts (their "
+	         "events come on top of the rate)",
+	         NULL},
 	        {"seed", 0, 0, G_OPTION_ARG_INT64, &seed, "Seed of the generator and churn", "S"},
 	        {"history", 0, 0, G_OPTION_ARG_INT, &history,
 	         "Events a watch can resume from; older resourceVersions get 410 (default 10000)",
@@ -113,6 +95,10 @@ main(int argc, char **argv)
 	         "Seconds a continue token stays valid (default 300)", "SECONDS"},
 	        {"bookmark-interval", 0, 0, G_OPTION_ARG_INT, &bookmark_interval,
 	         "Seconds between BOOKMARK events on watches that allow them (default 60)",
+	         "SECONDS"},
+	        {"rv-block-timeout", 0, 0, G_OPTION_ARG_DOUBLE, &rv_block_timeout,
+	         "Seconds a read at a resourceVersion not reached yet waits before 504 (default "
+	         "1; a real server waits 3; 0 answers at once)",
 	         "SECONDS"},
 	        {NULL},
 	};
@@ -129,7 +115,8 @@ main(int argc, char **argv)
 	g_autoptr(GInetAddress) inet = NULL;
 	g_autoptr(GSocketAddress) sockaddr = NULL;
 	KubesimConfig config = {0};
-	Loader loader = {0};
+	KubesimWorkload workload = {0};
+	guint loaded = 0, refused = 0;
 	gint64 started = g_get_monotonic_time();
 
 	context = g_option_context_new("- simulated Kubernetes API server");
@@ -138,33 +125,34 @@ main(int argc, char **argv)
 	        "Serves discovery, list, watch and CRUD for the common Kubernetes types and "
 	        "for CustomResourceDefinitions, from memory.\nPrints its base URL as the "
 	        "first line of standard output once it listens; logs go to standard "
-	        "error.\nTest hooks live under /kubesim/ (objects, stats, fail, delay, "
-	        "close-watches, expire-next-watch, malformed-watch-line).");
+	        "error.\nTest hooks live under /kubesim/ (objects, stats, faults, fail, delay, "
+	        "close-watches, expire-next-watch, malformed-watch-line, compact, replace, "
+	        "snapshot, restore); see doc/kubesim.md.");
 	g_option_context_add_main_entries(context, entries, NULL);
 	if (!g_option_context_parse(context, &argc, &argv, &error)) {
 		g_printerr("meshsync-kubesim: %s\n", error->message);
 		return 2;
 	}
 	if (port < 0 || port > 65535 || pods < 0 || namespaces < 0 || history <= 0 ||
-	    page_token_ttl <= 0 || churn_rate < 0) {
+	    page_token_ttl <= 0 || churn_rate < 0 || rv_block_timeout < 0 ||
+	    rv_block_timeout > 3600) {
 		g_printerr("meshsync-kubesim: --port, --pods, --namespaces, --history, "
-		           "--page-token-ttl and --churn take non-negative numbers\n");
+		           "--page-token-ttl, --churn and --rv-block-timeout take non-negative "
+		           "numbers\n");
 		return 2;
 	}
 
 	store = kubesim_store_new(history);
 	kubesim_resources_install(store);
-	loader.store = store;
-	if (pods > 0 || namespaces > 0)
-		kubesim_workload_generate(namespaces > 0 ? namespaces : 1, pods, (guint32)seed,
-		                          load_object, &loader);
-	if (data != NULL && !kubesim_manifests_load(data, load_object, &loader, &error)) {
+	workload.namespaces = namespaces;
+	workload.pods = pods;
+	workload.seed = (guint32)seed;
+	workload.data = data;
+	if (!kubesim_workload_load(store, &workload, &loaded, &refused, &error)) {
 		g_printerr("meshsync-kubesim: %s\n", error->message);
 		return 1;
 	}
-	/* what was loaded is the starting state, not history a watch could replay */
-	kubesim_store_compact(store);
-	g_message("loaded %u objects (%u refused) in %.2f s", loader.loaded, loader.refused,
+	g_message("loaded %u objects (%u refused) in %.2f s", loaded, refused,
 	          (g_get_monotonic_time() - started) / (gdouble)G_USEC_PER_SEC);
 
 	if (tls) {
@@ -179,7 +167,8 @@ main(int argc, char **argv)
 	config.page_token_ttl = page_token_ttl;
 	config.bookmark_interval = bookmark_interval;
 	config.token = token;
-	server = kubesim_server_new(&config, store);
+	config.rv_block_ms = (guint)(rv_block_timeout * 1000 + 0.5);
+	server = kubesim_server_new(&config, &workload, store);
 	kubesim_server_attach(server, soup);
 
 	inet = g_inet_address_new_from_string(address != NULL ? address : "127.0.0.1");
@@ -200,7 +189,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	if (churn_rate > 0)
-		churn = kubesim_churn_new(store, churn_rate, (guint32)seed);
+		churn = kubesim_churn_new(store, churn_rate, (guint32)seed, churn_controllers);
 
 	/* the startup contract: the URL is the first line of stdout, once everything is ready */
 	fprintf(stdout, "%s\n", url);

@@ -107,11 +107,6 @@ split_or_null(const gchar *s)
 void
 kubesim_resources_install(KubesimStore *store)
 {
-	static const gchar *const namespaces[] = {"default", "kube-system", "kube-public",
-	                                          "kube-node-lease"};
-	KubesimResource *ns_res;
-	KubesimResource *crd_res;
-	g_autofree gchar *now = kubesim_now_rfc3339();
 	guint i;
 
 	for (i = 0; i < G_N_ELEMENTS(builtins); i++) {
@@ -131,6 +126,17 @@ kubesim_resources_install(KubesimStore *store)
 		res.subresources = subresources;
 		kubesim_store_add_resource(store, &res);
 	}
+}
+
+void
+kubesim_resources_install_objects(KubesimStore *store)
+{
+	static const gchar *const namespaces[] = {"default", "kube-system", "kube-public",
+	                                          "kube-node-lease"};
+	KubesimResource *ns_res;
+	KubesimResource *crd_res;
+	g_autofree gchar *now = kubesim_now_rfc3339();
+	guint i;
 
 	ns_res = kubesim_store_lookup(store, "", "v1", "namespaces");
 	for (i = 0; i < G_N_ELEMENTS(namespaces); i++) {

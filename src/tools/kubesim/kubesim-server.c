@@ -98,6 +98,43 @@ parse_resource_path(KubesimServer *self, gchar **segs, KubesimRequest *req, gboo
 	return TRUE;
 }
 
+/* Answers a list or watch as @fault says, or returns FALSE when @fault only changes the
+ * usual response (the list or watch handler then applies it). */
+static gboolean
+respond_fault(KubesimServer *self,
+              SoupServerMessage *msg,
+              KubesimRequest *req,
+              GHashTable *query,
+              KubesimFault *fault,
+              gboolean watch)
+{
+	g_debug("fault %u (%u of %u) answers %s on %s", fault->id, fault->consumed, fault->count,
+	        watch ? "a watch" : "a list", req->resource->resource);
+	switch (fault->kind) {
+	case KUBESIM_FAULT_STATUS:
+	case KUBESIM_FAULT_TOO_LARGE:
+		kubesim_fault_respond_status(fault, msg, watch,
+		                             kubesim_query_get(query, "resourceVersion"),
+		                             kubesim_store_get_rv(self->store),
+		                             kubesim_store_get_history_floor(self->store));
+		return TRUE;
+	case KUBESIM_FAULT_GARBAGE:
+		kubesim_fault_respond_garbage(fault, msg, watch);
+		return TRUE;
+	case KUBESIM_FAULT_ENDLESS:
+		kubesim_endless_list_start(self, msg, req, fault);
+		return TRUE;
+	case KUBESIM_FAULT_RESET:
+		if (watch) {
+			kubesim_fault_reset_watch(fault, msg);
+			return TRUE;
+		}
+		return FALSE;
+	default:
+		return FALSE;
+	}
+}
+
 static void
 dispatch_api(KubesimServer *self, SoupServerMessage *msg, const gchar *path, GHashTable *query)
 {
@@ -116,10 +153,20 @@ dispatch_api(KubesimServer *self, SoupServerMessage *msg, const gchar *path, GHa
 	}
 	watch = req.legacy_watch || kubesim_query_bool(query, "watch", FALSE);
 	if (req.name == NULL && g_strcmp0(method, "GET") == 0) {
+		g_autoptr(KubesimFault) fault = NULL;
 		if (watch)
-			kubesim_watch_start(self, msg, &req, query);
+			self->watch_requests++;
 		else
-			kubesim_list_handle(self, msg, &req, query);
+			self->list_requests++;
+		fault = kubesim_faults_take(&self->faults,
+		                            watch ? KUBESIM_FAULT_ON_WATCH : KUBESIM_FAULT_ON_LIST,
+		                            path, req.resource);
+		if (fault != NULL && respond_fault(self, msg, &req, query, fault, watch))
+			return;
+		if (watch)
+			kubesim_watch_start(self, msg, &req, query, fault);
+		else
+			kubesim_list_handle(self, msg, &req, query, fault);
 		return;
 	}
 	if (watch) {
@@ -214,13 +261,83 @@ handle_request(SoupServer *server,
 	dispatch_api(self, msg, path, query);
 }
 
+typedef struct {
+	KubesimServer *self;
+	SoupServerMessage *msg;
+	guint64 rv;
+	gint64 deadline;
+	KubesimRvWaitFunc func;
+	gpointer data;
+	GDestroyNotify destroy;
+} RvWait;
+
+/* How often a waiting read looks at the store again. */
+#define RV_WAIT_POLL_MS 20
+
+static gboolean
+rv_wait_poll(gpointer user_data)
+{
+	RvWait *w = user_data;
+	gboolean reached = kubesim_store_get_rv(w->self->store) >= w->rv;
+
+	if (!reached && g_get_monotonic_time() < w->deadline)
+		return G_SOURCE_CONTINUE;
+	w->func(w->self, w->msg, reached, w->data);
+	soup_server_message_unpause(w->msg);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+rv_wait_free(gpointer user_data)
+{
+	RvWait *w = user_data;
+
+	if (w->destroy != NULL)
+		w->destroy(w->data);
+	g_object_unref(w->msg);
+	g_free(w);
+}
+
+void
+kubesim_server_wait_for_rv(KubesimServer *self,
+                           SoupServerMessage *msg,
+                           guint64 rv,
+                           KubesimRvWaitFunc func,
+                           gpointer data,
+                           GDestroyNotify destroy)
+{
+	RvWait *w;
+
+	if (kubesim_store_get_rv(self->store) >= rv || self->config.rv_block_ms == 0) {
+		func(self, msg, kubesim_store_get_rv(self->store) >= rv, data);
+		if (destroy != NULL)
+			destroy(data);
+		return;
+	}
+	w = g_new0(RvWait, 1);
+	w->self = self;
+	w->msg = g_object_ref(msg);
+	w->rv = rv;
+	w->deadline = g_get_monotonic_time() + (gint64)self->config.rv_block_ms * 1000;
+	w->func = func;
+	w->data = data;
+	w->destroy = destroy;
+	soup_server_message_pause(msg);
+	g_timeout_add_full(G_PRIORITY_DEFAULT, RV_WAIT_POLL_MS, rv_wait_poll, w, rv_wait_free);
+}
+
 KubesimServer *
-kubesim_server_new(const KubesimConfig *config, KubesimStore *store)
+kubesim_server_new(const KubesimConfig *config,
+                   const KubesimWorkload *workload,
+                   KubesimStore *store)
 {
 	KubesimServer *self = g_new0(KubesimServer, 1);
 
 	self->config = *config;
 	self->config.token = g_strdup(config->token);
+	self->workload = *workload;
+	self->workload.data = g_strdup(workload->data);
+	kubesim_faults_init(&self->faults);
 	self->store = store;
 	self->watches = g_ptr_array_new();
 	kubesim_store_set_listener(store, kubesim_watch_dispatch, self);
@@ -245,5 +362,8 @@ kubesim_server_free(KubesimServer *self)
 		g_object_unref(self->server);
 	}
 	g_free(self->config.token);
+	g_free(self->workload.data);
+	kubesim_faults_clear(&self->faults);
+	g_clear_pointer(&self->snapshot, kubesim_snapshot_free);
 	g_free(self);
 }

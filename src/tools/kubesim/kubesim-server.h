@@ -7,6 +7,7 @@
 
 #include <libsoup/soup.h>
 
+#include "kubesim-faults.h"
 #include "kubesim-store.h"
 
 G_BEGIN_DECLS
@@ -15,8 +16,26 @@ typedef struct {
 	guint history;           /* events a watch can resume from */
 	guint page_token_ttl;    /* seconds */
 	guint bookmark_interval; /* seconds between periodic BOOKMARKs */
+	guint rv_block_ms;       /* how long a read ahead of the store waits before 504 */
 	gchar *token;            /* required bearer token, or NULL */
 } KubesimConfig;
+
+/* What the cluster holds at start, and what /kubesim/replace makes it hold. */
+typedef struct {
+	guint namespaces; /* 0 with 0 pods: no generated workload */
+	guint pods;
+	guint32 seed;
+	gchar *data; /* (nullable): manifests to load */
+} KubesimWorkload;
+
+/* Loads @workload into an empty store: the objects every cluster has, the generated workload,
+ * then the manifests; what was loaded becomes the starting state, with no history
+ * (kubesim-cluster.c). Counts the objects loaded and refused. */
+gboolean kubesim_workload_load(KubesimStore *store,
+                               const KubesimWorkload *workload,
+                               guint *loaded,
+                               guint *refused,
+                               GError **error);
 
 /* The state every request handler shares. */
 typedef struct {
@@ -30,6 +49,12 @@ typedef struct {
 	guint fail_count;
 	guint delay_ms;
 	gboolean expire_next_watch;
+	KubesimFaults faults; /* for the next list and watch requests */
+	guint64 list_requests;
+	guint64 watch_requests;
+	KubesimWorkload workload;  /* what the cluster was last loaded with */
+	KubesimSnapshot *snapshot; /* (nullable): for /kubesim/restore */
+	guint64 replaced;          /* times the whole state was replaced or restored */
 } KubesimServer;
 
 /* A parsed API path: /api/v1/..., /apis/<g>/<v>/... */
@@ -43,11 +68,30 @@ typedef struct {
 	gboolean legacy_watch; /* /api/v1/watch/... */
 } KubesimRequest;
 
-KubesimServer *kubesim_server_new(const KubesimConfig *config, KubesimStore *store);
+KubesimServer *kubesim_server_new(const KubesimConfig *config,
+                                  const KubesimWorkload *workload,
+                                  KubesimStore *store);
 void kubesim_server_free(KubesimServer *self);
 /* Routes every request of @server (API, discovery, admin) to @self. */
 void kubesim_server_attach(KubesimServer *self, SoupServer *server);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(KubesimServer, kubesim_server_free)
+
+/*
+ * A read at a resourceVersion the store has not reached waits, as the watch cache does, up to
+ * config.rv_block_ms: @func runs once the store reaches @rv (@reached TRUE) or when that time
+ * is up (FALSE), at once when it need not wait. @msg is paused meanwhile and unpaused after
+ * @func; @destroy frees @data after @func.
+ */
+typedef void (*KubesimRvWaitFunc)(KubesimServer *self,
+                                  SoupServerMessage *msg,
+                                  gboolean reached,
+                                  gpointer data);
+void kubesim_server_wait_for_rv(KubesimServer *self,
+                                SoupServerMessage *msg,
+                                guint64 rv,
+                                KubesimRvWaitFunc func,
+                                gpointer data,
+                                GDestroyNotify destroy);
 
 /* HTTP helpers (kubesim-http.c) */
 void kubesim_respond_json(SoupServerMessage *msg, guint code, const gchar *json);
@@ -70,10 +114,17 @@ GBytes *kubesim_request_body(SoupServerMessage *msg);
 gboolean kubesim_discovery_handle(KubesimServer *self, SoupServerMessage *msg, const gchar *path);
 
 /* List, get, create, update, patch, delete (kubesim-list.c, kubesim-crud.c). */
+/* @fault: (nullable): an armed fault that changes this response (kubesim-faults.h) */
 void kubesim_list_handle(KubesimServer *self,
                          SoupServerMessage *msg,
                          KubesimRequest *req,
-                         GHashTable *query);
+                         GHashTable *query,
+                         KubesimFault *fault);
+/* A list whose items never end, for an ENDLESS fault (kubesim-endless.c). */
+void kubesim_endless_list_start(KubesimServer *self,
+                                SoupServerMessage *msg,
+                                KubesimRequest *req,
+                                const KubesimFault *fault);
 void kubesim_crud_handle(KubesimServer *self,
                          SoupServerMessage *msg,
                          KubesimRequest *req,
@@ -83,11 +134,25 @@ void kubesim_crud_handle(KubesimServer *self,
 void kubesim_watch_start(KubesimServer *self,
                          SoupServerMessage *msg,
                          KubesimRequest *req,
-                         GHashTable *query);
+                         GHashTable *query,
+                         KubesimFault *fault);
 void kubesim_watch_dispatch(const KubesimEvent *event, gpointer user_data);
 void kubesim_watch_close_all(KubesimServer *self);
 void kubesim_watch_send_malformed(KubesimServer *self);
 void kubesim_watch_free_all(KubesimServer *self);
+
+/*
+ * Replaces the whole state, as an API server restarted against another etcd
+ * (kubesim-cluster.c): open watches end, every object goes without events, @workload is
+ * loaded under new uids with the resourceVersion counter restarting at @rv, and the history
+ * starts empty there.
+ */
+gboolean kubesim_cluster_replace(KubesimServer *self,
+                                 const KubesimWorkload *workload,
+                                 guint64 rv,
+                                 GError **error);
+/* Puts back the last snapshot, as an etcd restored from a backup (see kubesim_store_restore). */
+void kubesim_cluster_restore(KubesimServer *self, guint64 bump);
 
 /* The admin endpoint /kubesim/ (kubesim-admin.c). */
 void kubesim_admin_handle(KubesimServer *self,

@@ -47,6 +47,8 @@ kubesim_status_free(KubesimStatus *status)
 	g_free(status->group);
 	g_free(status->kind);
 	g_free(status->cause_field);
+	g_free(status->cause_reason);
+	g_free(status->cause_message);
 	g_free(status);
 }
 
@@ -56,7 +58,8 @@ kubesim_status_to_json(const KubesimStatus *status)
 	GString *out = g_string_new("{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},"
 	                            "\"status\":\"Failure\",\"message\":");
 	gboolean details = status->name != NULL || status->kind != NULL || status->group != NULL ||
-	                   status->cause_field != NULL;
+	                   status->cause_field != NULL || status->cause_reason != NULL ||
+	                   status->retry_after > 0;
 
 	msd_json_string_append(out, status->message != NULL ? status->message : "", -1,
 	                       MSD_JSON_STRING_GO);
@@ -82,16 +85,28 @@ kubesim_status_to_json(const KubesimStatus *status)
 			msd_json_string_append(out, status->kind, -1, MSD_JSON_STRING_GO);
 			sep = ",";
 		}
-		if (status->cause_field != NULL) {
-			g_string_append_printf(out,
-			                       "%s\"causes\":[{\"reason\":\"FieldValueInvalid\","
-			                       "\"message\":",
-			                       sep);
-			msd_json_string_append(out, status->message, -1, MSD_JSON_STRING_GO);
-			g_string_append(out, ",\"field\":");
-			msd_json_string_append(out, status->cause_field, -1, MSD_JSON_STRING_GO);
+		if (status->cause_field != NULL || status->cause_reason != NULL) {
+			g_string_append_printf(out, "%s\"causes\":[{\"reason\":", sep);
+			msd_json_string_append(out,
+			                       status->cause_reason != NULL ? status->cause_reason
+			                                                    : "FieldValueInvalid",
+			                       -1, MSD_JSON_STRING_GO);
+			g_string_append(out, ",\"message\":");
+			msd_json_string_append(out,
+			                       status->cause_message != NULL ? status->cause_message
+			                                                     : status->message,
+			                       -1, MSD_JSON_STRING_GO);
+			if (status->cause_field != NULL) {
+				g_string_append(out, ",\"field\":");
+				msd_json_string_append(out, status->cause_field, -1,
+				                       MSD_JSON_STRING_GO);
+			}
 			g_string_append(out, "}]");
+			sep = ",";
 		}
+		if (status->retry_after > 0)
+			g_string_append_printf(out, "%s\"retryAfterSeconds\":%u", sep,
+			                       status->retry_after);
 		g_string_append_c(out, '}');
 	}
 	g_string_append_printf(out, ",\"code\":%u}", status->code);
@@ -140,5 +155,20 @@ kubesim_status_new_invalid_list_options(const gchar *field, const gchar *message
 
 	kubesim_status_details(status, "meta.k8s.io", "ListOptions", "");
 	status->cause_field = g_strdup(field);
+	return status;
+}
+
+KubesimStatus *
+kubesim_status_new_too_large_rv(guint64 wanted, guint64 current, guint retry_after)
+{
+	KubesimStatus *status =
+	        kubesim_status_new(504, "Timeout",
+	                           "Timeout: Too large resource version: "
+	                           "%" G_GUINT64_FORMAT ", current: %" G_GUINT64_FORMAT,
+	                           wanted, current);
+
+	status->cause_reason = g_strdup("ResourceVersionTooLarge");
+	status->cause_message = g_strdup("Too large resource version");
+	status->retry_after = retry_after;
 	return status;
 }

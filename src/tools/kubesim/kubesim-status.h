@@ -20,7 +20,12 @@ typedef struct {
 	gchar *name;  /* details.name */
 	gchar *group; /* details.group */
 	gchar *kind;  /* details.kind: the resource (plural) */
+	/* details.causes[0]: @cause_reason defaults to FieldValueInvalid and @cause_message to
+	 * the message when only @cause_field is set */
 	gchar *cause_field;
+	gchar *cause_reason;
+	gchar *cause_message;
+	guint retry_after; /* details.retryAfterSeconds; 0 leaves it out */
 } KubesimStatus;
 
 KubesimStatus *kubesim_status_new(guint code, const gchar *reason, const gchar *format, ...)
@@ -44,6 +49,13 @@ KubesimStatus *kubesim_status_invalid(const gchar *group,
                                       const gchar *name,
                                       const gchar *format,
                                       ...) G_GNUC_PRINTF(4, 5);
+
+/*
+ * 504 Timeout for a read at a resourceVersion the server has not reached, as the watch cache
+ * words it ("Too large resource version", cause ResourceVersionTooLarge). @retry_after: the
+ * details.retryAfterSeconds (1 from the watch cache, 0 from etcd).
+ */
+KubesimStatus *kubesim_status_new_too_large_rv(guint64 wanted, guint64 current, guint retry_after);
 
 /* 422 Invalid for a bad list or watch query parameter @field, as the API server words it. */
 KubesimStatus *kubesim_status_new_invalid_list_options(const gchar *field, const gchar *message);

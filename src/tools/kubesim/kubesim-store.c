@@ -3,12 +3,22 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * The simulated etcd and watch cache: resources and their objects, the resourceVersion
+ * counter, the event history watches resume from, and the snapshots a restore goes back to.
+ * One file because every write path (API writes, loads, churn's splices and additions,
+ * deletions with their cascades, silent writes) must keep the same three things in step: the
+ * objects' trees, the counter and the history.
+ */
+
 #include "kubesim-store.h"
 
 #include <string.h>
 
 #include "kubesim-crd.h"
 #include "kubesim-json.h"
+#include "kubesim-managed.h"
+#include "kubesim-object-json.h"
 
 struct _KubesimStore {
 	GPtrArray *resources; /* KubesimResource, registration order */
@@ -18,9 +28,16 @@ struct _KubesimStore {
 	guint history_max;
 	guint64 history_floor;
 	guint64 rv;
+	gboolean silent; /* writes make no events */
+	guint epoch;     /* resets so far */
+	gchar *manager;  /* (nullable): whose writes these are, for managedFields */
+	gchar *manager_subresource;
 	KubesimEventFunc listener;
 	gpointer listener_data;
 };
+
+static gchar *gvr_key(const gchar *group, const gchar *version, const gchar *resource);
+static void event_free(KubesimEvent *ev);
 
 /* What the store reads from an object's JSON on every write. */
 typedef struct {
@@ -34,6 +51,7 @@ typedef struct {
 	gchar *creation;
 	gint64 generation;
 	gboolean has_spec;
+	gboolean has_managed_fields;
 	guint64 spec_hash; /* to see whether an update changed the spec */
 	GString *labels;
 } ObjectInfo;
@@ -81,6 +99,7 @@ object_info_read(const MsdJsonTokens *doc, ObjectInfo *info)
 	meta = msd_json_tokens_member(doc, 0, "metadata");
 	if (!msd_json_tokens_is_object(doc, meta))
 		return TRUE;
+	info->has_managed_fields = msd_json_tokens_member(doc, meta, "managedFields") >= 0;
 	info->name = msd_json_tokens_dup_string(doc, msd_json_tokens_member(doc, meta, "name"));
 	info->generate_name =
 	        msd_json_tokens_dup_string(doc, msd_json_tokens_member(doc, meta, "generateName"));
@@ -136,151 +155,6 @@ object_info_parse(GBytes *json, ObjectInfo *info)
 	return object_info_read(&doc, info);
 }
 
-/* A metadata member to set (value is raw JSON) or, with a NULL value, to remove. */
-typedef struct {
-	const gchar *key;
-	gchar *value;
-	gboolean done;
-} MetaEdit;
-
-/*
- * Copies a compact object, setting or removing metadata members in place and appending the
- * new ones at the end of metadata, so the original member order is kept. *@rv_off and *@rv_len
- * say where the resourceVersion written is in the copy (0 when not exactly one was written).
- */
-static GBytes *
-rewrite_metadata_doc(
-        const MsdJsonTokens *doc, MetaEdit *edits, guint n_edits, gsize *rv_off, gsize *rv_len)
-{
-	guint n_rv = 0;
-	gsize len = doc->length;
-	GString *out;
-	gint i, n, tok, meta;
-	gboolean first = TRUE;
-	guint e;
-
-	*rv_off = *rv_len = 0;
-	if (!msd_json_tokens_is_object(doc, 0))
-		return NULL;
-	out = g_string_sized_new(len + 160);
-	meta = msd_json_tokens_member(doc, 0, "metadata");
-	g_string_append_c(out, '{');
-	n = msd_json_tokens_size(doc, 0);
-	tok = 1;
-	for (i = 0; i <= n; i++) {
-		const gchar *raw;
-		gsize raw_len;
-		gint next;
-		gboolean is_meta;
-
-		/* one extra turn writes metadata when the object had none */
-		if (i == n && meta >= 0)
-			break;
-		is_meta = (i == n) || tok + 1 == meta;
-		if (!is_meta) {
-			next = msd_json_tokens_skip(doc, tok + 1);
-			raw = msd_json_tokens_span(doc, tok, &raw_len);
-			if (!first)
-				g_string_append_c(out, ',');
-			first = FALSE;
-			g_string_append_len(out, raw, raw_len);
-			g_string_append_c(out, ':');
-			raw = msd_json_tokens_span(doc, tok + 1, &raw_len);
-			g_string_append_len(out, raw, raw_len);
-			tok = next;
-			continue;
-		}
-		if (!first)
-			g_string_append_c(out, ',');
-		first = FALSE;
-		g_string_append(out, "\"metadata\":{");
-		{
-			gboolean mfirst = TRUE;
-			if (meta >= 0 && msd_json_tokens_is_object(doc, meta)) {
-				gint j, m = msd_json_tokens_size(doc, meta);
-				gint k = meta + 1;
-				for (j = 0; j < m; j++) {
-					g_autofree gchar *key = msd_json_tokens_dup_string(doc, k);
-					MetaEdit *edit = NULL;
-					for (e = 0; e < n_edits; e++) {
-						if (g_strcmp0(edits[e].key, key) == 0)
-							edit = &edits[e];
-					}
-					if (edit != NULL) {
-						edit->done = TRUE;
-						if (edit->value != NULL) {
-							if (!mfirst)
-								g_string_append_c(out, ',');
-							mfirst = FALSE;
-							msd_json_string_append(out, key, -1,
-							                       MSD_JSON_STRING_GO);
-							g_string_append_c(out, ':');
-							if (strcmp(edit->key, "resourceVersion") ==
-							    0) {
-								n_rv++;
-								*rv_off = out->len;
-								*rv_len = strlen(edit->value);
-							}
-							g_string_append(out, edit->value);
-						}
-					} else {
-						if (!mfirst)
-							g_string_append_c(out, ',');
-						mfirst = FALSE;
-						raw = msd_json_tokens_span(doc, k, &raw_len);
-						g_string_append_len(out, raw, raw_len);
-						g_string_append_c(out, ':');
-						raw = msd_json_tokens_span(doc, k + 1, &raw_len);
-						g_string_append_len(out, raw, raw_len);
-					}
-					k = msd_json_tokens_skip(doc, k + 1);
-				}
-			}
-			for (e = 0; e < n_edits; e++) {
-				if (edits[e].done || edits[e].value == NULL)
-					continue;
-				if (!mfirst)
-					g_string_append_c(out, ',');
-				mfirst = FALSE;
-				msd_json_string_append(out, edits[e].key, -1, MSD_JSON_STRING_GO);
-				g_string_append_c(out, ':');
-				if (strcmp(edits[e].key, "resourceVersion") == 0) {
-					n_rv++;
-					*rv_off = out->len;
-					*rv_len = strlen(edits[e].value);
-				}
-				g_string_append(out, edits[e].value);
-			}
-		}
-		g_string_append_c(out, '}');
-		if (i < n)
-			tok = msd_json_tokens_skip(doc, tok + 1);
-	}
-	g_string_append_c(out, '}');
-	if (n_rv != 1)
-		*rv_off = *rv_len = 0;
-	/* trim the GString's spare capacity: stored objects live long */
-	{
-		gsize out_len = out->len;
-		gchar *data = g_realloc(g_string_free(out, FALSE), out_len + 1);
-		return g_bytes_new_take(data, out_len);
-	}
-}
-
-/* rewrite_metadata_doc() of a text not tokenized yet */
-static GBytes *
-rewrite_metadata(GBytes *json, MetaEdit *edits, guint n_edits, gsize *rv_off, gsize *rv_len)
-{
-	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
-	gsize len;
-	const gchar *js = g_bytes_get_data(json, &len);
-
-	*rv_off = *rv_len = 0;
-	if (!msd_json_tokens_parse(&doc, js, len, NULL))
-		return NULL;
-	return rewrite_metadata_doc(&doc, edits, n_edits, rv_off, rv_len);
-}
-
 static gchar *
 json_quote(const gchar *s)
 {
@@ -311,6 +185,16 @@ object_clear(gpointer data)
 	g_free(obj->uid);
 	g_free(obj->labels);
 	g_bytes_unref(obj->json);
+}
+
+GBytes *
+kubesim_object_item_bytes(KubesimObject *obj)
+{
+	gsize len = g_bytes_get_size(obj->json);
+
+	if (obj->item_off == 0)
+		return g_bytes_ref(obj->json);
+	return g_bytes_new_from_bytes(obj->json, obj->item_off, len - obj->item_off);
 }
 
 KubesimObject *
@@ -437,6 +321,8 @@ void
 kubesim_store_free(KubesimStore *store)
 {
 	g_queue_clear_full(&store->history, (GDestroyNotify)event_free);
+	g_free(store->manager);
+	g_free(store->manager_subresource);
 	g_hash_table_unref(store->by_gvr);
 	g_hash_table_unref(store->by_kind);
 	g_ptr_array_unref(store->resources);
@@ -467,6 +353,162 @@ kubesim_store_compact(KubesimStore *store)
 {
 	g_queue_clear_full(&store->history, (GDestroyNotify)event_free);
 	store->history_floor = store->rv;
+}
+
+void
+kubesim_store_set_silent(KubesimStore *store, gboolean silent)
+{
+	store->silent = silent;
+}
+
+void
+kubesim_store_set_field_manager(KubesimStore *store, const gchar *manager, const gchar *subresource)
+{
+	g_free(store->manager);
+	g_free(store->manager_subresource);
+	store->manager = g_strdup(manager);
+	store->manager_subresource = g_strdup(subresource);
+}
+
+static void
+unregister_resource(KubesimStore *store, KubesimResource *res)
+{
+	g_autofree gchar *gvr = gvr_key(res->group, res->version, res->resource);
+	g_autofree gchar *kind = g_strdup_printf("%s/%s", res->api_version, res->kind);
+
+	if (g_hash_table_lookup(store->by_gvr, gvr) == res)
+		g_hash_table_remove(store->by_gvr, gvr);
+	if (g_hash_table_lookup(store->by_kind, kind) == res)
+		g_hash_table_remove(store->by_kind, kind);
+	res->removed = TRUE;
+	g_ptr_array_remove(store->resources, res);
+}
+
+void
+kubesim_store_reset(KubesimStore *store, guint64 rv)
+{
+	guint i = 0;
+
+	while (i < store->resources->len) {
+		KubesimResource *res = g_ptr_array_index(store->resources, i);
+		g_tree_remove_all(res->objects);
+		if (res->crd_name != NULL)
+			unregister_resource(store, res);
+		else
+			i++;
+	}
+	g_queue_clear_full(&store->history, (GDestroyNotify)event_free);
+	store->rv = rv;
+	store->history_floor = rv;
+	store->epoch++;
+}
+
+guint
+kubesim_store_get_epoch(KubesimStore *store)
+{
+	return store->epoch;
+}
+
+typedef struct {
+	gchar *gvr;
+	GPtrArray *objects; /* KubesimObject */
+} SnapshotEntry;
+
+struct _KubesimSnapshot {
+	guint64 rv;
+	GPtrArray *entries; /* SnapshotEntry, the resources in registration order */
+};
+
+static void
+snapshot_entry_free(gpointer data)
+{
+	SnapshotEntry *entry = data;
+
+	g_free(entry->gvr);
+	g_ptr_array_unref(entry->objects);
+	g_free(entry);
+}
+
+static gboolean collect_object(gpointer key, gpointer value, gpointer data);
+
+KubesimSnapshot *
+kubesim_store_snapshot(KubesimStore *store)
+{
+	KubesimSnapshot *snapshot = g_new0(KubesimSnapshot, 1);
+	guint i;
+
+	snapshot->rv = store->rv;
+	snapshot->entries = g_ptr_array_new_with_free_func(snapshot_entry_free);
+	for (i = 0; i < store->resources->len; i++) {
+		KubesimResource *res = g_ptr_array_index(store->resources, i);
+		SnapshotEntry *entry = g_new0(SnapshotEntry, 1);
+		entry->gvr = gvr_key(res->group, res->version, res->resource);
+		entry->objects = g_ptr_array_new_full(g_tree_nnodes(res->objects),
+		                                      (GDestroyNotify)kubesim_object_unref);
+		g_tree_foreach(res->objects, collect_object, entry->objects);
+		g_ptr_array_add(snapshot->entries, entry);
+	}
+	return snapshot;
+}
+
+void
+kubesim_snapshot_free(KubesimSnapshot *snapshot)
+{
+	g_ptr_array_unref(snapshot->entries);
+	g_free(snapshot);
+}
+
+guint64
+kubesim_snapshot_get_rv(KubesimSnapshot *snapshot)
+{
+	return snapshot->rv;
+}
+
+guint
+kubesim_snapshot_count_objects(KubesimSnapshot *snapshot)
+{
+	guint i, n = 0;
+
+	for (i = 0; i < snapshot->entries->len; i++)
+		n += ((SnapshotEntry *)g_ptr_array_index(snapshot->entries, i))->objects->len;
+	return n;
+}
+
+static void
+restore_entry(KubesimStore *store, SnapshotEntry *entry, gboolean crds)
+{
+	KubesimResource *res = g_hash_table_lookup(store->by_gvr, entry->gvr);
+	guint i;
+
+	/* a resource of a CRD the snapshot does not have is not served, and its objects go */
+	if (res == NULL)
+		return;
+	for (i = 0; i < entry->objects->len; i++) {
+		KubesimObject *obj = g_ptr_array_index(entry->objects, i);
+		g_tree_replace(res->objects, obj->key, kubesim_object_ref(obj));
+		if (crds)
+			kubesim_crd_register(store, obj);
+	}
+}
+
+void
+kubesim_store_restore(KubesimStore *store, KubesimSnapshot *snapshot, guint64 bump)
+{
+	g_autofree gchar *crds = gvr_key("apiextensions.k8s.io", "v1", "customresourcedefinitions");
+	guint i;
+
+	kubesim_store_reset(store, snapshot->rv + bump);
+	/* the CRDs first: they make the resources their objects belong to */
+	for (i = 0; i < snapshot->entries->len; i++) {
+		SnapshotEntry *entry = g_ptr_array_index(snapshot->entries, i);
+		if (g_strcmp0(entry->gvr, crds) == 0)
+			restore_entry(store, entry, TRUE);
+	}
+	for (i = 0; i < snapshot->entries->len; i++) {
+		SnapshotEntry *entry = g_ptr_array_index(snapshot->entries, i);
+		if (g_strcmp0(entry->gvr, crds) != 0)
+			restore_entry(store, entry, FALSE);
+	}
 }
 
 guint
@@ -572,8 +614,6 @@ kubesim_store_remove_resource(KubesimStore *store, KubesimResource *res)
 {
 	g_autoptr(GPtrArray) objs =
 	        g_ptr_array_new_with_free_func((GDestroyNotify)kubesim_object_unref);
-	g_autofree gchar *gvr = gvr_key(res->group, res->version, res->resource);
-	g_autofree gchar *kind = g_strdup_printf("%s/%s", res->api_version, res->kind);
 	guint i;
 
 	g_tree_foreach(res->objects, collect_object, objs);
@@ -582,19 +622,17 @@ kubesim_store_remove_resource(KubesimStore *store, KubesimResource *res)
 		g_autoptr(KubesimObject) gone =
 		        kubesim_store_delete(store, res, obj->namespace_, obj->name, NULL);
 	}
-	if (g_hash_table_lookup(store->by_gvr, gvr) == res)
-		g_hash_table_remove(store->by_gvr, gvr);
-	if (g_hash_table_lookup(store->by_kind, kind) == res)
-		g_hash_table_remove(store->by_kind, kind);
-	res->removed = TRUE;
-	g_ptr_array_remove(store->resources, res);
+	unregister_resource(store, res);
 }
 
 static void
 emit(KubesimStore *store, KubesimEventType type, KubesimResource *res, KubesimObject *obj)
 {
-	KubesimEvent *ev = g_new0(KubesimEvent, 1);
+	KubesimEvent *ev;
 
+	if (store->silent)
+		return;
+	ev = g_new0(KubesimEvent, 1);
 	ev->type = type;
 	ev->resource = kubesim_resource_ref(res);
 	ev->object = kubesim_object_ref(obj);
@@ -670,6 +708,9 @@ make_object(KubesimResource *res,
 	obj->json = g_bytes_ref(json);
 	obj->rv_off = rv_off;
 	obj->rv_len = rv_len;
+	if (res->crd_name == NULL)
+		obj->item_off = kubesim_object_json_item_offset(g_bytes_get_data(json, NULL),
+		                                                g_bytes_get_size(json));
 	return obj;
 }
 
@@ -707,7 +748,7 @@ store_write(KubesimStore *store,
 	g_auto(ObjectInfo) old_info = {0};
 	KubesimObject *old = NULL;
 	KubesimObject *obj;
-	MetaEdit edits[7] = {{0}};
+	KubesimMetaEdit edits[7] = {{0}};
 	guint n_edits = 0, i;
 	gboolean created;
 	gint64 generation = 0;
@@ -780,6 +821,32 @@ store_write(KubesimStore *store,
 	created = old == NULL;
 	if (old != NULL)
 		object_info_parse(old->json, &old_info);
+	if (store->manager != NULL && (mode != WRITE_LOAD || !info.has_managed_fields)) {
+		/* the server records who wrote what; the rest of the write reads the result */
+		KubesimManagedWrite write = {
+		        .manager = store->manager,
+		        .subresource = store->manager_subresource,
+		        .api_version = res->api_version,
+		        .typed = res->crd_name == NULL,
+		        .status_ignored =
+		                store->manager_subresource == NULL && res->subresources != NULL &&
+		                g_strv_contains((const gchar *const *)res->subresources, "status"),
+		        .time = g_get_real_time() / G_USEC_PER_SEC,
+		};
+		g_autoptr(GBytes) managed =
+		        kubesim_managed_fields_apply(json, old != NULL ? old->json : NULL, &write);
+		if (managed != NULL) {
+			g_bytes_unref(json);
+			json = g_steal_pointer(&managed);
+			if (!msd_json_tokens_parse(&doc, g_bytes_get_data(json, NULL),
+			                           g_bytes_get_size(json), NULL)) {
+				*status_out =
+				        kubesim_status_invalid(res->group, res->kind, info.name,
+				                               "the body is not a JSON object");
+				return NULL;
+			}
+		}
+	}
 
 	/* identity and creation time survive updates; loaders may bring their own */
 	if (!created && old_info.uid != NULL) {
@@ -814,7 +881,8 @@ store_write(KubesimStore *store,
 		edits[n_edits].key = "generation";
 		edits[n_edits++].value = g_strdup_printf("%" G_GINT64_FORMAT, generation);
 	}
-	out = rewrite_metadata_doc(&doc, edits, n_edits, &rv_off, &rv_len);
+	out = kubesim_object_json_rewrite_doc(&doc, res->crd_name == NULL, edits, n_edits, &rv_off,
+	                                      &rv_len);
 	for (i = 0; i < n_edits; i++)
 		g_free(edits[i].value);
 	if (out == NULL) {
@@ -867,8 +935,8 @@ kubesim_store_load(KubesimStore *store, GBytes *json, KubesimStatus **status_out
 
 /*
  * A copy of @obj at the store's next resourceVersion: the same JSON but for @splices and that
- * value, which is spliced in where it is known to be, as rewrite_metadata() would write it.
- * Everything is copied once, in offset order.
+ * value, which is spliced in where it is known to be, as kubesim_object_json_rewrite() would write
+ * it. Everything is copied once, in offset order.
  */
 static KubesimObject *
 object_new_version(KubesimStore *store,
@@ -922,11 +990,15 @@ object_new_version(KubesimStore *store,
 	data[o] = '\0';
 	copy->json = g_bytes_new_take(data, o);
 	if (obj->rv_len == 0) {
-		MetaEdit edit = {"resourceVersion", value, FALSE};
+		KubesimMetaEdit edit = {"resourceVersion", value, FALSE};
 		GBytes *spliced = copy->json;
-		copy->json = rewrite_metadata(spliced, &edit, 1, &copy->rv_off, &copy->rv_len);
+		copy->json = kubesim_object_json_rewrite(spliced, obj->item_off > 0, &edit, 1,
+		                                         &copy->rv_off, &copy->rv_len);
 		g_bytes_unref(spliced);
 	}
+	if (obj->item_off > 0)
+		copy->item_off = kubesim_object_json_item_offset(g_bytes_get_data(copy->json, NULL),
+		                                                 g_bytes_get_size(copy->json));
 	copy->key = g_strdup(obj->key);
 	copy->namespace_ = g_strdup(obj->namespace_);
 	copy->name = g_strdup(obj->name);
@@ -987,6 +1059,8 @@ kubesim_store_add(KubesimStore *store,
 	obj->json = g_bytes_new_take(data, len - rv_len + value_len);
 	obj->rv_off = rv_off;
 	obj->rv_len = value_len;
+	if (res->crd_name == NULL)
+		obj->item_off = kubesim_object_json_item_offset(data, len - rv_len + value_len);
 	g_tree_replace(res->objects, obj->key, obj);
 	emit(store, KUBESIM_EVENT_ADDED, res, obj);
 	return kubesim_object_ref(obj);

@@ -23,9 +23,14 @@ typedef struct {
 	/* where the value of metadata.resourceVersion is in @json (quotes included); 0 if unknown
 	 */
 	gsize rv_off, rv_len;
+	/* An item of a built-in type's list is "{" and @json from here on: it leaves out kind and
+	 * apiVersion, as a real server's typed lists do. 0: the whole object (custom resources). */
+	gsize item_off;
 } KubesimObject;
 
 KubesimObject *kubesim_object_ref(KubesimObject *obj);
+/* The object as an item of its list: with or without kind and apiVersion (see item_off). */
+GBytes *kubesim_object_item_bytes(KubesimObject *obj);
 void kubesim_object_unref(KubesimObject *obj);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(KubesimObject, kubesim_object_unref)
 /* The value of label @key, or NULL. */
@@ -84,6 +89,48 @@ guint64 kubesim_store_get_history_floor(KubesimStore *store);
 /* Makes every rv so far unavailable to watches, as after a compaction. */
 void kubesim_store_compact(KubesimStore *store);
 guint kubesim_store_count_objects(KubesimStore *store);
+
+/* While silent, writes change the store without events: no open watch hears of them and no
+ * later watch replays them; only a list shows them. */
+void kubesim_store_set_silent(KubesimStore *store, gboolean silent);
+
+/*
+ * The manager of the writes that follow, until set again (NULL: none), as the API server
+ * records it in metadata.managedFields (see kubesim-managed.h): creates and updates get its
+ * Update entry; loads only when the object brings no managedFields of its own. @subresource:
+ * (nullable) "status" for writes to /status.
+ */
+void kubesim_store_set_field_manager(KubesimStore *store,
+                                     const gchar *manager,
+                                     const gchar *subresource);
+
+/*
+ * Empties the store as a new etcd would be: every object goes without an event, the resources
+ * CustomResourceDefinitions made are no longer served, the history is forgotten, and the
+ * resourceVersion counter restarts at @rv (the next write gets @rv + 1). The built-in
+ * resources stay registered.
+ */
+void kubesim_store_reset(KubesimStore *store, guint64 rv);
+
+/* How many times the store was reset (replaced or restored): what others know of its objects
+ * is stale when this changed. */
+guint kubesim_store_get_epoch(KubesimStore *store);
+
+/* The objects of every resource as of now and the counter, as in an etcd backup: references
+ * only, but every object changed afterwards stays in memory while the snapshot lives. */
+typedef struct _KubesimSnapshot KubesimSnapshot;
+KubesimSnapshot *kubesim_store_snapshot(KubesimStore *store);
+void kubesim_snapshot_free(KubesimSnapshot *snapshot);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(KubesimSnapshot, kubesim_snapshot_free)
+guint64 kubesim_snapshot_get_rv(KubesimSnapshot *snapshot);
+guint kubesim_snapshot_count_objects(KubesimSnapshot *snapshot);
+/*
+ * Puts the store back as @snapshot has it, as an etcd restored from that backup: the same
+ * objects with their uids and resourceVersions, the custom resources their CRDs serve, the
+ * counter where it was plus @bump (etcdutl's --bump-revision), and no history, so that every
+ * resourceVersion up to the counter gets 410 from a watch.
+ */
+void kubesim_store_restore(KubesimStore *store, KubesimSnapshot *snapshot, guint64 bump);
 /* Calls @func for every event newer than @rv still in the history, oldest first. */
 void kubesim_store_replay(KubesimStore *store, guint64 rv, KubesimEventFunc func, gpointer data);
 

@@ -37,6 +37,7 @@ typedef struct {
 	gboolean table_columns_sent;
 	gboolean bookmarks;
 	guint64 last_rv;
+	guint64 start_rv; /* events up to this one are not the watch's (a watch from a given rv) */
 	guint timeout_id;
 	guint bookmark_id;
 	gulong finished_id;
@@ -387,7 +388,8 @@ kubesim_watch_dispatch(const KubesimEvent *ev, gpointer user_data)
 			watch_end(w);
 			continue;
 		}
-		if (watch_matches(w, ev->resource, ev->object))
+		/* a watch from a version the store had not reached sees only what passes it */
+		if (ev->object->rv > w->start_rv && watch_matches(w, ev->resource, ev->object))
 			send_live_event(w, kubesim_event_type_to_string(ev->type), ev->object,
 			                NULL);
 	}
@@ -433,22 +435,70 @@ on_hangup(GSocket *socket, GIOCondition condition, gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+/* A watch-list waiting for the store to reach its resourceVersion. */
+typedef struct {
+	KubesimResource *resource;
+	gchar *namespace_;
+	KubesimSelector *selector;
+	GHashTable *query;
+	KubesimFault *fault;
+	guint64 wanted_rv;
+} PendingWatch;
+
+static void watch_begin(KubesimServer *self,
+                        SoupServerMessage *msg,
+                        KubesimResource *resource,
+                        const gchar *namespace_,
+                        KubesimSelector *selector,
+                        GHashTable *query,
+                        KubesimFault *fault,
+                        KubesimStatus *error);
+
+static void
+pending_watch_ready(KubesimServer *self, SoupServerMessage *msg, gboolean reached, gpointer data)
+{
+	PendingWatch *p = data;
+
+	if (p->resource->removed) {
+		kubesim_respond_not_found_page(msg);
+		return;
+	}
+	/* the cacher's error after its wait goes in the stream, as every error after the
+	 * request was accepted */
+	watch_begin(self, msg, p->resource, p->namespace_, g_steal_pointer(&p->selector), p->query,
+	            p->fault,
+	            reached ? NULL
+	                    : kubesim_status_new_too_large_rv(
+	                              p->wanted_rv, kubesim_store_get_rv(self->store), 1));
+}
+
+static void
+pending_watch_free(gpointer data)
+{
+	PendingWatch *p = data;
+
+	kubesim_resource_unref(p->resource);
+	g_free(p->namespace_);
+	g_clear_pointer(&p->selector, kubesim_selector_free);
+	if (p->query != NULL)
+		g_hash_table_unref(p->query);
+	g_clear_pointer(&p->fault, kubesim_fault_unref);
+	g_free(p);
+}
+
 void
 kubesim_watch_start(KubesimServer *self,
                     SoupServerMessage *msg,
                     KubesimRequest *req,
-                    GHashTable *query)
+                    GHashTable *query,
+                    KubesimFault *fault)
 {
 	const gchar *rv_text = kubesim_query_get(query, "resourceVersion");
 	const gchar *rvm = kubesim_query_get(query, "resourceVersionMatch");
-	const gchar *timeout_text = kubesim_query_get(query, "timeoutSeconds");
 	gboolean initial_events = kubesim_query_bool(query, "sendInitialEvents", FALSE);
 	g_autoptr(KubesimSelector) selector = NULL;
 	KubesimStatus *status = NULL;
-	SoupMessageHeaders *headers = soup_server_message_get_response_headers(msg);
-	KubesimWatch *w;
-	guint64 floor = kubesim_store_get_history_floor(self->store);
-	guint timeout;
+	guint64 wanted;
 
 	if (rvm != NULL && rvm[0] == '\0')
 		rvm = NULL;
@@ -474,13 +524,53 @@ kubesim_watch_start(KubesimServer *self,
 		kubesim_respond_status(msg, status);
 		return;
 	}
+	/*
+	 * Only a watch-list waits for the store to reach its resourceVersion (and then fails
+	 * with 504). A plain watch from a version the store has not reached is accepted at
+	 * once and stays quiet until events pass that version, as the watch cache does.
+	 */
+	wanted = rv_text != NULL ? g_ascii_strtoull(rv_text, NULL, 10) : 0;
+	if (initial_events && wanted > kubesim_store_get_rv(self->store)) {
+		PendingWatch *p = g_new0(PendingWatch, 1);
+		p->resource = kubesim_resource_ref(req->resource);
+		p->namespace_ = g_strdup(req->namespace_);
+		p->selector = g_steal_pointer(&selector);
+		p->query = query != NULL ? g_hash_table_ref(query) : NULL;
+		p->fault = fault != NULL ? kubesim_fault_ref(fault) : NULL;
+		p->wanted_rv = wanted;
+		kubesim_server_wait_for_rv(self, msg, wanted, pending_watch_ready, p,
+		                           pending_watch_free);
+		return;
+	}
+	watch_begin(self, msg, req->resource, req->namespace_, g_steal_pointer(&selector), query,
+	            fault, NULL);
+}
+
+/* Starts the stream; takes @selector and @error (an ERROR event that ends it at once). */
+static void
+watch_begin(KubesimServer *self,
+            SoupServerMessage *msg,
+            KubesimResource *resource,
+            const gchar *namespace_,
+            KubesimSelector *selector,
+            GHashTable *query,
+            KubesimFault *fault,
+            KubesimStatus *error)
+{
+	const gchar *rv_text = kubesim_query_get(query, "resourceVersion");
+	const gchar *timeout_text = kubesim_query_get(query, "timeoutSeconds");
+	gboolean initial_events = kubesim_query_bool(query, "sendInitialEvents", FALSE);
+	SoupMessageHeaders *headers = soup_server_message_get_response_headers(msg);
+	KubesimWatch *w;
+	guint64 floor = kubesim_store_get_history_floor(self->store);
+	guint timeout;
 
 	w = g_new0(KubesimWatch, 1);
 	w->server = self;
 	w->msg = g_object_ref(msg);
-	w->resource = kubesim_resource_ref(req->resource);
-	w->namespace_ = req->resource->namespaced ? g_strdup(req->namespace_) : NULL;
-	w->selector = g_steal_pointer(&selector);
+	w->resource = kubesim_resource_ref(resource);
+	w->namespace_ = resource->namespaced ? g_strdup(namespace_) : NULL;
+	w->selector = selector;
 	w->table = kubesim_wants_table(msg);
 	w->include_object = g_strdup(kubesim_query_get(query, "includeObject"));
 	w->bookmarks = kubesim_query_bool(query, "allowWatchBookmarks", FALSE);
@@ -495,6 +585,22 @@ kubesim_watch_start(KubesimServer *self,
 	w->finished_id = g_signal_connect(msg, "finished", G_CALLBACK(on_finished), w);
 	w->wrote_id = g_signal_connect(msg, "wrote-body-data", G_CALLBACK(on_wrote_body_data), w);
 
+	if (error != NULL) {
+		send_error(w, error);
+		watch_end(w);
+		return;
+	}
+	if (kubesim_fault_injects_object(fault)) {
+		/* a hostile object first, as an ADDED event, then the stream as usual */
+		SoupMessageBody *body = soup_server_message_get_response_body(msg);
+		static const gchar open[] = "{\"type\":\"ADDED\",\"object\":";
+		soup_message_body_append(body, SOUP_MEMORY_STATIC, open, sizeof open - 1);
+		w->queued += sizeof open - 1;
+		w->queued += kubesim_fault_append_object(fault, body, resource, namespace_,
+		                                         kubesim_store_get_rv(self->store), FALSE);
+		soup_message_body_append(body, SOUP_MEMORY_STATIC, "}\n", 2);
+		w->queued += 2;
+	}
 	if (self->expire_next_watch) {
 		self->expire_next_watch = FALSE;
 		send_error(w, kubesim_status_new(410, "Expired",
@@ -521,11 +627,12 @@ kubesim_watch_start(KubesimServer *self,
 			           kubesim_status_new(410, "Expired",
 			                              "too old resource version: %" G_GUINT64_FORMAT
 			                              " (%" G_GUINT64_FORMAT ")",
-			                              rv, floor + 1));
+			                              rv, floor));
 			watch_end(w);
 			return;
 		}
 		w->last_rv = rv;
+		w->start_rv = rv;
 		kubesim_store_replay(self->store, rv, replay_event, w);
 		watch_flush(w);
 	}
