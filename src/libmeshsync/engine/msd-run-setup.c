@@ -19,7 +19,12 @@
 #define MSD_RUN_SETUP_RETRY_MIN_MS    800
 #define MSD_RUN_SETUP_RETRY_MAX_MS    30000
 
-#define MSD_CR_PATH "/apis/meshery.io/v1alpha1/namespaces/meshery/meshsyncs/meshery-meshsync"
+#define MSD_CR_PATH          "/apis/meshery.io/v1alpha1/namespaces/meshery/meshsyncs/meshery-meshsync"
+#define MSD_KUBE_SYSTEM_PATH "/api/v1/namespaces/kube-system"
+
+/* A watch resumed after a break asks whether the cluster is still the same; many resume
+ * together after an API server restart, and one answer serves them all. */
+#define MSD_RUN_SETUP_IDENTITY_INTERVAL_US (5 * G_USEC_PER_SEC)
 
 struct _MsdRunSetup {
 	GObject parent_instance;
@@ -58,6 +63,12 @@ struct _MsdRunSetup {
 	guint retry_ms;
 	guint resync_id;
 	MsdInformerCounters past; /* of runs already torn down */
+
+	/* the cluster's identity, checked on every relist and watch reconnect */
+	GPtrArray *gated;              /* (owned) (element-type MsdInformer): waiting for a check */
+	GCancellable *identity_cancel; /* (owned) (nullable): the check in flight */
+	gint64 identity_checked_us;
+	guint identity_checks;
 };
 
 G_DEFINE_FINAL_TYPE(MsdRunSetup, msd_run_setup, G_TYPE_OBJECT)
@@ -115,6 +126,8 @@ msd_run_setup_end_run(MsdRunSetup *self)
 	g_clear_object(&self->run);
 	g_clear_object(&self->pipeline);
 	g_clear_object(&self->discovery);
+	g_ptr_array_set_size(self->gated, 0);
+	g_clear_object(&self->identity_cancel);
 	g_clear_handle_id(&self->retry_id, g_source_remove);
 	self->waiting_for_crds = FALSE;
 	msd_run_setup_set_ready(self, FALSE);
@@ -195,6 +208,173 @@ msd_run_setup_pipeline_cb(GObject *source, GAsyncResult *result, gpointer user_d
 	msd_run_setup_set_ready(self, TRUE);
 }
 
+static void msd_run_setup_check_identity(MsdRunSetup *self);
+
+static void
+msd_run_setup_open_gates(MsdRunSetup *self)
+{
+	g_autoptr(GPtrArray) gated = g_steal_pointer(&self->gated);
+
+	self->gated = g_ptr_array_new_with_free_func(g_object_unref);
+	for (guint i = 0; gated != NULL && i < gated->len; i++)
+		msd_informer_open_gate(g_ptr_array_index(gated, i));
+}
+
+/* Another cluster answers at the same URL (every uid new, kube-system's too): everything
+ * held is retracted, with the cluster id it was published under, exactly once; then a fresh
+ * run lists the new cluster under its own id. */
+static void
+msd_run_setup_cluster_replaced(MsdRunSetup *self, const gchar *uid)
+{
+	MsdRun *run = self->run;
+	guint retracted = 0;
+
+	g_warning("the cluster at %s was replaced (kube-system uid %s, was %s): retracting every "
+	          "object and listing again",
+	          msd_kube_client_get_server(self->client), uid, self->cluster_id);
+	if (run != NULL) {
+		GPtrArray *informers = msd_run_get_informers(run);
+
+		msd_run_stop(run);
+		for (guint i = 0; i < informers->len; i++) {
+			MsdInformer *informer = g_ptr_array_index(informers, i);
+			g_autoptr(GPtrArray) held =
+			        msd_store_snapshot(msd_informer_get_store(informer));
+
+			for (guint j = 0; j < held->len; j++) {
+				MsdInformerEvent event = {
+				        .type = MESHSYNC_EVENT_TYPE_DELETED,
+				        .entry = g_ptr_array_index(held, j),
+				        .doc = NULL,
+				        .index = -1,
+				        .kind = meshsync_api_resource_get_kind(
+				                msd_informer_get_resource(informer)),
+				        .api_version = meshsync_api_resource_get_group_version(
+				                msd_informer_get_resource(informer)),
+				};
+
+				self->event_func(informer, &event, self->event_data);
+				retracted++;
+			}
+		}
+	}
+	g_message("%u objects of the replaced cluster retracted", retracted);
+	g_free(self->cluster_id);
+	self->cluster_id = g_strdup(uid);
+	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_CLUSTER_ID]);
+	msd_run_setup_end_run(self);
+	self->retry_ms = 0;
+	msd_run_setup_begin_run(self);
+}
+
+static void
+msd_run_setup_identity_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(MsdRunSetup) self = user_data;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GBytes) body =
+	        msd_kube_client_get_finish(MSD_KUBE_CLIENT(source), result, &error);
+	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+	g_autofree gchar *uid = NULL;
+
+	if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+		return;
+	g_clear_object(&self->identity_cancel);
+	self->identity_checks++;
+	if (body != NULL) {
+		gsize length = 0;
+		const gchar *data = g_bytes_get_data(body, &length);
+
+		if (msd_json_tokens_parse(&tokens, data, length, NULL))
+			uid = msd_json_tokens_dup_string(
+			        &tokens, msd_json_tokens_path(&tokens, 0, "metadata", "uid", NULL));
+	}
+	/* an id we never had, or a check that could not be made (the server is still coming
+	 * back), proves nothing: the relists go on and fail or succeed by themselves */
+	if (uid != NULL && self->cluster_id != NULL && self->cluster_id[0] != '\0' &&
+	    g_strcmp0(uid, self->cluster_id) != 0) {
+		msd_run_setup_cluster_replaced(self, uid);
+		return;
+	}
+	if (uid == NULL)
+		g_debug("cluster identity not checked: %s",
+		        error != NULL ? error->message : "kube-system has no metadata.uid");
+	msd_run_setup_open_gates(self);
+}
+
+static void
+msd_run_setup_check_identity(MsdRunSetup *self)
+{
+	if (self->identity_cancel != NULL || self->cancellable == NULL)
+		return;
+	self->identity_checked_us = g_get_monotonic_time();
+	self->identity_cancel = g_object_ref(self->cancellable);
+	msd_kube_client_get_async(self->client, MSD_KUBE_SYSTEM_PATH, self->identity_cancel,
+	                          msd_run_setup_identity_cb, g_object_ref(self));
+}
+
+static void
+msd_run_setup_gate_cb(MsdInformer *informer, gpointer user_data)
+{
+	MsdRunSetup *self = user_data;
+
+	g_ptr_array_add(self->gated, g_object_ref(informer));
+	msd_run_setup_check_identity(self);
+}
+
+static void
+msd_run_setup_watch_reopened_cb(MsdInformer *informer, MsdRunSetup *self)
+{
+	if (g_get_monotonic_time() - self->identity_checked_us < MSD_RUN_SETUP_IDENTITY_INTERVAL_US)
+		return;
+	msd_run_setup_check_identity(self);
+}
+
+static gboolean
+msd_run_setup_parse_rv(const gchar *text, guint64 *value)
+{
+	return text != NULL && g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, value, NULL);
+}
+
+/* resourceVersions are opaque, but every API server backed by etcd hands out its revision,
+ * which only grows: a relist that lands before where the type was means a restored cluster,
+ * whose other types must be listed again too. */
+static void
+msd_run_setup_listed_cb(MsdInformer *informer,
+                        const gchar *previous,
+                        const gchar *current,
+                        MsdRunSetup *self)
+{
+	guint64 before;
+	guint64 now;
+	GPtrArray *informers;
+
+	if (self->run == NULL || !msd_run_setup_parse_rv(previous, &before) ||
+	    !msd_run_setup_parse_rv(current, &now) || now >= before)
+		return;
+	g_warning("%s listed at resourceVersion %s, before the %s it had reached: the cluster "
+	          "went back in time (restored?); listing every type again",
+	          msd_informer_get_name(informer), current, previous);
+	informers = msd_run_get_informers(self->run);
+	for (guint i = 0; i < informers->len; i++) {
+		MsdInformer *other = g_ptr_array_index(informers, i);
+
+		if (other != informer)
+			msd_informer_relist(other);
+	}
+}
+
+static void
+msd_run_setup_informer_added(MsdRun *run, MsdInformer *informer, gpointer user_data)
+{
+	MsdRunSetup *self = user_data;
+
+	msd_informer_set_gate_func(informer, msd_run_setup_gate_cb, self);
+	g_signal_connect_object(informer, "listed", G_CALLBACK(msd_run_setup_listed_cb), self, 0);
+	g_signal_connect_object(informer, "watch-reopened",
+	                        G_CALLBACK(msd_run_setup_watch_reopened_cb), self, 0);
+}
+
 static void
 msd_run_setup_build_pipeline(MsdRunSetup *self)
 {
@@ -205,6 +385,7 @@ msd_run_setup_build_pipeline(MsdRunSetup *self)
 
 	self->run = msd_run_new(self->client, self->discovery, self->watch, self->event_func,
 	                        self->event_data);
+	msd_run_set_informer_func(self->run, msd_run_setup_informer_added, self);
 	self->pipeline = g_object_ref(pipeline);
 	meshsync_pipeline_set_run(pipeline, self->run);
 	meshsync_pipeline_add_stage(pipeline, global);
@@ -439,6 +620,7 @@ msd_run_setup_finalize(GObject *object)
 	g_free(self->output_resources);
 	g_free(self->output_namespaces);
 	g_free(self->cluster_id);
+	g_ptr_array_unref(self->gated);
 	G_OBJECT_CLASS(msd_run_setup_parent_class)->finalize(object);
 }
 
@@ -476,6 +658,7 @@ msd_run_setup_init(MsdRunSetup *self)
 	self->resync_delay_ms = MSD_RUN_SETUP_RESYNC_DELAY_MS;
 	self->retry_min_ms = MSD_RUN_SETUP_RETRY_MIN_MS;
 	self->retry_max_ms = MSD_RUN_SETUP_RETRY_MAX_MS;
+	self->gated = g_ptr_array_new_with_free_func(g_object_unref);
 }
 
 MsdRunSetup *

@@ -48,6 +48,8 @@
 #define MSD_INFORMER_INITIAL_EVENTS_END "k8s.io/initial-events-end"
 
 enum {
+	SIGNAL_LISTED,
+	SIGNAL_WATCH_REOPENED,
 	SIGNAL_SYNCED,
 	SIGNAL_DENIED,
 	N_SIGNALS,
@@ -84,6 +86,10 @@ struct _MsdInformer {
 	MsdInformerEventFunc event_func;
 	gpointer event_data;
 	GDestroyNotify event_destroy;
+	MsdInformerGateFunc gate_func;
+	gpointer gate_data;
+	gboolean gated;     /* a relist waits for msd_informer_open_gate() */
+	gchar *previous_rv; /* (owned) (nullable): where the type was before this relist */
 
 	/* a paginated list in progress */
 	gboolean listing;
@@ -98,8 +104,9 @@ struct _MsdInformer {
 	gchar *read_buffer;              /* (owned) */
 	gboolean reading;
 	gboolean eof_pending;
-	gboolean initial_events; /* a streaming list before its end bookmark */
-	guint resume_id;         /* reading again after a pause, from an idle */
+	gboolean initial_events;  /* a streaming list before its end bookmark */
+	gboolean watch_reopening; /* a watch resumed at an old resourceVersion, not after a list */
+	guint resume_id;          /* reading again after a pause, from an idle */
 	guint64 watch_events;
 	gint64 watch_started;
 	MsdJsonTokens tokens;
@@ -227,6 +234,7 @@ msd_informer_timer_cb(gpointer user_data)
 		return G_SOURCE_REMOVE;
 	if (op->next == MSD_INFORMER_NEXT_WATCH) {
 		self->counters.watch_restarts++;
+		self->watch_reopening = TRUE;
 		msd_informer_watch(self, FALSE);
 	} else {
 		msd_informer_list(self);
@@ -315,6 +323,9 @@ msd_informer_finish_list(MsdInformer *self, const gchar *resource_version)
 	for (guint i = 0; i < deleted->len && self->running; i++)
 		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, g_ptr_array_index(deleted, i),
 		                  NULL, -1);
+	if (self->running && self->lists_started > 1)
+		g_signal_emit(self, signals[SIGNAL_LISTED], 0, self->previous_rv,
+		              self->resource_version);
 	if (self->running && !self->synced) {
 		self->synced = TRUE;
 		g_signal_emit(self, signals[SIGNAL_SYNCED], 0);
@@ -584,8 +595,53 @@ msd_informer_fetch_page(MsdInformer *self, const gchar *continue_token)
 	                          op);
 }
 
+static void msd_informer_list_now(MsdInformer *self);
+
+/* Every list but a run's first goes through the gate when there is one: something broke, and
+ * the cluster behind the URL may not be the one we knew (a restored or replaced API server). */
 static void
 msd_informer_list(MsdInformer *self)
+{
+	g_free(self->previous_rv);
+	self->previous_rv = g_strdup(self->resource_version);
+	if (self->lists_started > 0 && self->gate_func != NULL) {
+		msd_informer_close_watch(self);
+		msd_informer_clear_list(self);
+		self->gated = TRUE;
+		self->gate_func(self, self->gate_data);
+		return;
+	}
+	msd_informer_list_now(self);
+}
+
+void
+msd_informer_open_gate(MsdInformer *self)
+{
+	g_return_if_fail(MSD_IS_INFORMER(self));
+
+	if (!self->gated || !self->running)
+		return;
+	self->gated = FALSE;
+	msd_informer_list_now(self);
+}
+
+void
+msd_informer_relist(MsdInformer *self)
+{
+	g_return_if_fail(MSD_IS_INFORMER(self));
+
+	if (!self->running || self->gated)
+		return;
+	if (self->timer_id != 0) {
+		g_source_remove(self->timer_id);
+		self->timer_id = 0;
+	}
+	g_clear_pointer(&self->resource_version, g_free);
+	msd_informer_list(self);
+}
+
+static void
+msd_informer_list_now(MsdInformer *self)
 {
 	if (self->lists_started++ > 0)
 		self->counters.relists++;
@@ -790,6 +846,7 @@ msd_informer_watch_ended(MsdInformer *self)
 	        self->resource_version != NULL ? self->resource_version : "");
 	self->backoff_ms = 0;
 	self->counters.watch_restarts++;
+	self->watch_reopening = TRUE;
 	msd_informer_watch(self, FALSE);
 }
 
@@ -926,6 +983,12 @@ msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_
 	}
 	self->stream = g_steal_pointer(&stream);
 	self->watch_started = g_get_monotonic_time();
+	if (self->watch_reopening) {
+		self->watch_reopening = FALSE;
+		g_signal_emit(self, signals[SIGNAL_WATCH_REOPENED], 0);
+		if (!msd_informer_op_is_current(op) || op->watch_id != self->watch_id)
+			return;
+	}
 	msd_informer_pump(self);
 }
 
@@ -980,6 +1043,7 @@ msd_informer_finalize(GObject *object)
 	g_free(self->name);
 	g_free(self->path);
 	g_free(self->resource_version);
+	g_free(self->previous_rv);
 	msd_line_splitter_free(self->splitter);
 	g_free(self->read_buffer);
 	msd_json_tokens_clear(&self->tokens);
@@ -994,6 +1058,15 @@ msd_informer_class_init(MsdInformerClass *klass)
 	object_class->dispose = msd_informer_dispose;
 	object_class->finalize = msd_informer_finalize;
 
+	/* A relist (not a run's first list) completed: (previous resourceVersion, new one), both
+	 * nullable. A new one lower than the previous says the cluster went back in time. */
+	signals[SIGNAL_LISTED] =
+	        g_signal_new("listed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+	                     NULL, G_TYPE_NONE, 2, G_TYPE_STRING, G_TYPE_STRING);
+	/* A watch resumed at its old resourceVersion after it broke or ended. */
+	signals[SIGNAL_WATCH_REOPENED] =
+	        g_signal_new("watch-reopened", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+	                     NULL, NULL, G_TYPE_NONE, 0);
 	signals[SIGNAL_SYNCED] = g_signal_new("synced", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
 	                                      0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 	/* The server refused the type (403/404) before the initial state arrived: whoever waits
@@ -1079,6 +1152,7 @@ msd_informer_stop(MsdInformer *self)
 		return;
 	self->running = FALSE;
 	self->paused = FALSE;
+	self->gated = FALSE;
 	if (self->cancellable != NULL)
 		g_cancellable_cancel(self->cancellable);
 	if (self->timer_id != 0) {
@@ -1249,4 +1323,19 @@ msd_informer_set_max_object(MsdInformer *self, gsize max_object)
 {
 	g_return_if_fail(MSD_IS_INFORMER(self));
 	self->max_object = max_object;
+}
+
+void
+msd_informer_set_gate_func(MsdInformer *self, MsdInformerGateFunc func, gpointer user_data)
+{
+	g_return_if_fail(MSD_IS_INFORMER(self));
+	self->gate_func = func;
+	self->gate_data = user_data;
+}
+
+gboolean
+msd_informer_get_gated(MsdInformer *self)
+{
+	g_return_val_if_fail(MSD_IS_INFORMER(self), FALSE);
+	return self->gated;
 }

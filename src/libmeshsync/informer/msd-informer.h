@@ -23,6 +23,8 @@ G_BEGIN_DECLS
  * passed on. Signals:
  *
  *   synced (): once, when the initial state has been delivered.
+ *   listed (previous resourceVersion, new one): a relist completed.
+ *   watch-reopened (): a watch resumed at its resourceVersion after it broke or ended.
  *   denied (): once, when the server refuses the type (403/404) before it synced; the
  *     informer keeps retrying slowly.
  *
@@ -51,6 +53,10 @@ typedef void (*MsdInformerEventFunc)(MsdInformer *informer,
                                      const MsdInformerEvent *event,
                                      gpointer user_data);
 
+/* Asked before every relist (not before a run's first list): the informer waits until
+ * msd_informer_open_gate() is called, or until it is stopped. */
+typedef void (*MsdInformerGateFunc)(MsdInformer *informer, gpointer user_data);
+
 typedef struct {
 	guint64 relists;        /* lists (plain or streaming) started after the first one */
 	guint64 watch_restarts; /* watches reopened after one ended */
@@ -67,6 +73,13 @@ void msd_informer_set_event_func(MsdInformer *self,
 
 /* Starts listing; with the store kept from an earlier run, the first list reconciles it. */
 void msd_informer_start(MsdInformer *self);
+void msd_informer_set_gate_func(MsdInformer *self, MsdInformerGateFunc func, gpointer user_data);
+/* Lets a relist waiting at the gate go on. */
+void msd_informer_open_gate(MsdInformer *self);
+gboolean msd_informer_get_gated(MsdInformer *self);
+/* Lists again from scratch now (through the gate), whatever the watch is doing. */
+void msd_informer_relist(MsdInformer *self);
+
 /* Cancels everything in flight; no signal is emitted after it returns. Call it before
  * dropping the last reference: pending operations keep the informer alive. */
 void msd_informer_stop(MsdInformer *self);

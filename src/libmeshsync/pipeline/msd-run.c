@@ -23,6 +23,8 @@ struct _MsdRun {
 	gulong start_cancelled_id;    /* on the start task's cancellable */
 	MsdInformerEventFunc event_func;
 	gpointer event_data;
+	MsdRunInformerFunc informer_func;
+	gpointer informer_data;
 	gboolean stopped;
 };
 
@@ -177,6 +179,8 @@ msd_run_register_stage(MsdRun *self, MeshSyncWatchStage stage)
 		g_signal_connect_object(informer, "denied", G_CALLBACK(msd_run_informer_settled_cb),
 		                        self, 0);
 		g_ptr_array_add(self->informers, informer);
+		if (self->informer_func != NULL)
+			self->informer_func(self, informer, self->informer_data);
 		g_debug("%s: informer registered", names[i]);
 	}
 }
@@ -254,6 +258,14 @@ msd_run_stop(MsdRun *self)
 		g_source_attach(idle, g_task_get_context(task));
 		g_source_unref(idle);
 	}
+}
+
+void
+msd_run_set_informer_func(MsdRun *self, MsdRunInformerFunc func, gpointer user_data)
+{
+	g_return_if_fail(MSD_IS_RUN(self));
+	self->informer_func = func;
+	self->informer_data = user_data;
 }
 
 void

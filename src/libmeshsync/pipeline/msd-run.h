@@ -42,6 +42,11 @@ void msd_run_start_informers_async(MsdRun *self,
                                    gpointer user_data);
 gboolean msd_run_start_informers_finish(MsdRun *self, GAsyncResult *result, GError **error);
 
+/* Called for every informer the run registers, before it starts: how the set-up chain watches
+ * the informers' relists and reconnects. */
+typedef void (*MsdRunInformerFunc)(MsdRun *run, MsdInformer *informer, gpointer user_data);
+void msd_run_set_informer_func(MsdRun *self, MsdRunInformerFunc func, gpointer user_data);
+
 void msd_run_stop(MsdRun *self);
 
 void msd_run_pause(MsdRun *self);
