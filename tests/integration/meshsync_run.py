@@ -166,6 +166,9 @@ def extended_events(path):
     return events
 
 
+_PORTS = {}
+
+
 def free_port():
     """A port for the daemon's health server that nothing listens on now, drawn outside the
     kernel's ephemeral range, so neither the many outgoing connections of a run nor another
@@ -176,7 +179,9 @@ def free_port():
     except (OSError, ValueError, IndexError):
         low = 32768
     low = max(low, 2048)
-    rng = random.Random()
+    # the process id as the seed: reproducible for a run, yet apart from the suites of
+    # other checkouts running on the same machine at the same time
+    rng = _PORTS.setdefault(os.getpid(), random.Random(os.getpid()))
     for _ in range(200):
         port = rng.randrange(1024, low)
         with socket.socket() as s:
@@ -316,16 +321,6 @@ class DaemonProcess:
             lambda: (lambda v: v if v >= at_least else None)(self.metric(name, **labels)),
             f"{name}{labels or ''} >= {at_least}")
 
-    def checks(self):
-        """{check name: passing} from /readyz?verbose."""
-        _, body = self.http("/readyz?verbose")
-        return {m.group(2): m.group(1) == "+"
-                for m in re.finditer(r"^\[([+-])\]([a-z-]+) ", body, re.M)}
-
-    def wait_ready(self):
-        """Waits until /readyz answers 200: every check passes now."""
-        self.wait_until(lambda: (self.try_http("/readyz") or (0,))[0] == 200, "/readyz 200")
-
     def wait_synced(self, count=1):
         """Waits until @count initial syncs have completed (the first, then one per resync),
         counted by meshsync_syncs_total; returns the log, which by then holds their
@@ -373,14 +368,17 @@ class Meshsync(DaemonProcess):
                         f"{event_type} {uid} in {self.extended_file}", timeout)
 
     def mark(self, sim, namespace="default"):
-        """An end marker: creates a ConfigMap and waits until it is in the snapshot. The
-        ConfigMap informer hands its changes over in order, so everything it got before
-        the marker has been written by then; returns the marker."""
-        marker = sim.create({"apiVersion": "v1", "kind": "ConfigMap",
-                             "metadata": {"name": f"end-marker-{next(_markers)}",
-                                          "namespace": namespace},
-                             "data": {"marker": "yes"}})
-        self.wait_in_snapshot({marker["metadata"]["uid"]})
+        """An end marker: creates a ConfigMap and waits until it is in the snapshot, twice.
+        The ConfigMap informer hands its changes over in order, so once the second marker is
+        written everything the informer got before it is written too. Two, because the first
+        may come in the list of a relist, whose changes are not in any set order; the
+        second, made once the first arrived, comes after that list. Returns the last."""
+        for _ in range(2):
+            marker = sim.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                 "metadata": {"name": f"end-marker-{next(_markers)}",
+                                              "namespace": namespace},
+                                 "data": {"marker": "yes"}})
+            self.wait_in_snapshot({marker["metadata"]["uid"]})
         return marker
 
     def seen_rv(self, informer):

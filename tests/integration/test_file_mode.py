@@ -256,11 +256,12 @@ def test_restart_on_the_same_snapshot_writes_each_object_once(tmp_path):
         f"unexpected: {sorted(set(counts) - set(final_view))}")
     assert created["metadata"]["uid"] in counts and marker["metadata"]["uid"] in counts
     assert counts[cut_uid] == 1
-    # the last run only appended what the file did not have: the new object and the marker
+    # the last run only appended what the file did not have: the new object and the two
+    # end markers
     with open(output_file, encoding="utf-8") as f:
         final = f.read()
     assert final.startswith(after_second)
-    assert f"snapshot {output_file}: 2 documents written" in log, log
+    assert f"snapshot {output_file}: 3 documents written" in log, log
     # the first state is kept: the change made while down is not in the snapshot
     assert '"changed":"while-down"' not in final
     # the extended file has the events of the second and the third run, the change included
