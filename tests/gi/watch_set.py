@@ -65,7 +65,8 @@ SEEDS = [
      "spec": {"rules": [{"host": "a.example.com"}]}},
     {"apiVersion": "v1", "kind": "Endpoints", "metadata": {"name": "ep-a", "namespace": "default"},
      "subsets": []},
-    {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": {"name": "cj-a", "namespace": "default"},
+    {"apiVersion": "batch/v1", "kind": "CronJob",
+     "metadata": {"name": "cj-a", "namespace": "default"},
      "spec": {"schedule": "*/5 * * * *",
               "jobTemplate": {"spec": {"template": {"spec": {
                   "restartPolicy": "Never",
