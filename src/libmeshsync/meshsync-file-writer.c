@@ -8,10 +8,16 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <gio/gunixoutputstream.h>
+#include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "meshsync-error.h"
 #include "meshsync-file-writer.h"
+#include "output/msd-snapshot-scan.h"
 #include "output/msd-snapshot-yaml.h"
 
 /**
@@ -19,11 +25,23 @@
  *
  * Writes the cluster snapshot that upstream MeshSync's file mode writes: one YAML document
  * per object, each followed by `---`, holding the first state seen of every object (later
- * events for the same uid are not written). The file is opened for appending, never
- * truncated.
+ * events for the same uid are not written).
+ *
+ * An existing snapshot is continued, not truncated: on opening, the writer reads the uids of
+ * the documents already in it (an earlier run of the same file, stopped or killed) and does
+ * not write those objects again, so a restarted run adds only what the file does not hold
+ * yet. What it keeps is the set of uids, one per object in the file. A document cut short at
+ * the end of the file (a run killed in the middle of a write) is dropped before anything is
+ * appended, and its object is written again whole; a file whose end is not a whole document
+ * and not the start of one of ours is refused rather than changed. Upstream keeps the uids
+ * in memory only and writes every object again after a restart.
  *
  * With the extended file enabled, every event is also written, with its event type, to
- * `<name>-extended<ext>` (`EventType` and `Object` keys).
+ * `<name>-extended<ext>` (`EventType` and `Object` keys); a restarted run keeps appending
+ * every event to it (after dropping a cut-short last record the same way).
+ *
+ * Both files are created with mode 0600 whatever the umask, as the snapshot holds the data
+ * of Secrets; a file that exists keeps its mode.
  *
  * Output is buffered; a failed write (full disk, permission) is reported as
  * %MESHSYNC_ERROR_WRITE naming the file, and every later call fails the same way, so a
@@ -57,21 +75,116 @@ G_DEFINE_FINAL_TYPE_WITH_CODE(MeshSyncFileWriter,
                               G_IMPLEMENT_INTERFACE(MESHSYNC_TYPE_WRITER,
                                                     meshsync_file_writer_iface_init))
 
-static gboolean
-meshsync_snapshot_file_open(MeshSyncSnapshotFile *file, const gchar *path, GError **error)
+/* Opens @path for reading and writing, creating it 0600 when it does not exist: a snapshot
+ * holds Secret data. An existing file keeps its mode, as the user may have chosen it. */
+static gint
+meshsync_snapshot_file_open_fd(const gchar *path, GError **error)
 {
-	g_autoptr(GFile) gfile = g_file_new_for_path(path);
-	g_autoptr(GError) local_error = NULL;
-	GFileOutputStream *stream;
+	gint saved = 0;
 
-	stream = g_file_append_to(gfile, G_FILE_CREATE_NONE, NULL, &local_error);
-	if (stream == NULL) {
+	/* a file removed between the two opens is created by the next round */
+	for (guint attempt = 0; attempt < 3; attempt++) {
+		gint fd = g_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+
+		if (fd >= 0) {
+			/* the umask may have taken bits from 0600; it never adds any */
+			if (fchmod(fd, 0600) != 0) {
+				saved = errno;
+				close(fd);
+				break;
+			}
+			return fd;
+		}
+		if (errno != EEXIST) {
+			saved = errno;
+			break;
+		}
+		fd = g_open(path, O_RDWR | O_CLOEXEC, 0);
+		if (fd >= 0)
+			return fd;
+		saved = errno;
+		if (saved != ENOENT)
+			break;
+	}
+	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE, "cannot open the snapshot %s: %s",
+	            path, g_strerror(saved));
+	return -1;
+}
+
+/* What an earlier run left: the uids of the snapshot's documents go into @uids (NULL for the
+ * extended file, of which only the end is checked). A document cut short (a run killed while
+ * the buffer was being written, a full disk) is dropped: appending after it would make the
+ * next document unreadable too, and its object is written again whole, as it was never
+ * counted as written. A tail that is not the start of one of our documents is not ours to
+ * drop, so the file is refused. */
+static gboolean
+meshsync_snapshot_file_continue(gint fd, const gchar *path, GHashTable *uids, GError **error)
+{
+	const gchar *first_key = uids != NULL ? "apiVersion:" : "EventType:";
+	MsdSnapshotScan scan;
+	gboolean ok;
+
+	if (uids != NULL)
+		ok = msd_snapshot_scan_uids(fd, path, first_key, uids, &scan, error);
+	else
+		ok = msd_snapshot_scan_tail(fd, path, first_key, &scan, error);
+	if (!ok)
+		return FALSE;
+	if (scan.complete_end < scan.size) {
+		if (!scan.tail_ours) {
+			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
+			            "the snapshot %s does not end with a whole document (a \"---\" "
+			            "line); not appending to it",
+			            path);
+			return FALSE;
+		}
+		if (ftruncate(fd, scan.complete_end) != 0) {
+			gint saved = errno;
+
+			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
+			            "cannot drop the partial document at the end of %s: %s", path,
+			            g_strerror(saved));
+			return FALSE;
+		}
+		g_message("snapshot %s: dropped a partial document of %" G_GOFFSET_FORMAT
+		          " bytes at its end, left by an interrupted run",
+		          path, scan.size - scan.complete_end);
+	}
+	if (uids != NULL && scan.n_documents > 0)
+		g_message("snapshot %s: continuing after %u documents of an earlier run; the %u "
+		          "objects in them are not written again",
+		          path, scan.n_documents, g_hash_table_size(uids));
+	return TRUE;
+}
+
+static gboolean
+meshsync_snapshot_file_open(MeshSyncSnapshotFile *file,
+                            const gchar *path,
+                            GHashTable *uids,
+                            GError **error)
+{
+	gint fd;
+	gint flags;
+
+	fd = meshsync_snapshot_file_open_fd(path, error);
+	if (fd < 0)
+		return FALSE;
+	if (!meshsync_snapshot_file_continue(fd, path, uids, error)) {
+		close(fd);
+		return FALSE;
+	}
+	/* every write goes to the end, after the scan read from the start */
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_APPEND) != 0) {
+		gint saved = errno;
+
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
-		            "cannot open the snapshot %s: %s", path, local_error->message);
+		            "cannot open the snapshot %s: %s", path, g_strerror(saved));
+		close(fd);
 		return FALSE;
 	}
 	file->path = g_strdup(path);
-	file->stream = G_OUTPUT_STREAM(stream);
+	file->stream = g_unix_output_stream_new(fd, TRUE);
 	file->pending = g_string_sized_new(MESHSYNC_FILE_WRITER_BUFFER);
 	return TRUE;
 }
@@ -359,10 +472,10 @@ meshsync_file_writer_new(const gchar *path, gboolean extended, GError **error)
 	if (extended) {
 		g_autofree gchar *extended_path = meshsync_file_writer_extended_path_for(path);
 
-		if (!meshsync_snapshot_file_open(&self->extended, extended_path, error))
+		if (!meshsync_snapshot_file_open(&self->extended, extended_path, NULL, error))
 			return NULL;
 	}
-	if (!meshsync_snapshot_file_open(&self->main, path, error))
+	if (!meshsync_snapshot_file_open(&self->main, path, self->seen_uids, error))
 		return NULL;
 	return g_steal_pointer(&self);
 }

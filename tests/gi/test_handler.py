@@ -2,37 +2,11 @@
 Python MeshSync.Writer receives every event, and a Python MeshSync.Stage joins each run."""
 
 from kubesim import Kubesim
+from watch_set import KINDS, cluster_view, seed_every_kind
 
 # Fails a run that never gets where the test waits for instead of hanging until meson's
 # timeout.
 WATCHDOG_SECONDS = 60
-
-# The default watch set (upstream's built-in whitelist): list path and kind. Types the
-# simulator does not serve are skipped, as the handler skips them.
-WATCHED = [
-    ("/api/v1/namespaces", "Namespace"),
-    ("/api/v1/configmaps", "ConfigMap"),
-    ("/api/v1/nodes", "Node"),
-    ("/api/v1/secrets", "Secret"),
-    ("/api/v1/persistentvolumes", "PersistentVolume"),
-    ("/api/v1/persistentvolumeclaims", "PersistentVolumeClaim"),
-    ("/apis/apps/v1/replicasets", "ReplicaSet"),
-    ("/api/v1/pods", "Pod"),
-    ("/api/v1/services", "Service"),
-    ("/apis/apps/v1/deployments", "Deployment"),
-    ("/apis/apps/v1/statefulsets", "StatefulSet"),
-    ("/apis/apps/v1/daemonsets", "DaemonSet"),
-    ("/apis/networking.k8s.io/v1/ingresses", "Ingress"),
-    ("/api/v1/endpoints", "Endpoints"),
-    ("/apis/batch/v1/cronjobs", "CronJob"),
-    ("/apis/discovery.k8s.io/v1/endpointslices", "EndpointSlice"),
-    ("/api/v1/replicationcontrollers", "ReplicationController"),
-    ("/apis/storage.k8s.io/v1/storageclasses", "StorageClass"),
-    ("/apis/rbac.authorization.k8s.io/v1/clusterroles", "ClusterRole"),
-    ("/apis/storage.k8s.io/v1/volumeattachments", "VolumeAttachment"),
-    ("/apis/apiregistration.k8s.io/v1/apiservices", "APIService"),
-]
-
 
 def _import():
     # Imported here, not at module level: the typelib does not exist when pytest collects.
@@ -42,20 +16,6 @@ def _import():
     from gi.repository import GLib, GObject, MeshSync
 
     return GLib, GObject, MeshSync
-
-
-def _cluster_view(sim):
-    """{uid: (kind, namespace, name)} of the watched kinds, read through kubesim's API."""
-    view = {}
-    for path, kind in WATCHED:
-        status, body = sim.request("GET", path)
-        if status == 404:
-            continue
-        assert status == 200, f"GET {path}: {status} {body}"
-        for item in body["items"]:
-            meta = item["metadata"]
-            view[meta["uid"]] = (kind, meta.get("namespace", ""), meta["name"])
-    return view
 
 
 def _run_until(loop, GLib, condition, what):
@@ -107,7 +67,8 @@ def test_python_writer_receives_added_modified_deleted():
     GLib, GObject, MeshSync = _import()
     Recorder = _recorder_class(GObject, MeshSync)
     with Kubesim(pods=40, namespaces=2) as sim:
-        view = _cluster_view(sim)
+        seed_every_kind(sim)
+        view = cluster_view(sim)
         loop = GLib.MainLoop()
         writer = Recorder(loop)
         config = MeshSync.KubeConfig.new_from_file(sim.kubeconfig, None)
@@ -131,6 +92,8 @@ def test_python_writer_receives_added_modified_deleted():
                 f"unexpected: {sorted(set(uids) - set(view))}")
             for event in added:
                 assert event[1:4] == view[event[4]], event
+            # every kind of the default watch set, none left out
+            assert {e[1] for e in added} == KINDS
             assert handler.get_n_objects() == len(view)
 
             # a change made through the admin API arrives as MODIFIED with the new version
@@ -252,7 +215,8 @@ def test_unwritable_writer_holds_events_and_loses_none():
             return True
 
     with Kubesim(pods=30, namespaces=2) as sim:
-        view = _cluster_view(sim)
+        seed_every_kind(sim)
+        view = cluster_view(sim)
         loop = GLib.MainLoop()
         writer = Flaky(loop, fail_after=25)
         config = MeshSync.KubeConfig.new_from_file(sim.kubeconfig, None)

@@ -1,12 +1,17 @@
 """Runs the meshsync daemon against meshsync-kubesim and reads what it wrote.
 
-Every wait here polls for a condition (a log line, a process exit) and fails the test when a
-generous deadline passes; nothing sleeps to let something happen.
+Every wait here polls state the daemon exposes (its health server's /readyz and /metrics,
+the files it writes, its exit) and fails the test when a generous deadline passes; nothing
+sleeps to let something happen, and nothing is read from the log to learn how far the
+daemon got. The log is read only where a message is itself what a test checks.
 """
 
+import itertools
 import os
+import random
 import re
 import signal
+import socket
 import subprocess
 import time
 import urllib.error
@@ -21,7 +26,8 @@ DAEMON = os.environ.get("MESHSYNC_DAEMON", "meshsync")
 TIMEOUT = 90.0
 
 # The default watch set (upstream's built-in whitelist) as (plural, list path, kind,
-# namespaced); types the simulator does not serve are skipped, as the daemon skips them.
+# namespaced). kubesim serves every one of them; cluster_view fails if one goes missing, so
+# that what a test expects cannot shrink together with what the daemon sees.
 WATCHED = [
     ("namespaces", "/api/v1/namespaces", "Namespace", False),
     ("configmaps", "/api/v1/configmaps", "ConfigMap", True),
@@ -75,10 +81,17 @@ def cluster_view(sim, plurals=None):
     for plural, path, kind, _ in WATCHED:
         if plurals is not None and plural not in plurals:
             continue
-        for item in list_objects(sim, path) or []:
+        items = list_objects(sim, path)
+        assert items is not None, f"kubesim does not serve {path} of the default watch set"
+        for item in items:
             meta = item["metadata"]
             view[meta["uid"]] = (kind, meta.get("namespace", ""), meta["name"])
     return view
+
+
+# libyaml's loader when PyYAML has it: the same documents, many times faster on the large
+# snapshots of the restart tests.
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def split_documents(text):
@@ -88,12 +101,54 @@ def split_documents(text):
     assert text.endswith("---\n"), f"snapshot does not end with a separator: {text[-200:]!r}"
     chunks = re.split(r"^---\n", text, flags=re.M)
     assert chunks[-1] == "", "text after the last separator"
-    return [yaml.safe_load(chunk) for chunk in chunks[:-1]]
+    return [yaml.load(chunk, Loader=_LOADER) for chunk in chunks[:-1]]
 
 
 def read_documents(path):
     with open(path, encoding="utf-8") as f:
         return split_documents(f.read())
+
+
+def _whole_text(path):
+    """The text of a file the daemon may be writing, up to the end of its last whole
+    document; "" when there is none yet."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    except FileNotFoundError:
+        return ""
+    if text.startswith("---\n") and "\n---\n" not in text:
+        return "---\n"
+    end = text.rfind("\n---\n")
+    return text[:end + 5] if end >= 0 else ""
+
+
+def _plain(value):
+    """A uid as our YAML writer prints it: plain, or quoted when it would read as another
+    type (a uid of digits)."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
+
+
+# In the snapshot's layout the object's own uid is the one key "uid" two spaces in (the
+# metadata block); an owner's uid is deeper. Cheap enough to poll, unlike parsing the YAML.
+_SNAPSHOT_UID = re.compile(r"^  uid: (.*)$", re.M)
+_EXTENDED_UID = re.compile(r"^    uid: (.*)$", re.M)
+
+
+def snapshot_uid_counts(path):
+    """Counter of the object uids in the whole documents of a snapshot being written."""
+    return Counter(_plain(v) for v in _SNAPSHOT_UID.findall(_whole_text(path)))
+
+
+def extended_has(path, event_type, uid):
+    """Whether the extended file being written has the @event_type event of @uid."""
+    for record in re.split(r"^---\n", _whole_text(path), flags=re.M):
+        if record.startswith(f"EventType: {event_type}\n"):
+            if uid in (_plain(v) for v in _EXTENDED_UID.findall(record)):
+                return True
+    return False
 
 
 def uid_counts(documents):
@@ -111,12 +166,61 @@ def extended_events(path):
     return events
 
 
+_PORTS = {}
+
+
+def free_port():
+    """A port for the daemon's health server that nothing listens on now, drawn outside the
+    kernel's ephemeral range, so neither the many outgoing connections of a run nor another
+    test's port 0 can take it before the daemon binds it."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range", encoding="ascii") as f:
+            low = int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    low = max(low, 2048)
+    # the process id as the seed: reproducible for a run, yet apart from the suites of
+    # other checkouts running on the same machine at the same time
+    rng = _PORTS.setdefault(os.getpid(), random.Random(os.getpid()))
+    for _ in range(200):
+        port = rng.randrange(1024, low)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return port
+    raise AssertionError("no free port below the ephemeral range")
+
+
+def parse_metrics(text):
+    """{name: {labels text: value}} of a Prometheus text exposition."""
+    samples = {}
+    for line in text.splitlines():
+        m = re.match(r"([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$", line)
+        if m:
+            samples.setdefault(m.group(1), {})[m.group(2) or ""] = float(m.group(3))
+    return samples
+
+
+_markers = itertools.count(1)
+
+
 class DaemonProcess:
     """One meshsync process started with @argv; its log (GLib writes debug lines to stdout,
-    the rest to stderr) goes to a file the test polls."""
+    the rest to stderr) goes to a file. A "--health-port 0" in @argv is replaced by a free
+    port chosen here, so the test knows where /readyz and /metrics are without reading it
+    from the log."""
 
     def __init__(self, tmpdir, argv, env=None):
         self.log_path = os.path.join(tmpdir, "meshsync-%d.log" % id(self))
+        argv = list(argv)
+        self.port = 11000
+        if "--health-port" in argv:
+            i = argv.index("--health-port")
+            if argv[i + 1] == "0":
+                argv[i + 1] = str(free_port())
+            self.port = int(argv[i + 1])
         self.argv = argv
         self._log = open(self.log_path, "w", encoding="utf-8")
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=self._log,
@@ -135,28 +239,33 @@ class DaemonProcess:
         with open(self.log_path, encoding="utf-8", errors="replace") as f:
             return f.read()
 
-    def wait_for(self, predicate, what, timeout=TIMEOUT):
-        """Polls @predicate(log text); fails if the daemon exits first or time runs out."""
+    def wait_until(self, predicate, what, timeout=TIMEOUT):
+        """Polls @predicate() until it returns something true, which is returned; fails if
+        the daemon exits first or time runs out."""
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            text = self.log()
-            if predicate(text):
-                return text
+        while True:
+            value = predicate()
+            if value:
+                return value
             if self.proc.poll() is not None:
-                text = self.log()
-                if predicate(text):
-                    return text
+                value = predicate()
+                if value:
+                    return value
                 raise AssertionError(f"meshsync exited with {self.proc.returncode} before "
-                                     f"{what}:\n{text}")
+                                     f"{what}:\n{self.log()}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}:\n{self.log()}")
             time.sleep(0.05)
-        raise AssertionError(f"timed out waiting for {what}:\n{self.log()}")
+
+    def wait_for(self, predicate, what, timeout=TIMEOUT):
+        """Polls @predicate(log text): for a message a test checks, not for progress."""
+        return self.wait_until(lambda: (lambda text: text if predicate(text) else None)(
+            self.log()), what, timeout)
 
     def wait_for_line(self, needle, count=1, timeout=TIMEOUT):
+        """Waits for a message the user must see; progress is waited for on state."""
         return self.wait_for(lambda text: text.count(needle) >= count,
                              f"{count} x {needle!r}", timeout)
-
-    def wait_synced(self, count=1):
-        return self.wait_for_line("initial sync complete", count)
 
     def wait_exit(self, timeout=TIMEOUT):
         try:
@@ -168,19 +277,56 @@ class DaemonProcess:
         self.proc.send_signal(signal.SIGTERM)
         return self.wait_exit()
 
-    def health_port(self):
-        """The health port the daemon chose (it is started with --health-port 0)."""
-        text = self.wait_for(lambda t: re.search(r"listening on [^ ]*:(\d+)", t),
-                             "the health port in the log", 30)
-        return int(re.search(r"listening on [^ ]*:(\d+)", text).group(1))
+    def kill(self):
+        """SIGKILL: nothing is flushed or closed, as a crash or the OOM killer leaves it."""
+        self.proc.kill()
+        self.proc.wait()
 
-    def http(self, path):
-        url = f"http://127.0.0.1:{self.health_port()}{path}"
+    def health_port(self):
+        """The port of the health server (chosen by the test when it asked for 0)."""
+        return self.port
+
+    def try_http(self, path):
+        """One GET; None while nothing answers on the port (the daemon is starting)."""
+        url = f"http://127.0.0.1:{self.port}{path}"
         try:
             with urllib.request.urlopen(url, timeout=10) as resp:
                 return resp.status, resp.read().decode()
         except urllib.error.HTTPError as err:
             return err.code, err.read().decode()
+        except (ConnectionError, urllib.error.URLError, socket.timeout):
+            return None
+
+    def http(self, path):
+        """GET @path once the health server answers: (status, body)."""
+        return self.wait_until(lambda: self.try_http(path), f"the health server to answer {path}")
+
+    def metrics(self):
+        status, text = self.http("/metrics")
+        assert status == 200, (status, text)
+        return parse_metrics(text)
+
+    def metric(self, name, **labels):
+        """The sum of the samples of @name whose labels include @labels; 0 when none."""
+        total = 0.0
+        for text, value in self.metrics().get(name, {}).items():
+            if all(f'{key}="{want}"' in text for key, want in labels.items()):
+                total += value
+        return total
+
+    def wait_metric(self, name, at_least, **labels):
+        """Waits until metric @name (summed over the samples matching @labels) is at least
+        @at_least; returns its value."""
+        return self.wait_until(
+            lambda: (lambda v: v if v >= at_least else None)(self.metric(name, **labels)),
+            f"{name}{labels or ''} >= {at_least}")
+
+    def wait_synced(self, count=1):
+        """Waits until @count initial syncs have completed (the first, then one per resync),
+        counted by meshsync_syncs_total; returns the log, which by then holds their
+        "initial sync complete" summaries (each is logged before its sync is counted)."""
+        self.wait_metric("meshsync_syncs_total", count)
+        return self.log()
 
 
 # A port of its own: 11000 may be taken by another daemon or test running alongside.
@@ -206,9 +352,39 @@ class Meshsync(DaemonProcess):
             argv += ["--kubeconfig", kubeconfig]
         super().__init__(tmpdir, argv)
 
+    def snapshot_uids(self):
+        """Counter of the uids in the whole documents of the snapshot as it is now."""
+        return snapshot_uid_counts(self.output_file)
+
+    def wait_in_snapshot(self, uids, timeout=TIMEOUT):
+        """Waits until every uid of @uids is in the snapshot on disk."""
+        uids = set(uids)
+        self.wait_until(lambda: uids <= set(self.snapshot_uids()),
+                        f"{len(uids)} objects in {self.output_file}", timeout)
+
+    def wait_in_extended(self, event_type, uid, timeout=TIMEOUT):
+        """Waits until the extended file on disk has the @event_type event of @uid."""
+        self.wait_until(lambda: extended_has(self.extended_file, event_type, uid),
+                        f"{event_type} {uid} in {self.extended_file}", timeout)
+
+    def mark(self, sim, namespace="default"):
+        """An end marker: creates a ConfigMap and waits until it is in the snapshot, twice.
+        The ConfigMap informer hands its changes over in order, so once the second marker is
+        written everything the informer got before it is written too. Two, because the first
+        may come in the list of a relist, whose changes are not in any set order; the
+        second, made once the first arrived, comes after that list. Returns the last."""
+        for _ in range(2):
+            marker = sim.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                 "metadata": {"name": f"end-marker-{next(_markers)}",
+                                              "namespace": namespace},
+                                 "data": {"marker": "yes"}})
+            self.wait_in_snapshot({marker["metadata"]["uid"]})
+        return marker
+
     def seen_rv(self, informer):
         """The highest resourceVersion the informer has logged as handled (debug lines of
-        ended watches and finished lists), or -1."""
+        ended watches and finished lists), or -1. Kept for callers that still need it; the
+        tests here use end markers instead."""
         pattern = re.compile(re.escape(informer) + r": (?:watch ended, resuming at|list of \d+ at)"
                              r" resourceVersion (\d+)")
         return max((int(m.group(1)) for m in pattern.finditer(self.log())), default=-1)

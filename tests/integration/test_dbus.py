@@ -4,8 +4,9 @@
 
 meson runs this file under dbus-run-session, so the daemon started with --dbus=session owns
 the name on a private bus. Every property is checked against what kubesim serves; waits are
-for the bus name (gdbus wait), for PropertiesChanged signals and for log lines, each with a
-deadline.
+for state, each with a deadline: the bus name (gdbus wait), PropertiesChanged signals and the
+daemon's /metrics (meshsync_syncs_total). The log is read only for messages the user must
+see.
 """
 
 import os

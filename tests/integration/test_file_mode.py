@@ -1,16 +1,23 @@
 """The meshsync daemon in file mode against meshsync-kubesim, after upstream's file-mode
 integration cases: snapshot content, filters, -stopAfter, objects changed during the run,
-dropped and expired watches, CustomResourceDefinitions added at run time, and startup errors.
+dropped and expired watches, CustomResourceDefinitions added at run time, startup errors, and
+runs killed and restarted on the same snapshot.
+
+Progress is waited for on state: /metrics (meshsync_syncs_total, meshsync_relists,
+meshsync_watch_restarts) and the files on disk; "nothing more to come" is an end marker (a
+ConfigMap created last and waited for in the snapshot).
 """
 
 import os
 import re
+import signal
+import stat
 import subprocess
 
 import pytest
 from kubesim import Kubesim
 from meshsync_run import (DAEMON, META_KEYS, TIMEOUT, TOP_KEYS, Meshsync, cluster_view,
-                          extended_events, read_documents, uid_counts)
+                          extended_events, read_documents, snapshot_uid_counts, uid_counts)
 
 # Small clusters keep the suite fast; three team namespaces besides the system ones.
 SMALL = {"pods": 60, "namespaces": 3}
@@ -108,13 +115,13 @@ def test_stop_after_exits_zero(tmp_path):
 
 def test_objects_created_during_the_run_are_appended(tmp_path):
     with Kubesim(**SMALL) as sim:
-        with Meshsync(str(tmp_path), sim.kubeconfig, extended=True, debug=True) as run:
+        with Meshsync(str(tmp_path), sim.kubeconfig, extended=True) as run:
             run.wait_synced()
             created_cm = sim.create(configmap("created-during-run"))
             created_pod = sim.create(pod("created-during-run"))
-            run.confirm_seen(sim, "configmaps.v1.",
-                             int(created_cm["metadata"]["resourceVersion"]))
-            run.confirm_seen(sim, "pods.v1.", int(created_pod["metadata"]["resourceVersion"]))
+            # on disk while it runs: the informers have handed both over
+            run.wait_in_extended("ADDED", created_cm["metadata"]["uid"])
+            run.wait_in_extended("ADDED", created_pod["metadata"]["uid"])
             assert run.terminate() == 0, run.log()
             view = cluster_view(sim)
         documents = read_documents(run.output_file)
@@ -141,17 +148,132 @@ def test_snapshot_on_disk_shows_objects_created_during_the_run(tmp_path):
             run.wait_synced()
             created = sim.create(configmap("visible-while-running"))
             uid = created["metadata"]["uid"]
-
-            def on_disk():
-                with open(run.extended_file, encoding="utf-8") as f:
-                    return uid in f.read()
-
-            # the event arrives within milliseconds; 30 s is generous
-            sim.wait_for(on_disk, f"{uid} in {run.extended_file} while meshsync runs",
-                         timeout=30)
-            with open(run.output_file, encoding="utf-8") as f:
-                assert uid in f.read()
+            # both files show it while the daemon runs, without a stop or a signal
+            run.wait_in_extended("ADDED", uid)
+            run.wait_in_snapshot({uid})
+            assert run.proc.poll() is None
             assert run.terminate() == 0
+
+
+def _kill_during_initial_sync(tmp_path, sim, output_file, total, attempts=5):
+    """Runs the daemon on @output_file and SIGKILLs it while its initial sync is half
+    written: stopped (SIGSTOP) as soon as the snapshot holds some objects, then killed if
+    it still lacks some, so "half written" is what the file shows, not a guess about time.
+    A run that got everything out before it was stopped is tried again on a fresh file.
+    Returns the uids on disk after the kill."""
+    for _ in range(attempts):
+        if os.path.exists(output_file):
+            os.unlink(output_file)
+        with Meshsync(str(tmp_path), sim.kubeconfig, output_file=output_file) as run:
+            run.wait_until(lambda: len(run.snapshot_uids()) > 0, "the first objects on disk")
+            run.proc.send_signal(signal.SIGSTOP)
+            on_disk = run.snapshot_uids()
+            run.kill()
+        assert max(on_disk.values()) == 1
+        if len(on_disk) < total:
+            return on_disk
+    raise AssertionError(f"{attempts} runs wrote all {total} objects before they were stopped")
+
+
+def _cut_last_document(path):
+    """Cuts the file in the middle of its last document, as a kill during that write would
+    leave it; returns (the uid of that document, the whole documents kept)."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    start = text.rfind("\n---\n", 0, len(text) - 4) + 5
+    last = text[start:]
+    uid = re.search(r"^  uid: (.*)$", last, re.M).group(1)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text[:start] + last[:len(last) // 2])
+    return uid, text[:start].count("\n---\n") + text[:start].startswith("---\n")
+
+
+def _mode(path):
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_restart_on_the_same_snapshot_writes_each_object_once(tmp_path):
+    """A run killed (SIGKILL) during its initial sync, one killed after it and a last one
+    stopped normally, all on the same -outputFile: every object is in the snapshot exactly
+    once, a document the kill cut short is dropped and written again whole, the extended
+    file gets every event of every run, and the files are 0600 (kept as they are once
+    they exist)."""
+    output_file = str(tmp_path / "snapshot.yaml")
+    extended_file = str(tmp_path / "snapshot-extended.yaml")
+    with Kubesim(pods=1200, namespaces=3) as sim:
+        view = cluster_view(sim)
+        old_mask = os.umask(0o022)
+        try:
+            on_disk = _kill_during_initial_sync(tmp_path, sim, output_file, len(view))
+        finally:
+            os.umask(old_mask)
+        assert 0 < len(on_disk) < len(view)
+        assert set(on_disk) <= set(view)
+        assert _mode(output_file) == 0o600
+
+        # the kill cut the last document short
+        cut_uid, kept = _cut_last_document(output_file)
+        assert snapshot_uid_counts(output_file)[cut_uid] == 0
+
+        # a second run continues the file, with the extended file too; killed after sync
+        os.chmod(output_file, 0o640)
+        with Meshsync(str(tmp_path), sim.kubeconfig, output_file=output_file,
+                      extended=True) as run:
+            run.wait_synced()
+            run.wait_in_snapshot(set(view))
+            run.kill()
+            log = run.log()
+        assert "dropped a partial document" in log, log
+        assert f"continuing after {kept} documents of an earlier run" in log, log
+        assert _mode(output_file) == 0o640
+        assert _mode(extended_file) == 0o600
+        assert max(snapshot_uid_counts(output_file).values()) == 1
+        with open(output_file, encoding="utf-8") as f:
+            after_second = f.read()
+
+        # while nothing runs, the cluster changes
+        created = sim.create(configmap("created-while-down"))
+        kind, namespace, name = next(v for v in view.values() if v[0] == "ConfigMap")
+        status, current = sim.request("GET", f"/api/v1/namespaces/{namespace}/configmaps/{name}")
+        assert status == 200, current
+        current["data"] = {"changed": "while-down"}
+        sim.replace(current)
+
+        with Meshsync(str(tmp_path), sim.kubeconfig, output_file=output_file,
+                      extended=True) as run:
+            run.wait_synced()
+            marker = run.mark(sim)
+            assert run.terminate() == 0, run.log()
+            log = run.log()
+        final_view = cluster_view(sim)
+
+    documents = read_documents(output_file)
+    counts = uid_counts(documents)
+    duplicates = {uid: n for uid, n in counts.items() if n > 1}
+    assert not duplicates, f"written more than once: {duplicates}"
+    assert set(counts) == set(final_view), (
+        f"missing: {[final_view[u] for u in set(final_view) - set(counts)]}, "
+        f"unexpected: {sorted(set(counts) - set(final_view))}")
+    assert created["metadata"]["uid"] in counts and marker["metadata"]["uid"] in counts
+    assert counts[cut_uid] == 1
+    # the last run only appended what the file did not have: the new object and the two
+    # end markers
+    with open(output_file, encoding="utf-8") as f:
+        final = f.read()
+    assert final.startswith(after_second)
+    assert f"snapshot {output_file}: 3 documents written" in log, log
+    # the first state is kept: the change made while down is not in the snapshot
+    assert '"changed":"while-down"' not in final
+    # the extended file has the events of the second and the third run, the change included
+    events = extended_events(extended_file)
+    added = uid_counts([{"metadata": {"uid": uid}}
+                        for event, _, _, _, uid in events if event == "ADDED"])
+    assert all(added[uid] >= 2 for uid in view), "an object missing from a run's events"
+    assert ("ADDED", "ConfigMap", "team-1", "created-while-down",
+            created["metadata"]["uid"]) in events
+    with open(extended_file, encoding="utf-8") as f:
+        assert '"changed":"while-down"' in f.read()
+    assert _mode(extended_file) == 0o600
 
 
 def _changes_around_watch_loss(tmp_path, expire):
@@ -164,8 +286,10 @@ def _changes_around_watch_loss(tmp_path, expire):
                          if v[1] == "team-1")]
         assert len(seeded) >= 2, seeded
         with Meshsync(str(tmp_path), sim.kubeconfig, "-outputResources", resources,
-                      extended=True, debug=True) as run:
+                      extended=True) as run:
             run.wait_synced()
+            restarts = run.metric("meshsync_watch_restarts")
+            relists = run.metric("meshsync_relists")
             expected = []
             before = sim.create(configmap("before-loss"))
             expected.append(("ADDED", before))
@@ -187,17 +311,21 @@ def _changes_around_watch_loss(tmp_path, expire):
                 during_pod = sim.create(pod("during-loss"))
                 expected.append(("ADDED", during_pod))
 
+            # the loss was seen: a relist after the 410, a resumed watch otherwise
             if expire:
-                run.wait_for_line("configmaps.v1.: watch expired")
+                run.wait_metric("meshsync_relists", relists + 1)
             else:
-                run.wait_for_line("configmaps.v1.: watch ended, resuming at resourceVersion")
+                run.wait_metric("meshsync_watch_restarts", restarts + 1)
             after = sim.create(configmap("after-loss"))
             expected.append(("ADDED", after))
-            last_cm = int(after["metadata"]["resourceVersion"])
-            run.confirm_seen(sim, "configmaps.v1.", last_cm)
+            run.wait_in_extended("ADDED", after["metadata"]["uid"])
             if not expire:
-                run.confirm_seen(sim, "pods.v1.",
-                                 int(during_pod["metadata"]["resourceVersion"]))
+                run.wait_in_extended("ADDED", during_pod["metadata"]["uid"])
+            # everything the ConfigMap informer got before the marker is written
+            run.mark(sim, "team-1")
+            if not expire:
+                # a resumed watch: nothing was listed again
+                assert run.metric("meshsync_relists") == relists, run.log()
             assert run.terminate() == 0, run.log()
             log = run.log()
             view = cluster_view(sim, {"configmaps", "pods"})
@@ -256,18 +384,19 @@ def test_crd_added_at_run_time_is_watched_after_resync(tmp_path):
                     "metadata": {"name": "meshery-meshsync", "namespace": "meshery"},
                     "spec": {"watch-list": {"data": {"blacklist": '["secrets.v1."]'}}}})
         with Meshsync(str(tmp_path), sim.kubeconfig) as run:
-            run.wait_synced()
-            assert "watch configuration from the MeshSync resource" in run.log()
-            assert "widgets" not in run.log()
+            log = run.wait_synced()
+            assert "watch configuration from the MeshSync resource" in log
+            assert "widgets" not in log
             sim.create(WIDGET_CRD)
             widget = sim.create({"apiVersion": "example.com/v1", "kind": "Widget",
                                  "metadata": {"name": "gear", "namespace": "team-1"},
                                  "spec": {"teeth": 12}})
-            run.wait_for_line("custom resource type widgets.v1.example.com added: "
-                              "resync scheduled")
             # the resync waits for 5 s without further CRD changes, then lists everything
-            run.wait_synced(count=2)
-            log = run.wait_for_line("widgets.v1.example.com: synced, 1 objects")
+            log = run.wait_synced(count=2)
+            assert ("custom resource type widgets.v1.example.com added: resync scheduled"
+                    in log), log
+            assert "widgets.v1.example.com: synced, 1 objects" in log, log
+            run.wait_in_snapshot({widget["metadata"]["uid"]})
             assert run.terminate() == 0, run.log()
         documents = read_documents(run.output_file)
 

@@ -3,7 +3,8 @@
 """/healthz, /readyz and /metrics of the meshsync daemon, against kubesim and nats-server.
 
 Readiness follows the broker connection and the informers' initial sync; /metrics counts
-agree with what a subscriber received.
+agree with what a subscriber received. Every wait is for state (an HTTP answer, a metric, a
+message on the wire); "nothing more to come" is an end marker, never a quiet second.
 """
 
 import re
@@ -11,7 +12,7 @@ import socket
 
 from kubesim import Kubesim
 from test_broker_mode import (CORE, Daemon, NatsServer, Seen, cluster_view, envelope,
-                              free_port, request, wait_for_listener, wait_until)
+                              free_port, request, wait_for_listener)
 
 SMALL = {"pods": 20, "namespaces": 2}
 
@@ -27,8 +28,7 @@ def metric_samples(text, name):
 
 
 def wait_status(run, path, status):
-    return wait_until(lambda: run.http(path)[0] == status, f"{path} answering {status}",
-                      proc=run.proc, log=run.log)
+    return run.wait_until(lambda: run.http(path)[0] == status, f"{path} answering {status}")
 
 
 def test_readyz_follows_broker_and_sync(tmp_path):
@@ -53,15 +53,17 @@ def test_readyz_follows_broker_and_sync(tmp_path):
                 assert body == "[+]broker ok\n[+]informers-synced ok\nreadyz check passed\n"
 
                 nats.stop()
-                run.wait_for_line("lost the connection to the broker")
                 wait_status(run, "/readyz", 503)
                 status, body = run.http("/readyz?verbose")
                 assert "[-]broker failed: " in body and "[+]informers-synced ok" in body
                 assert run.http("/healthz") == (200, "ok")
+                # what the user is told
+                run.wait_for_line("lost the connection to the broker")
 
                 nats.start()
-                run.wait_for_line("reconnected to the broker")
                 wait_status(run, "/readyz", 200)
+                run.wait_for_line("reconnected to the broker")
+                assert run.metric("meshsync_broker_reconnects") >= 1
             assert run.terminate() == 0
 
 
@@ -88,7 +90,12 @@ def test_metrics_agree_with_subscriber(tmp_path):
                     assert envelope(msg)["Object"]
                     break
                 seen.add(msg)
-            seen.drain()
+            # an end marker rather than a quiet moment: the daemon publishes in order, so
+            # once the marker is here every event published before it is too
+            marker = sim.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                 "metadata": {"name": "end-marker", "namespace": "default"},
+                                 "data": {"marker": "yes"}})
+            seen.until(lambda: marker["metadata"]["uid"] in seen.last, "the end marker")
 
             status, text = run.http("/metrics")
             assert status == 200

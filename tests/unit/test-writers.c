@@ -7,11 +7,15 @@
 
 #include <glib/gstdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "meshsync-composite-writer.h"
 #include "meshsync-error.h"
 #include "meshsync-file-writer.h"
 #include "meshsync-resource.h"
+#include "output/msd-snapshot-scan.h"
 
 static MeshSyncResource *
 make_pod(const gchar *name, const gchar *uid, const gchar *rv, MeshSyncEventType event_type)
@@ -237,6 +241,315 @@ test_file_writer_extended_names(void)
 	g_rmdir(dir);
 }
 
+/* Writes the ADDED event of each pod in @uids (named after its uid) to a writer on @path. */
+static MeshSyncFileWriter *
+write_pods(const gchar *path, gboolean extended, const gchar *const *uids)
+{
+	g_autoptr(MeshSyncFileWriter) writer = NULL;
+	g_autoptr(GError) error = NULL;
+
+	writer = meshsync_file_writer_new(path, extended, &error);
+	g_assert_no_error(error);
+	for (guint i = 0; uids[i] != NULL; i++) {
+		g_autoptr(MeshSyncResource) pod =
+		        make_pod(uids[i], uids[i], "1", MESHSYNC_EVENT_TYPE_ADDED);
+
+		g_assert_true(meshsync_writer_write(MESHSYNC_WRITER(writer), pod,
+		                                    MESHSYNC_EVENT_TYPE_ADDED, &error));
+		g_assert_no_error(error);
+	}
+	g_assert_true(meshsync_writer_close(MESHSYNC_WRITER(writer), &error));
+	g_assert_no_error(error);
+	return g_steal_pointer(&writer);
+}
+
+static guint
+count_occurrences(const gchar *text, const gchar *needle)
+{
+	guint n = 0;
+
+	for (const gchar *p = text; (p = strstr(p, needle)) != NULL; p += strlen(needle))
+		n++;
+	return n;
+}
+
+/* A second writer on the same file (a restarted run) writes only the objects the file does
+ * not hold; uids that the YAML writer has to quote are read back as well. */
+static void
+test_file_writer_continues_existing(void)
+{
+	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *path = g_build_filename(dir, "snap.yaml", NULL);
+	g_autofree gchar *extended_path = g_build_filename(dir, "snap-extended.yaml", NULL);
+	const gchar *const first[] = {
+	        "u-1", "12345", "true", "0x1F", "a: b", "it's", "#hash", "2025-06-01", NULL,
+	};
+	const gchar *const second[] = {
+	        "u-1",  "12345", "u-new", "true",       "0x1F",
+	        "a: b", "it's",  "#hash", "2025-06-01", NULL,
+	};
+	g_autoptr(MeshSyncFileWriter) a = NULL;
+	g_autoptr(MeshSyncFileWriter) b = NULL;
+	g_autofree gchar *text = NULL;
+	g_autofree gchar *extended_text = NULL;
+
+	a = write_pods(path, TRUE, first);
+	g_assert_cmpuint(meshsync_file_writer_get_n_documents(a), ==, 8);
+	b = write_pods(path, TRUE, second);
+	g_assert_cmpuint(meshsync_file_writer_get_n_documents(b), ==, 1);
+
+	text = read_file(path);
+	g_assert_cmpuint(count_documents(text), ==, 9);
+	g_assert_cmpuint(count_occurrences(text, "name: u-new\n"), ==, 1);
+	g_assert_cmpuint(count_occurrences(text, "name: u-1\n"), ==, 1);
+	/* the quoted ones really were quoted, so the scan read quoted values */
+	g_assert_cmpuint(count_occurrences(text, "uid: \"12345\"\n"), ==, 1);
+	g_assert_cmpuint(count_occurrences(text, "uid: '#hash'\n"), ==, 1);
+	g_assert_cmpuint(count_occurrences(text, "uid: 'a: b'\n"), ==, 1);
+	/* the new object comes after what the first run wrote */
+	g_assert_true(g_str_has_suffix(text, "uid: u-new\nmodel: \"\"\npattern_resource: null\n"
+	                                     "spec:\n  attribute: '{\"nodeName\":\"n1\"}'\n  id: "
+	                                     "\"\"\n---\n"));
+
+	/* the extended file keeps every event of both runs */
+	extended_text = read_file(extended_path);
+	g_assert_cmpuint(count_documents(extended_text), ==, 8 + 9);
+
+	g_unlink(path);
+	g_unlink(extended_path);
+	g_rmdir(dir);
+}
+
+/* A run killed in the middle of a write leaves half a document: the next run drops it and
+ * writes that object again, whole; the same for the extended file's last record. */
+static void
+test_file_writer_drops_partial_document(void)
+{
+	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *path = g_build_filename(dir, "snap.yaml", NULL);
+	g_autofree gchar *extended_path = g_build_filename(dir, "snap-extended.yaml", NULL);
+	const gchar *const uids[] = {"u-1", "u-2", "u-3", NULL};
+	g_autoptr(MeshSyncFileWriter) a = NULL;
+	g_autoptr(MeshSyncFileWriter) b = NULL;
+	g_autofree gchar *whole = NULL;
+	g_autofree gchar *whole_extended = NULL;
+	g_autofree gchar *text = NULL;
+	g_autofree gchar *extended_text = NULL;
+	const gchar *last;
+	gsize cut;
+
+	a = write_pods(path, TRUE, uids);
+	whole = read_file(path);
+	whole_extended = read_file(extended_path);
+
+	/* cut the snapshot inside u-3's document, after its uid line */
+	last = strstr(whole, "uid: u-3\n");
+	g_assert_nonnull(last);
+	cut = (gsize)(last - whole) + strlen("uid: u-3\n") + 5;
+	g_assert_true(g_file_set_contents(path, whole, (gssize)cut, NULL));
+	/* and the extended file inside its last record's first line */
+	last = g_strrstr(whole_extended, "---\nEventType: ");
+	g_assert_nonnull(last);
+	cut = (gsize)(last - whole_extended) + strlen("---\nEvent");
+	g_assert_true(g_file_set_contents(extended_path, whole_extended, (gssize)cut, NULL));
+
+	b = write_pods(path, TRUE, uids);
+	g_assert_cmpuint(meshsync_file_writer_get_n_documents(b), ==, 1);
+	text = read_file(path);
+	g_assert_cmpstr(text, ==, whole);
+	extended_text = read_file(extended_path);
+	g_assert_cmpuint(count_documents(extended_text), ==, 2 + 3);
+	g_assert_true(g_str_has_prefix(extended_text, "EventType: ADDED\n"));
+	g_assert_cmpuint(count_occurrences(extended_text, "EventType: ADDED\n"), ==, 5);
+
+	/* the whole file cut inside its first document */
+	g_assert_true(g_file_set_contents(path, "apiVersion: v1\nclus", -1, NULL));
+	g_clear_object(&b);
+	b = write_pods(path, FALSE, uids);
+	g_assert_cmpuint(meshsync_file_writer_get_n_documents(b), ==, 3);
+	g_free(text);
+	text = read_file(path);
+	g_assert_true(g_str_has_prefix(text, "apiVersion: v1\ncluster_id: cluster-1\n"));
+	g_assert_cmpuint(count_documents(text), ==, 3);
+
+	g_unlink(path);
+	g_unlink(extended_path);
+	g_rmdir(dir);
+}
+
+/* A file that does not end with a whole document and whose end is not one of ours cut short
+ * is not ours to change: the writer refuses it and leaves it as it was. */
+static void
+test_file_writer_refuses_foreign_tail(void)
+{
+	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *path = g_build_filename(dir, "notes.txt", NULL);
+	g_autoptr(MeshSyncFileWriter) writer = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *text = NULL;
+
+	g_assert_true(g_file_set_contents(path, "earlier: run\n---\nmy notes\n", -1, NULL));
+	writer = meshsync_file_writer_new(path, FALSE, &error);
+	g_assert_null(writer);
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE);
+	g_assert_nonnull(strstr(error->message, path));
+	g_assert_nonnull(strstr(error->message, "does not end with a whole document"));
+	text = read_file(path);
+	g_assert_cmpstr(text, ==, "earlier: run\n---\nmy notes\n");
+	g_unlink(path);
+	g_rmdir(dir);
+}
+
+static guint
+file_mode(const gchar *path)
+{
+	GStatBuf st;
+
+	g_assert_cmpint(g_stat(path, &st), ==, 0);
+	return st.st_mode & 07777;
+}
+
+/* The snapshot holds Secret data: both files are created 0600 whatever the umask lets
+ * through; a file that exists keeps the mode it has. */
+static void
+test_file_writer_private_mode(void)
+{
+	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *path = g_build_filename(dir, "snap.yaml", NULL);
+	g_autofree gchar *extended_path = g_build_filename(dir, "snap-extended.yaml", NULL);
+	const gchar *const uids[] = {"u-1", NULL};
+	const mode_t umasks[] = {0, 022, 0277};
+	mode_t saved = umask(0);
+
+	for (guint i = 0; i < G_N_ELEMENTS(umasks); i++) {
+		g_autoptr(MeshSyncFileWriter) writer = NULL;
+
+		umask(umasks[i]);
+		writer = write_pods(path, TRUE, uids);
+		g_assert_cmpuint(file_mode(path), ==, 0600);
+		g_assert_cmpuint(file_mode(extended_path), ==, 0600);
+		g_unlink(path);
+		g_unlink(extended_path);
+	}
+	umask(saved);
+
+	{
+		g_autoptr(MeshSyncFileWriter) writer = NULL;
+
+		g_assert_true(g_file_set_contents(path, "", 0, NULL));
+		g_assert_cmpint(g_chmod(path, 0644), ==, 0);
+		writer = write_pods(path, FALSE, uids);
+		g_assert_cmpuint(file_mode(path), ==, 0644);
+	}
+	g_unlink(path);
+	g_rmdir(dir);
+}
+
+static void
+test_snapshot_scan_scalar(void)
+{
+	struct {
+		const gchar *text;
+		const gchar *value;
+	} cases[] = {
+	        {"3c22ee10-46e6-454a-8076-cba031fe3415", "3c22ee10-46e6-454a-8076-cba031fe3415"},
+	        {"\"12345\"", "12345"},
+	        {"\"\"", ""},
+	        {"'it''s'", "it's"},
+	        {"\"a\\\"b\\\\c\\u00e9\\x41\"", "a\"b\\c\xc3\xa9"
+	                                        "A"},
+	        {"\"unterminated", NULL},
+	        {"'unterminated", NULL},
+	        {"\"folded\\", NULL},
+	        {"\"after\" x", NULL},
+	        {"|-", NULL},
+	        {">", NULL},
+	        {"", NULL},
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree gchar *value =
+		        msd_snapshot_scan_scalar(cases[i].text, strlen(cases[i].text));
+
+		g_assert_cmpstr(value, ==, cases[i].value);
+	}
+}
+
+/* The forward scan reads only the object's own uid: an owner's uid, a uid key elsewhere and a
+ * document without its separator are not taken; it reads across its chunk size. */
+static void
+test_snapshot_scan_layout(void)
+{
+	g_autofree gchar *dir = g_dir_make_tmp("scan-XXXXXX", NULL);
+	g_autofree gchar *path = g_build_filename(dir, "snap.yaml", NULL);
+	g_autoptr(GString) text = g_string_new(NULL);
+	g_autoptr(GHashTable) uids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *long_value = g_strnfill(200000, 'x');
+	MsdSnapshotScan scan;
+	gint fd;
+
+	g_string_append(text, "apiVersion: v1\nmetadata:\n  name: a\n  ownerReferences:\n"
+	                      "  - kind: ReplicaSet\n    uid: owner-1\n  uid: obj-1\n"
+	                      "spec:\n  uid: not-metadata\n---\n");
+	/* a line far longer than a chunk, then a document split across chunks */
+	g_string_append_printf(text, "apiVersion: v1\nlong: %s\nmetadata:\n  uid: obj-2\n---\n",
+	                       long_value);
+	g_string_append(text, "apiVersion: v1\nmetadata:\n  uid: obj-3\n");
+	g_assert_true(g_file_set_contents(path, text->str, (gssize)text->len, NULL));
+
+	fd = g_open(path, O_RDONLY, 0);
+	g_assert_cmpint(fd, >=, 0);
+	g_assert_true(msd_snapshot_scan_uids(fd, path, "apiVersion:", uids, &scan, &error));
+	g_assert_no_error(error);
+	g_assert_cmpuint(scan.n_documents, ==, 2);
+	g_assert_cmpint(scan.size, ==, (goffset)text->len);
+	g_assert_cmpint(scan.complete_end, ==,
+	                (goffset)(strstr(text->str, "obj-2\n---\n") - text->str + 10));
+	g_assert_true(scan.tail_ours);
+	g_assert_cmpuint(g_hash_table_size(uids), ==, 2);
+	g_assert_true(g_hash_table_contains(uids, "obj-1"));
+	g_assert_true(g_hash_table_contains(uids, "obj-2"));
+
+	/* the backward scan finds the same end, and the same across its chunk size */
+	memset(&scan, 0xff, sizeof(scan));
+	g_assert_true(msd_snapshot_scan_tail(fd, path, "apiVersion:", &scan, &error));
+	g_assert_no_error(error);
+	g_assert_cmpint(scan.complete_end, ==,
+	                (goffset)(strstr(text->str, "obj-2\n---\n") - text->str + 10));
+	g_assert_true(scan.tail_ours);
+	close(fd);
+
+	/* only the first document, whole, long: the backward scan goes back to the start */
+	g_string_truncate(text, 0);
+	g_string_append_printf(text, "EventType: ADDED\nObject: %s\n---\nEventType: MOD",
+	                       long_value);
+	g_assert_true(g_file_set_contents(path, text->str, (gssize)text->len, NULL));
+	fd = g_open(path, O_RDONLY, 0);
+	g_assert_true(msd_snapshot_scan_tail(fd, path, "EventType:", &scan, &error));
+	g_assert_cmpint(scan.complete_end, ==, (goffset)text->len - 14);
+	g_assert_true(scan.tail_ours);
+	g_assert_true(msd_snapshot_scan_tail(fd, path, "apiVersion:", &scan, &error));
+	g_assert_false(scan.tail_ours);
+	close(fd);
+
+	/* no separator at all */
+	g_assert_true(g_file_set_contents(path, "---\nEventType: A", -1, NULL));
+	fd = g_open(path, O_RDONLY, 0);
+	g_assert_true(msd_snapshot_scan_tail(fd, path, "EventType:", &scan, &error));
+	g_assert_cmpint(scan.complete_end, ==, 4);
+	close(fd);
+	g_assert_true(g_file_set_contents(path, "Event", -1, NULL));
+	fd = g_open(path, O_RDONLY, 0);
+	g_assert_true(msd_snapshot_scan_tail(fd, path, "EventType:", &scan, &error));
+	g_assert_cmpint(scan.complete_end, ==, 0);
+	g_assert_true(scan.tail_ours);
+	close(fd);
+
+	g_unlink(path);
+	g_rmdir(dir);
+}
+
 static void
 test_composite_writer(void)
 {
@@ -276,6 +589,14 @@ main(int argc, char **argv)
 	g_test_add_func("/writers/file/unwritable", test_file_writer_unwritable);
 	g_test_add_func("/writers/file/default-names", test_file_writer_default_names);
 	g_test_add_func("/writers/file/extended-names", test_file_writer_extended_names);
+	g_test_add_func("/writers/file/continues-existing", test_file_writer_continues_existing);
+	g_test_add_func("/writers/file/drops-partial-document",
+	                test_file_writer_drops_partial_document);
+	g_test_add_func("/writers/file/refuses-foreign-tail",
+	                test_file_writer_refuses_foreign_tail);
+	g_test_add_func("/writers/file/private-mode", test_file_writer_private_mode);
+	g_test_add_func("/writers/snapshot-scan/scalar", test_snapshot_scan_scalar);
+	g_test_add_func("/writers/snapshot-scan/layout", test_snapshot_scan_layout);
 	g_test_add_func("/writers/composite", test_composite_writer);
 	return g_test_run();
 }

@@ -72,6 +72,17 @@ msd_engine_metrics_event_cb(MeshSyncHandler *handler,
 	                        meshsync_event_type_to_string(type), NULL);
 }
 
+/* A counter rather than the gauge alone: a probe (or a test) that looks now and then cannot
+ * tell from meshsync_ready whether a resync has come and gone since it last looked. */
+static void
+msd_engine_metrics_ready_cb(MeshSyncHandler *handler, gboolean ready, MsdMetrics *metrics)
+{
+	if (ready)
+		msd_metrics_counter_add(metrics, "meshsync_syncs_total",
+		                        "Initial syncs completed: the first, then one per resync",
+		                        1, NULL);
+}
+
 void
 msd_engine_metrics_bind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 {
@@ -98,6 +109,8 @@ msd_engine_metrics_bind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 	        msd_engine_metrics_skipped, handler, NULL, NULL);
 	g_signal_connect_object(handler, "resource-event", G_CALLBACK(msd_engine_metrics_event_cb),
 	                        metrics, 0);
+	g_signal_connect_object(handler, "ready-changed", G_CALLBACK(msd_engine_metrics_ready_cb),
+	                        metrics, 0);
 }
 
 void
@@ -107,8 +120,10 @@ msd_engine_metrics_unbind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 
 	for (guint i = 0; i < G_N_ELEMENTS(msd_handler_gauges); i++)
 		msd_metrics_remove(metrics, msd_handler_gauges[i], NULL);
-	if (handler != NULL)
+	if (handler != NULL) {
 		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_event_cb, metrics);
+		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_ready_cb, metrics);
+	}
 }
 
 static gdouble
