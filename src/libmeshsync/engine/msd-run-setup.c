@@ -19,8 +19,10 @@
 #define MSD_RUN_SETUP_RETRY_MIN_MS    800
 #define MSD_RUN_SETUP_RETRY_MAX_MS    30000
 
-#define MSD_CR_PATH          "/apis/meshery.io/v1alpha1/namespaces/meshery/meshsyncs/meshery-meshsync"
-#define MSD_KUBE_SYSTEM_PATH "/api/v1/namespaces/kube-system"
+#define MSD_CR_PATH "/apis/meshery.io/v1alpha1/namespaces/meshery/meshsyncs/meshery-meshsync"
+/* One consistent read answers both questions: kube-system's uid (which cluster is this?) and
+ * the list's resourceVersion (how far has it got?). */
+#define MSD_IDENTITY_PATH "/api/v1/namespaces?fieldSelector=metadata.name%3Dkube-system"
 
 /* A watch resumed after a break asks whether the cluster is still the same; many resume
  * together after an API server restart, and one answer serves them all. */
@@ -69,6 +71,7 @@ struct _MsdRunSetup {
 	GCancellable *identity_cancel; /* (owned) (nullable): the check in flight */
 	gint64 identity_checked_us;
 	guint identity_checks;
+	gboolean relisting_all; /* the gates open by themselves at its end */
 };
 
 G_DEFINE_FINAL_TYPE(MsdRunSetup, msd_run_setup, G_TYPE_OBJECT)
@@ -267,6 +270,64 @@ msd_run_setup_cluster_replaced(MsdRunSetup *self, const gchar *uid)
 	msd_run_setup_begin_run(self);
 }
 
+static gboolean
+msd_run_setup_parse_rv(const gchar *text, guint64 *value)
+{
+	return text != NULL && g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, value, NULL);
+}
+
+static void
+msd_run_setup_relist_all(MsdRunSetup *self, MsdInformer *except)
+{
+	GPtrArray *informers = msd_run_get_informers(self->run);
+
+	/* the gated ones list once their gate opens; the rest are sent through it, and the
+	 * check that sent them is the one their gates wait for */
+	self->relisting_all = TRUE;
+	for (guint i = 0; i < informers->len; i++) {
+		MsdInformer *informer = g_ptr_array_index(informers, i);
+
+		if (informer != except)
+			msd_informer_relist(informer);
+	}
+	self->relisting_all = FALSE;
+	msd_run_setup_open_gates(self);
+}
+
+/* resourceVersions are opaque, but every API server backed by etcd hands out its revision,
+ * which only grows: a cluster whose current version is behind one an informer already saw
+ * went back in time (restored from a backup without a bump), and a watch resumed there would
+ * wait quietly for versions that mean other changes now. Every type is listed again. */
+static gboolean
+msd_run_setup_went_back(MsdRunSetup *self, const gchar *cluster_rv)
+{
+	GPtrArray *informers;
+	guint64 now;
+	guint64 seen = 0;
+	const gchar *seen_text = NULL;
+
+	if (self->run == NULL || !msd_run_setup_parse_rv(cluster_rv, &now))
+		return FALSE;
+	informers = msd_run_get_informers(self->run);
+	for (guint i = 0; i < informers->len; i++) {
+		const gchar *rv =
+		        msd_informer_get_resource_version(g_ptr_array_index(informers, i));
+		guint64 value;
+
+		if (msd_run_setup_parse_rv(rv, &value) && value > seen) {
+			seen = value;
+			seen_text = rv;
+		}
+	}
+	if (now >= seen)
+		return FALSE;
+	g_warning("the cluster at %s is at resourceVersion %s, behind the %s already seen: it went "
+	          "back in time (restored?); listing every type again",
+	          msd_kube_client_get_server(self->client), cluster_rv, seen_text);
+	msd_run_setup_relist_all(self, NULL);
+	return TRUE;
+}
+
 static void
 msd_run_setup_identity_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -276,6 +337,7 @@ msd_run_setup_identity_cb(GObject *source, GAsyncResult *result, gpointer user_d
 	        msd_kube_client_get_finish(MSD_KUBE_CLIENT(source), result, &error);
 	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
 	g_autofree gchar *uid = NULL;
+	g_autofree gchar *cluster_rv = NULL;
 
 	if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
 		return;
@@ -285,9 +347,17 @@ msd_run_setup_identity_cb(GObject *source, GAsyncResult *result, gpointer user_d
 		gsize length = 0;
 		const gchar *data = g_bytes_get_data(body, &length);
 
-		if (msd_json_tokens_parse(&tokens, data, length, NULL))
-			uid = msd_json_tokens_dup_string(
-			        &tokens, msd_json_tokens_path(&tokens, 0, "metadata", "uid", NULL));
+		if (msd_json_tokens_parse(&tokens, data, length, NULL)) {
+			gint items = msd_json_tokens_member(&tokens, 0, "items");
+
+			cluster_rv = msd_json_tokens_dup_string(
+			        &tokens, msd_json_tokens_path(&tokens, 0, "metadata",
+			                                      "resourceVersion", NULL));
+			if (msd_json_tokens_size(&tokens, items) == 1)
+				uid = msd_json_tokens_dup_string(
+				        &tokens, msd_json_tokens_path(&tokens, items + 1,
+				                                      "metadata", "uid", NULL));
+		}
 	}
 	/* an id we never had, or a check that could not be made (the server is still coming
 	 * back), proves nothing: the relists go on and fail or succeed by themselves */
@@ -299,6 +369,8 @@ msd_run_setup_identity_cb(GObject *source, GAsyncResult *result, gpointer user_d
 	if (uid == NULL)
 		g_debug("cluster identity not checked: %s",
 		        error != NULL ? error->message : "kube-system has no metadata.uid");
+	if (msd_run_setup_went_back(self, cluster_rv))
+		return;
 	msd_run_setup_open_gates(self);
 }
 
@@ -309,7 +381,7 @@ msd_run_setup_check_identity(MsdRunSetup *self)
 		return;
 	self->identity_checked_us = g_get_monotonic_time();
 	self->identity_cancel = g_object_ref(self->cancellable);
-	msd_kube_client_get_async(self->client, MSD_KUBE_SYSTEM_PATH, self->identity_cancel,
+	msd_kube_client_get_async(self->client, MSD_IDENTITY_PATH, self->identity_cancel,
 	                          msd_run_setup_identity_cb, g_object_ref(self));
 }
 
@@ -319,7 +391,8 @@ msd_run_setup_gate_cb(MsdInformer *informer, gpointer user_data)
 	MsdRunSetup *self = user_data;
 
 	g_ptr_array_add(self->gated, g_object_ref(informer));
-	msd_run_setup_check_identity(self);
+	if (!self->relisting_all)
+		msd_run_setup_check_identity(self);
 }
 
 static void
@@ -330,15 +403,8 @@ msd_run_setup_watch_reopened_cb(MsdInformer *informer, MsdRunSetup *self)
 	msd_run_setup_check_identity(self);
 }
 
-static gboolean
-msd_run_setup_parse_rv(const gchar *text, guint64 *value)
-{
-	return text != NULL && g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, value, NULL);
-}
-
-/* resourceVersions are opaque, but every API server backed by etcd hands out its revision,
- * which only grows: a relist that lands before where the type was means a restored cluster,
- * whose other types must be listed again too. */
+/* A relist that lands before where its type was: the cluster went back in time (see
+ * msd_run_setup_went_back()), and the other types must be listed again too. */
 static void
 msd_run_setup_listed_cb(MsdInformer *informer,
                         const gchar *previous,
@@ -347,7 +413,6 @@ msd_run_setup_listed_cb(MsdInformer *informer,
 {
 	guint64 before;
 	guint64 now;
-	GPtrArray *informers;
 
 	if (self->run == NULL || !msd_run_setup_parse_rv(previous, &before) ||
 	    !msd_run_setup_parse_rv(current, &now) || now >= before)
@@ -355,13 +420,7 @@ msd_run_setup_listed_cb(MsdInformer *informer,
 	g_warning("%s listed at resourceVersion %s, before the %s it had reached: the cluster "
 	          "went back in time (restored?); listing every type again",
 	          msd_informer_get_name(informer), current, previous);
-	informers = msd_run_get_informers(self->run);
-	for (guint i = 0; i < informers->len; i++) {
-		MsdInformer *other = g_ptr_array_index(informers, i);
-
-		if (other != informer)
-			msd_informer_relist(other);
-	}
+	msd_run_setup_relist_all(self, informer);
 }
 
 static void

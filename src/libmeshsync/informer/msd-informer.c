@@ -630,13 +630,16 @@ msd_informer_relist(MsdInformer *self)
 {
 	g_return_if_fail(MSD_IS_INFORMER(self));
 
-	if (!self->running || self->gated)
+	if (!self->running)
+		return;
+	/* from scratch: no resourceVersion kept, as after a 410 */
+	g_clear_pointer(&self->resource_version, g_free);
+	if (self->gated)
 		return;
 	if (self->timer_id != 0) {
 		g_source_remove(self->timer_id);
 		self->timer_id = 0;
 	}
-	g_clear_pointer(&self->resource_version, g_free);
 	msd_informer_list(self);
 }
 
@@ -1338,4 +1341,11 @@ msd_informer_get_gated(MsdInformer *self)
 {
 	g_return_val_if_fail(MSD_IS_INFORMER(self), FALSE);
 	return self->gated;
+}
+
+const gchar *
+msd_informer_get_resource_version(MsdInformer *self)
+{
+	g_return_val_if_fail(MSD_IS_INFORMER(self), NULL);
+	return self->resource_version;
 }

@@ -94,6 +94,8 @@ MsdStore *msd_informer_get_store(MsdInformer *self);
 MeshSyncApiResource *msd_informer_get_resource(MsdInformer *self);
 /* "pods.v1.", "deployments.v1.apps": how logs name the resource type. */
 const gchar *msd_informer_get_name(MsdInformer *self);
+/* (nullable): where the next watch resumes, the last resourceVersion seen */
+const gchar *msd_informer_get_resource_version(MsdInformer *self);
 void msd_informer_get_counters(MsdInformer *self, MsdInformerCounters *counters);
 
 G_END_DECLS
