@@ -126,7 +126,7 @@ def kube_system_uid(sim):
     return ns["metadata"]["uid"]
 
 
-def pod(name, namespace="ns-0"):
+def pod(name, namespace="default"):
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "namespace": namespace, "labels": {"app": "late"}},
             "spec": {"containers": [{"name": "app", "image": "registry.local/app:1"}]}}
@@ -206,9 +206,9 @@ def test_restored_cluster(tmp_path):
         with Run(tmp_path, sim) as run:
             run.wait_matches(sim, "the initial sync")
             sim.snapshot()
+            victims = sorted(pod_truth(sim))[:2]
             for i in range(3):
                 sim.create(pod(f"after-backup-{i}"))
-            victims = sorted(pod_truth(sim))[:2]
             status, body = sim.request("GET", PODS_PATH)
             for item in body["items"]:
                 if item["metadata"]["uid"] in victims:
@@ -232,13 +232,16 @@ def test_hostile_objects_are_skipped_alone(tmp_path):
         with Run(tmp_path, sim) as run:
             run.wait_matches(sim, "the initial sync around a deep object")
             run.wait(lambda: skipped(run) >= 1, "the deep object counted as skipped")
+            # each arrives as the first event of the next watch
             sim.arm_fault("watch", fault="huge", bytes=10 * 1024 * 1024, path=PODS_PATH)
+            sim.admin("close-watches")
+            run.wait(lambda: skipped(run) >= 2, "the huge object skipped")
             sim.arm_fault("watch", fault="labels", labels=5000, path=PODS_PATH)
             sim.admin("close-watches")
+            run.wait(lambda: skipped(run) >= 3, "the many-labelled object skipped")
             for i in range(3):
                 sim.create(pod(f"after-hostile-{i}"))
             run.wait_matches(sim, "the pods created after the hostile watch events")
-            run.wait(lambda: skipped(run) >= 3, "the huge and many-labelled objects skipped")
             assert not [e for e in run.events() if "kubesim-" in (e[1] or "")]
 
 

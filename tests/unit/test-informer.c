@@ -89,7 +89,19 @@ test_line_splitter_overlong(void)
 	/* a line that has not ended yet but is already too long fails before it ends */
 	msd_line_splitter_push(splitter, "123456789", 9);
 	g_assert_false(msd_line_splitter_next(splitter, &line, &length, &error));
-	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE);
+	g_clear_error(&error);
+	/* the rest of it is dropped, reported once; the line after it comes through */
+	msd_line_splitter_push(splitter, "0123456789", 10);
+	g_assert_false(msd_line_splitter_next(splitter, &line, &length, &error));
+	g_assert_no_error(error);
+	g_assert_cmpuint(msd_line_splitter_get_pending(splitter), ==, 1);
+	msd_line_splitter_push(splitter, "tail\nnext\n", 10);
+	g_assert_true(msd_line_splitter_next(splitter, &line, &length, &error));
+	g_assert_cmpmem(line, length, "next", 4);
+	g_assert_false(msd_line_splitter_next(splitter, &line, &length, &error));
+	g_assert_no_error(error);
+	g_assert_cmpuint(msd_line_splitter_get_pending(splitter), ==, 0);
 }
 
 /* ---- against meshsync-kubesim ---- */

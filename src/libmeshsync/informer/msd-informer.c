@@ -893,6 +893,12 @@ msd_informer_pump(MsdInformer *self)
 		g_autoptr(GError) error = NULL;
 
 		if (!msd_line_splitter_next(self->splitter, &line, &length, &error)) {
+			if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE)) {
+				/* one object left out; the stream goes on */
+				self->watch_events++;
+				msd_informer_skip(self, "a watch event", error);
+				continue;
+			}
 			if (error != NULL) {
 				g_warning("%s: %s; relisting", self->name, error->message);
 				msd_informer_abandon_watch(self);

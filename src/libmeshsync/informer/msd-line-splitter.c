@@ -17,6 +17,7 @@ struct _MsdLineSplitter {
 	gsize consumed;     /* bytes at the front already handed out as lines */
 	gsize scanned;      /* bytes after @consumed known to hold no newline */
 	gsize max_line;
+	gboolean discarding; /* inside a line past the cap: dropped up to its newline */
 };
 
 MsdLineSplitter *
@@ -47,6 +48,16 @@ msd_line_splitter_push(MsdLineSplitter *self, const gchar *data, gsize length)
 		g_byte_array_remove_range(self->buffer, 0, (guint)self->consumed);
 		self->consumed = 0;
 	}
+	if (self->discarding) {
+		/* nothing of an oversized line is kept: memory stays at the cap */
+		const gchar *newline = memchr(data, '\n', length);
+
+		if (newline == NULL)
+			return;
+		self->discarding = FALSE;
+		length -= (gsize)(newline + 1 - data);
+		data = newline + 1;
+	}
 	g_byte_array_append(self->buffer, (const guint8 *)data, (guint)length);
 }
 
@@ -65,9 +76,14 @@ msd_line_splitter_next(MsdLineSplitter *self, const gchar **line, gsize *length,
 		if (newline == NULL) {
 			self->scanned = available;
 			if (available > self->max_line) {
-				g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+				g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
 				            "watch event longer than %" G_GSIZE_FORMAT " bytes",
 				            self->max_line);
+				/* reported once; the rest of it is dropped as it comes */
+				g_byte_array_set_size(self->buffer, 0);
+				self->consumed = 0;
+				self->scanned = 0;
+				self->discarding = TRUE;
 				return FALSE;
 			}
 			return FALSE;
@@ -78,7 +94,7 @@ msd_line_splitter_next(MsdLineSplitter *self, const gchar **line, gsize *length,
 		if (line_length > 0 && start[line_length - 1] == '\r')
 			line_length--;
 		if (line_length > self->max_line) {
-			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
 			            "watch event longer than %" G_GSIZE_FORMAT " bytes",
 			            self->max_line);
 			return FALSE;
@@ -94,6 +110,9 @@ msd_line_splitter_next(MsdLineSplitter *self, const gchar **line, gsize *length,
 gsize
 msd_line_splitter_get_pending(MsdLineSplitter *self)
 {
+	/* a stream that ends inside a dropped line ended inside an event too */
+	if (self->discarding)
+		return 1;
 	return self->buffer->len - self->consumed;
 }
 
@@ -103,4 +122,5 @@ msd_line_splitter_reset(MsdLineSplitter *self)
 	g_byte_array_set_size(self->buffer, 0);
 	self->consumed = 0;
 	self->scanned = 0;
+	self->discarding = FALSE;
 }

@@ -11,8 +11,9 @@ G_BEGIN_DECLS
 
 /*
  * Splits a byte stream into newline-terminated lines, whatever the read boundaries: a watch
- * stream's chunks may carry several events or part of one. A line longer than the cap is an
- * error rather than unbounded buffering.
+ * stream's chunks may carry several events or part of one. A line longer than the cap is
+ * reported once (MESHSYNC_ERROR_TOO_LARGE) and dropped as it arrives, up to its newline,
+ * rather than buffered without bound; the lines after it are split as usual.
  */
 typedef struct _MsdLineSplitter MsdLineSplitter;
 
@@ -25,7 +26,7 @@ void msd_line_splitter_push(MsdLineSplitter *self, const gchar *data, gsize leng
 
 /* Returns TRUE and the next complete line (without "\n" or "\r\n"; blank lines are skipped),
  * valid until the next push. FALSE with @error unset: no complete line yet. FALSE with @error
- * set: the pending line exceeds the cap (MESHSYNC_ERROR_INVALID_DATA). */
+ * set: the pending line exceeds the cap (MESHSYNC_ERROR_TOO_LARGE); it is dropped. */
 gboolean
 msd_line_splitter_next(MsdLineSplitter *self, const gchar **line, gsize *length, GError **error);
 
