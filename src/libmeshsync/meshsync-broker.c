@@ -482,6 +482,10 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 		          self->url->display);
 		msd_replay_disconnected(self->replay);
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_RECONNECTING);
+		/* What waited for the socket went with the connection (the window sends it
+		 * again): resource events wait in the window now, up to its bound. */
+		self->congested = FALSE;
+		meshsync_broker_update_writable(self);
 		break;
 	case MSD_BROKER_EVENT_RECONNECTED:
 		if (self->state == MESHSYNC_BROKER_STATE_CLOSED)
