@@ -15,6 +15,8 @@ Used by tests/integration/test_broker_faults.py and bench/soak.
 import os
 import re
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -31,72 +33,41 @@ SERVER_CONF = 'max_pending: 1073741824\nwrite_deadline: "120s"\n'
 
 
 class GatedProxy:
-    """A TCP relay between meshsync and nats-server. While closed it refuses meshsync's
-    connections, so a test decides when meshsync gets back to a restarted server (after its
-    own subscriber is in place)."""
+    """A TCP relay between meshsync and nats-server (tests/lib/gated_proxy.py, in a process
+    of its own). While closed it refuses meshsync's connections, so a test decides when
+    meshsync gets back to a restarted server (after its own subscriber is in place)."""
 
     def __init__(self, upstream_port):
-        self.upstream_port = upstream_port
-        self.open = True
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.port = self.sock.getsockname()[1]
-        self.pairs = []
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "gated_proxy.py")
+        self.proc = subprocess.Popen([sys.executable, script, str(upstream_port)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.port = int(self.proc.stdout.readline())
+        self._open = True
 
-    def _accept(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            if not self.open:
-                conn.close()
-                continue
-            try:
-                up = socket.create_connection(("127.0.0.1", self.upstream_port))
-            except OSError:
-                conn.close()
-                continue
-            with self.lock:
-                self.pairs.append((conn, up))
-            for a, b in ((conn, up), (up, conn)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+    def _command(self, command):
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline().strip()
+        assert answer == "ok", f"the relay answered {answer!r} to {command}"
 
-    @staticmethod
-    def _pump(src, dst):
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                dst.sendall(data)
-        except OSError:
-            pass
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+    @property
+    def open(self):
+        return self._open
+
+    @open.setter
+    def open(self, value):
+        self._command("open" if value else "cut")
+        self._open = value
 
     def cut(self):
         """Refuse new connections and drop the current ones."""
         self.open = False
-        with self.lock:
-            for a, b in self.pairs:
-                for s in (a, b):
-                    try:
-                        s.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
-            self.pairs = []
 
     def close(self):
-        self.cut()
-        self.sock.close()
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait()
+        self.proc.stdout.close()
 
     @property
     def url(self):
@@ -227,19 +198,22 @@ class Picture(threading.Thread):
         """{uid: resourceVersion} of the objects a consumer holds as of cluster version @rv:
         per uid the newest version at or before @rv, unless a DELETED at or before @rv."""
         picture = {}
+        # The lists only grow, by appends: read them without the lock, which the reader
+        # needs for every message. What is appended meanwhile shows in the next look.
         with self.lock:
-            for uid, events in self.history.items():
-                best = None
-                gone = False
-                for erv, deleted in events:
-                    if erv > rv:
-                        continue
-                    if deleted:
-                        gone = True
-                        break
-                    best = erv if best is None else max(best, erv)
-                if not gone and best is not None:
-                    picture[uid] = best
+            histories = list(self.history.items())
+        for uid, events in histories:
+            best = None
+            gone = False
+            for erv, deleted in events[:]:
+                if erv > rv:
+                    continue
+                if deleted:
+                    gone = True
+                    break
+                best = erv if best is None else max(best, erv)
+            if not gone and best is not None:
+                picture[uid] = best
         return picture
 
     def counts(self):
@@ -290,8 +264,8 @@ def wait_for_picture(picture, sim, what, timeout, proc=None, log=None):
                                  f"{log() if log else ''}")
         if time.monotonic() > deadline:
             return rv, state, diff, time.monotonic() - start
-        # the comparison holds the picture's lock: leave the reader room
-        time.sleep(0.25)
+        # comparing costs the reader CPU: look twice a second
+        time.sleep(0.5)
 
 
 def rss_kib(pid):

@@ -44,7 +44,7 @@
 #define MSD_REPLAY_CONFIRM_EVERY 1000
 /* How long one PING waits for its PONG; a stale connection is noticed before this. */
 #define MSD_REPLAY_CONFIRM_TIMEOUT_MS 10000
-/* A window that held this much gives the heap back once empty again. */
+/* A window that held this much gives the heap back once it is small again. */
 #define MSD_REPLAY_TRIM_AFTER (8 * 1024 * 1024)
 
 typedef struct {
@@ -198,8 +198,10 @@ msd_replay_update_full(MsdReplay *self)
 static void
 msd_replay_trim_heap(MsdReplay *self)
 {
+	/* Under churn the window is rarely empty: a confirmation only covers what was sent
+	 * before its PING. Back to a few hundred milliseconds' worth is the end of the outage. */
 	if (self->peak_bytes < MSD_REPLAY_TRIM_AFTER ||
-	    msd_replay_window_get_n_messages(self->window) > 0)
+	    msd_replay_window_get_bytes(self->window) > MSD_REPLAY_TRIM_AFTER / 8)
 		return;
 	self->peak_bytes = 0;
 #ifdef __GLIBC__
