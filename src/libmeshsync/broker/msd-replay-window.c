@@ -19,12 +19,13 @@
  * the kernel (munmap) as soon as confirmations have moved past its last message, so an outage
  * that filled the window returns its memory once the broker confirmed the re-send; through
  * malloc it would stay in the heap, where glibc's growing mmap threshold puts blocks of this
- * size after the first ones were freed. Two chunks are kept for reuse, so the steady state
- * (a confirmation every few hundred milliseconds) maps nothing.
+ * size after the first ones were freed. Up to eight chunks are kept for reuse, so the steady
+ * state (a confirmation every few hundred milliseconds, a few MiB in between even at tens of
+ * thousands of events a second) maps nothing and faults no fresh page in.
  */
 
 #define MSD_REPLAY_CHUNK_SIZE   (1024 * 1024)
-#define MSD_REPLAY_SPARE_CHUNKS 2
+#define MSD_REPLAY_SPARE_CHUNKS 8
 #define MSD_REPLAY_ALIGN(n)     (((n) + 7) & ~(gsize)7)
 
 typedef struct _MsdReplayChunk MsdReplayChunk;
