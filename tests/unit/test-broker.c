@@ -229,6 +229,21 @@ broker_new_connected(const gchar *url)
 	return g_steal_pointer(&broker);
 }
 
+/* A broker that pings every @ping_ms, so that a server stopped for longer than the default
+ * three seconds does not make it reconnect. */
+static MeshSyncBroker *
+broker_new_pinging(const gchar *url, guint ping_ms)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncBroker) broker = meshsync_broker_new(url, &error);
+
+	g_assert_no_error(error);
+	meshsync_broker_set_ping(broker, ping_ms, 2);
+	g_assert_true(broker_connect(broker, &error));
+	g_assert_no_error(error);
+	return g_steal_pointer(&broker);
+}
+
 static void
 broker_flush(MeshSyncBroker *broker)
 {
@@ -1206,10 +1221,10 @@ burst_setup(BurstFixture *f, gconstpointer data)
 {
 	nats_server_start(&f->server, 0, NULL);
 	f->url = nats_server_url(&f->server);
-	f->publisher = broker_new_connected(f->url);
+	f->publisher = broker_new_pinging(f->url, 120000);
 	meshsync_broker_set_write_buffer_marks(f->publisher, MARK_HIGH, MARK_LOW);
 	/* the subscriber has a connection of its own, like Meshery */
-	f->subscriber = broker_new_connected(f->url);
+	f->subscriber = broker_new_pinging(f->url, 120000);
 	f->r = received_new();
 	subscribe(f->subscriber, "test.burst", NULL, f->r);
 	broker_flush(f->subscriber);
@@ -1792,7 +1807,6 @@ test_replay_stale_connection(void)
 {
 	NatsServer server = {0};
 	g_autofree gchar *url = NULL;
-	g_autoptr(GError) error = NULL;
 	g_autoptr(MeshSyncBroker) publisher = NULL;
 	g_autoptr(MeshSyncBroker) subscriber = NULL;
 	g_autoptr(MeshSyncBrokerWriter) writer = NULL;
@@ -1804,10 +1818,7 @@ test_replay_stale_connection(void)
 	nats_server_start(&server, 0, NULL);
 	url = nats_server_url(&server);
 	publisher = broker_new_connected(url);
-	subscriber = meshsync_broker_new(url, &error);
-	g_assert_no_error(error);
-	meshsync_broker_set_ping(subscriber, 120000, 2);
-	g_assert_true(broker_connect(subscriber, &error));
+	subscriber = broker_new_pinging(url, 120000);
 	subscribe(subscriber, "test.stale", NULL, r);
 	broker_flush(subscriber);
 	writer = meshsync_broker_writer_new(publisher, "test.stale");
