@@ -13,8 +13,8 @@ bench/soak runs the same scenarios longer, with more pods and a faster churn.
 import signal
 import time
 
-from broker_faults import (Picture, compare, metric, metric_type, server_conf_file, truth,
-                           wait_for_picture)
+from broker_faults import (Picture, compare, metric, metric_type, published_at_exit,
+                           server_conf_file, truth, wait_for_all, wait_for_picture)
 from kubesim import Kubesim
 from nats_server import NatsServer, wait_until
 from test_broker_mode import Daemon, GatedProxy
@@ -52,6 +52,16 @@ def assert_agrees(picture, sim, run, what):
     summary = {k: (len(v), v[:3]) for k, v in diff.items()}
     assert not any(diff.values()), f"{what}: the picture at rv {rv} differs: {summary}"
     return rv, state
+
+
+def assert_all_arrived(picture, run):
+    """Stops the daemon (which waits for the broker to confirm what it holds) and checks
+    that every event it ever published reached the consumer."""
+    assert run.terminate() == 0
+    published = published_at_exit(run.log())
+    assert wait_for_all(picture, published, TIMEOUT) == published, (
+        f"published {published}, the consumer got {picture.unique()} of them")
+    return published
 
 
 def assert_broker_metrics(text):
@@ -94,12 +104,14 @@ def test_hung_broker_loses_nothing(tmp_path):
                 after = picture.counts()
                 # the unconfirmed window went again: some versions arrived twice
                 assert after["duplicates"] > before["duplicates"]
+                published = assert_all_arrived(picture, run)
+                after = picture.counts()
                 print(f"hang {HANG:.0f} s noticed after {noticed:.1f} s; {len(state)} pods at "
-                      f"rv {rv}; {after['messages']} messages, {after['duplicates']} "
-                      f"duplicates, {after['older']} older than one seen before, "
-                      f"{len(picture.last_not_newest())} uids whose last message is older; "
-                      f"re-sent {metric(text, 'meshsync_broker_resent_messages_total'):.0f}")
-                assert run.terminate() == 0
+                      f"rv {rv}; {published} events published, {after['messages']} "
+                      f"messages, {after['duplicates']} duplicates, {after['older']} older "
+                      f"than one seen before, {len(picture.last_not_newest())} uids whose "
+                      f"last message is older; re-sent "
+                      f"{metric(text, 'meshsync_broker_resent_messages_total'):.0f}")
         finally:
             picture.stop()
 
@@ -144,11 +156,11 @@ def test_killed_broker_loses_nothing(tmp_path):
                 # so the last message of every pod is its newest: nothing came from an
                 # older connection
                 assert picture.last_not_newest() == []
+                published = assert_all_arrived(picture, run)
                 counts = picture.counts()
-                print(f"{len(state)} pods at rv {rv}; {counts['messages']} messages, "
-                      f"{counts['duplicates']} duplicates; re-sent "
-                      f"{metric(text, 'meshsync_broker_resent_messages_total'):.0f}")
-                assert run.terminate() == 0
+                print(f"{len(state)} pods at rv {rv}; {published} events published, "
+                      f"{counts['messages']} messages, {counts['duplicates']} duplicates; "
+                      f"re-sent {metric(text, 'meshsync_broker_resent_messages_total'):.0f}")
         finally:
             picture.stop()
             proxy.close()

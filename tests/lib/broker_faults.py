@@ -222,6 +222,12 @@ class Picture(threading.Thread):
                     "duplicates": self.duplicates, "older": self.older,
                     "uids": len(self.history)}
 
+    def unique(self):
+        """How many distinct (uid, resourceVersion, deleted) arrived: without re-sends, one
+        per event meshsync published, as long as this consumer was subscribed."""
+        with self.lock:
+            return len(self.seen)
+
     def last_not_newest(self):
         """uids whose last message is not the newest version that arrived for them."""
         with self.lock:
@@ -266,6 +272,26 @@ def wait_for_picture(picture, sim, what, timeout, proc=None, log=None):
             return rv, state, diff, time.monotonic() - start
         # comparing costs the reader CPU: look twice a second
         time.sleep(0.5)
+
+
+PUBLISHED = re.compile(r"broker flushed: (\d+) events published")
+
+
+def published_at_exit(log):
+    """What the daemon says it published, in the line it logs when it stops."""
+    m = PUBLISHED.search(log)
+    assert m, f"no published count in the log:\n{log[-2000:]}"
+    return int(m.group(1))
+
+
+def wait_for_all(picture, published, timeout):
+    """Waits until the consumer has @published distinct events (what a stopped daemon
+    published over its whole life, the consumer subscribed before it started); returns how
+    many it has, which is fewer only if something was lost."""
+    deadline = time.monotonic() + timeout
+    while picture.unique() < published and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return picture.unique()
 
 
 def rss_kib(pid):

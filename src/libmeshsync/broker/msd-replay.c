@@ -50,8 +50,9 @@
 typedef struct {
 	GTask *task; /* (owned) */
 	guint64 target;
-	GSource *timeout; /* (owned) */
+	GSource *timeout; /* (owned) (nullable): until finished */
 	MsdReplay *replay;
+	GError *error; /* (owned) (nullable): the result, once finished */
 } MsdReplayWaiter;
 
 struct _MsdReplay {
@@ -120,17 +121,33 @@ msd_replay_clear_timer(MsdReplay *self)
 	g_clear_pointer(&self->timer, g_source_unref);
 }
 
-static void
-msd_replay_waiter_finish(MsdReplayWaiter *waiter, GError *error)
+static gboolean
+msd_replay_waiter_return_cb(gpointer data)
 {
-	g_source_destroy(waiter->timeout);
-	g_source_unref(waiter->timeout);
-	if (error != NULL)
-		g_task_return_error(waiter->task, error);
+	MsdReplayWaiter *waiter = data;
+
+	if (waiter->error != NULL)
+		g_task_return_error(waiter->task, g_steal_pointer(&waiter->error));
 	else
 		g_task_return_boolean(waiter->task, TRUE);
 	g_object_unref(waiter->task);
 	g_free(waiter);
+	return G_SOURCE_REMOVE;
+}
+
+/* Returns from an idle: the caller may be in the middle of closing the broker, and the
+ * callback may drop the last reference to it. The task keeps the broker alive till then. */
+static void
+msd_replay_waiter_finish(MsdReplayWaiter *waiter, GError *error)
+{
+	g_autoptr(GSource) idle = g_idle_source_new();
+
+	g_source_destroy(waiter->timeout);
+	g_clear_pointer(&waiter->timeout, g_source_unref);
+	waiter->error = error;
+	g_source_set_static_name(idle, "meshsync-broker-confirmed");
+	g_source_set_callback(idle, msd_replay_waiter_return_cb, waiter, NULL);
+	g_source_attach(idle, waiter->replay->context);
 }
 
 static void
