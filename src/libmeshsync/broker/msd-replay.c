@@ -407,7 +407,7 @@ msd_replay_connected(MsdReplay *self, guint64 reconnects)
 	        MAX(self->resend_until, msd_replay_window_get_last_sent(self->window) + again);
 	if (msd_replay_window_get_n_messages(self->window) > 0)
 		g_message("broker at %s: sending the %" G_GUINT64_FORMAT
-		          " messages not confirmed before, in order",
+		          " events it has not confirmed, oldest first",
 		          meshsync_broker_get_url(self->broker),
 		          msd_replay_window_get_n_messages(self->window));
 	self->closed = FALSE;
