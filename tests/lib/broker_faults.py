@@ -258,9 +258,16 @@ def wait_for_picture(picture, sim, what, timeout, proc=None, log=None):
     """Takes kubesim's state now, then waits until the picture as of that version agrees;
     returns (rv, state, differences left, seconds waited). Churn goes on meanwhile: the state
     taken is a fixed point the stream has to get past."""
-    rv, state = truth(sim)
     start = time.monotonic()
     deadline = start + timeout
+    while True:
+        try:
+            rv, state = truth(sim)
+            break
+        except OSError:
+            # a simulator busy with a relist of thousands of pods may miss a deadline
+            if time.monotonic() > deadline:
+                raise
     while True:
         diff = compare(picture, rv, state)
         if not any(diff.values()):
