@@ -5,6 +5,8 @@
 
 #pragma once
 
+#include <nats/nats.h>
+
 #include "meshsync-broker.h"
 
 G_BEGIN_DECLS
@@ -13,6 +15,27 @@ void meshsync_broker_set_reconnect_buffer_size(MeshSyncBroker *self, gsize bytes
 
 /* The write-buffer marks of the writable property (4 MiB and 1 MiB by default). */
 void meshsync_broker_set_write_buffer_marks(MeshSyncBroker *self, gsize high, gsize low);
+
+/* How often an idle connection is pinged, and how many unanswered pings make it stale
+ * (1 s and 3 by default); takes effect at the next connect. */
+void meshsync_broker_set_ping(MeshSyncBroker *self, guint interval_ms, guint max_outstanding);
+
+/* The bound of the replay window (64 MiB by default), and how often it is confirmed: every
+ * @interval_ms while something is unconfirmed, and after @every messages. */
+void meshsync_broker_set_replay_window(MeshSyncBroker *self, gsize max_bytes);
+void meshsync_broker_set_confirm_policy(MeshSyncBroker *self, guint interval_ms, guint every);
+
+/* What the replay window holds, and what it did so far. */
+typedef struct {
+	guint64 bytes;
+	guint64 messages;
+	guint64 unsent_bytes;
+	guint64 mapped_bytes;
+	guint64 resent;
+	guint64 confirmations;
+} MeshSyncBrokerReplayStats;
+
+void meshsync_broker_get_replay_stats(MeshSyncBroker *self, MeshSyncBrokerReplayStats *stats);
 
 /* Whether meshsync_broker_publish() takes @subject. */
 gboolean meshsync_broker_subject_is_valid(const gchar *subject);
@@ -25,6 +48,23 @@ gboolean meshsync_broker_publish_unchecked(MeshSyncBroker *self,
                                            gconstpointer data,
                                            gsize length,
                                            GError **error);
+
+/* Publishes a resource event through the replay window: kept until the broker confirmed it,
+ * sent again after a reconnection. Checked like meshsync_broker_publish_unchecked(); fails
+ * only before the first connect and after close. */
+gboolean meshsync_broker_publish_event(MeshSyncBroker *self,
+                                       const gchar *subject,
+                                       gconstpointer data,
+                                       gsize length,
+                                       GError **error);
 gboolean meshsync_broker_drain_output(MeshSyncBroker *self, guint timeout_ms, GError **error);
+
+/* For the replay window (broker/msd-replay.c). */
+gboolean meshsync_broker_get_congested(MeshSyncBroker *self);
+void meshsync_broker_refresh_writable(MeshSyncBroker *self);
+/* A worker thread that uses the connection holds it: it is destroyed only after the last
+ * holder released it. NULL when there is no connection. */
+natsConnection *meshsync_broker_hold_connection(MeshSyncBroker *self);
+void meshsync_broker_release_connection(MeshSyncBroker *self);
 
 G_END_DECLS

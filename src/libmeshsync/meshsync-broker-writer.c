@@ -26,8 +26,12 @@
  * always published; a failed publish remembers nothing.
  *
  * An object too large for the broker is reported as %MESHSYNC_ERROR_INVALID_DATA naming it,
- * counted, and does not stop the writer. The writer is writable while the broker is: during
- * an outage that filled the reconnect buffer it emits
+ * counted, and does not stop the writer.
+ *
+ * Every event is kept by the broker until the server confirmed it, and sent again in order
+ * after a reconnection (see [class@MeshSync.Broker]); while the broker is away events are
+ * taken and wait for it. The writer is writable while the broker is: when the events not
+ * confirmed yet fill the broker's window, or the socket does not keep up, it emits
  * [signal@MeshSync.Writer::writable-changed] so the engine holds its events.
  */
 
@@ -150,8 +154,8 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 		meshsync_broker_writer_trim_envelope(self);
 		return FALSE;
 	}
-	if (!meshsync_broker_publish_unchecked(self->broker, self->subject, envelope->str,
-	                                       envelope->len, &local_error)) {
+	if (!meshsync_broker_publish_event(self->broker, self->subject, envelope->str,
+	                                   envelope->len, &local_error)) {
 		self->n_errors++;
 		meshsync_broker_writer_trim_envelope(self);
 		g_propagate_error(error, g_steal_pointer(&local_error));
@@ -165,8 +169,8 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 }
 
 /* Nothing to wait for: the broker's event-loop source writes the buffer whenever the socket
- * takes data, and during an outage the reconnect buffer holds it. Waiting here for the socket
- * would freeze the whole loop (watches, health probes) when the broker stops reading; the
+ * takes data, and during an outage the broker's window holds the events. Waiting here for the
+ * socket would freeze the whole loop (watches, health probes) when the broker stops reading; the
  * bounded, blocking drain is for close() at shutdown only. */
 static gboolean
 meshsync_broker_writer_flush(MeshSyncWriter *writer, GError **error)
@@ -316,7 +320,7 @@ meshsync_broker_writer_get_n_oversize(MeshSyncBrokerWriter *self)
  * meshsync_broker_writer_get_n_errors:
  * @self: a #MeshSyncBrokerWriter
  *
- * Counts the events the broker refused (not connected, reconnect buffer full).
+ * Counts the events the broker refused (before it first connected, after it closed).
  *
  * Returns: the count
  */

@@ -16,6 +16,7 @@
 #include "meshsync-broker-private.h"
 #include "broker/msd-broker-url.h"
 #include "broker/msd-nats-source.h"
+#include "broker/msd-replay.h"
 
 /**
  * MeshSyncBroker:
@@ -28,10 +29,19 @@
  *
  * [method@MeshSync.Broker.connect_async] waits for the broker, retrying with a growing
  * delay, up to the connect timeout (five minutes by default, as upstream). Once connected the
- * broker reconnects on its own, every 2 seconds and by default forever; publishes made while
- * it is away are buffered by the NATS client (8 MB) and sent after the reconnection. When
- * that buffer is full, [method@MeshSync.Broker.publish] fails and
- * [property@MeshSync.Broker:writable] turns %FALSE until the connection is back.
+ * broker pings it every second and takes three unanswered pings for a dead connection, so a
+ * hung server is noticed within seconds; it reconnects on its own, every 2 seconds and by
+ * default forever. Messages given to [method@MeshSync.Broker.publish] while it is away are
+ * buffered by the NATS client (8 MB) and sent after the reconnection. When that buffer is
+ * full, [method@MeshSync.Broker.publish] fails and [property@MeshSync.Broker:writable] turns
+ * %FALSE until the connection is back.
+ *
+ * Resource events from a [class@MeshSync.BrokerWriter] take another path: the broker keeps
+ * every one until the server confirmed it (a PING answered by a PONG, at least every 200 ms),
+ * and after a reconnection sends again, in the original order and before any newer event,
+ * everything that was not confirmed; while the broker is away new events wait behind them.
+ * When 64 MiB are held unconfirmed, [property@MeshSync.Broker:writable] turns %FALSE until a
+ * confirmation frees the window. A consumer may see an event again, never miss one.
  *
  * While connected, publishes wait in the client's write buffer until the main loop hands
  * them to the socket. A burst faster than the broker reads (the initial state of a large
@@ -50,8 +60,11 @@
 /* One connect attempt: the TCP connect plus the INFO/CONNECT/PING handshake. */
 #define MSD_BROKER_ATTEMPT_TIMEOUT_MS 2000
 #define MSD_BROKER_RECONNECT_WAIT_MS  2000
-/* Detects a silently dead peer in about a minute instead of nats.c's 4 to 6. */
-#define MSD_BROKER_PING_INTERVAL_MS 20000
+/* A silently dead or hung peer is noticed after three pings a second apart went unanswered,
+ * instead of nats.c's 4 to 6 minutes: what it did not confirm is re-sent that much sooner, and
+ * the replay window holds seconds of events, not minutes. */
+#define MSD_BROKER_PING_INTERVAL_MS 1000
+#define MSD_BROKER_MAX_PINGS_OUT    3
 /* Messages waiting for the main loop; beyond this a stalled loop would only grow memory. */
 #define MSD_BROKER_MAX_QUEUED_MESSAGES 100000
 /* How long close() may spend pushing the write buffer out. */
@@ -89,6 +102,8 @@ typedef struct {
 	gchar *reply;
 	GBytes *payload;
 	natsStatus status;
+	guint64 reconnects; /* RECONNECTED: nats.c's count, read in the callback */
+	gint64 max_payload; /* RECONNECTED: what the new server takes */
 } MsdBrokerEvent;
 
 typedef struct {
@@ -237,10 +252,31 @@ msd_broker_disconnected_cb(natsConnection *nc, void *closure)
 	msd_broker_push_simple(closure, MSD_BROKER_EVENT_DISCONNECTED, NATS_OK);
 }
 
+/* nats.c's count of connections made after the first; G_MAXUINT64 if it cannot be read,
+ * which no confirmation ever matches. Takes the connection lock: never on the loop thread. */
+static guint64
+msd_broker_read_reconnects(natsConnection *nc)
+{
+	natsStatistics *stats = NULL;
+	uint64_t reconnects = G_MAXUINT64;
+
+	if (natsStatistics_Create(&stats) == NATS_OK &&
+	    natsConnection_GetStats(nc, stats) == NATS_OK)
+		natsStatistics_GetCounts(stats, NULL, NULL, NULL, NULL, &reconnects);
+	natsStatistics_Destroy(stats);
+	return reconnects;
+}
+
 static void
 msd_broker_reconnected_cb(natsConnection *nc, void *closure)
 {
-	msd_broker_push_simple(closure, MSD_BROKER_EVENT_RECONNECTED, NATS_OK);
+	MsdBrokerEvent *event = g_new0(MsdBrokerEvent, 1);
+
+	event->kind = MSD_BROKER_EVENT_RECONNECTED;
+	/* Before the loop sends anything on this connection: the replay window's baseline. */
+	event->reconnects = msd_broker_read_reconnects(nc);
+	event->max_payload = natsConnection_GetMaxPayload(nc);
+	msd_broker_link_push(closure, event);
 }
 
 static void
@@ -282,10 +318,14 @@ struct _MeshSyncBroker {
 	guint connect_timeout_s;
 	gint max_reconnects;
 	gsize reconnect_buffer_size; /* 0: nats.c's default */
+	guint ping_interval_ms;
+	guint max_pings_out;
 
 	MsdNatsLoop *loop;    /* (owned) */
 	MsdBrokerLink *link;  /* (owned) */
+	MsdReplay *replay;    /* (owned): the resource events not confirmed yet */
 	natsConnection *nc;   /* (owned) (nullable) */
+	gint64 max_payload;   /* the server's, as of the last (re)connect */
 	GTask *connect_task;  /* (unowned) (nullable): the connect in progress */
 	guint n_workers;      /* worker threads still using nc */
 	gboolean destroy_due; /* closed while a worker used nc */
@@ -342,7 +382,8 @@ meshsync_broker_set_state(MeshSyncBroker *self, MeshSyncBrokerState state)
 static void
 meshsync_broker_update_writable(MeshSyncBroker *self)
 {
-	gboolean writable = self->link_writable && !self->congested;
+	gboolean writable =
+	        self->link_writable && !self->congested && !msd_replay_is_full(self->replay);
 
 	if (self->writable == writable)
 		return;
@@ -366,6 +407,20 @@ meshsync_broker_set_congested(MeshSyncBroker *self, gboolean congested)
 	g_debug("broker at %s: %s", self->url->display,
 	        congested ? "write buffer above its high mark, holding publishes"
 	                  : "write buffer drained, taking publishes again");
+	meshsync_broker_update_writable(self);
+	if (!congested)
+		msd_replay_resume(self->replay);
+}
+
+gboolean
+meshsync_broker_get_congested(MeshSyncBroker *self)
+{
+	return self->congested;
+}
+
+void
+meshsync_broker_refresh_writable(MeshSyncBroker *self)
+{
 	meshsync_broker_update_writable(self);
 }
 
@@ -425,25 +480,34 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 			break;
 		g_message("lost the connection to the broker at %s; reconnecting",
 		          self->url->display);
+		msd_replay_disconnected(self->replay);
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_RECONNECTING);
+		/* What waited for the socket went with the connection (the window sends it
+		 * again): resource events wait in the window now, up to its bound. */
+		self->congested = FALSE;
+		meshsync_broker_update_writable(self);
 		break;
 	case MSD_BROKER_EVENT_RECONNECTED:
 		if (self->state == MESHSYNC_BROKER_STATE_CLOSED)
 			break;
 		self->reconnects++;
 		self->pending_bytes = 0;
+		self->max_payload = event->max_payload;
 		g_message("reconnected to the broker at %s", self->url->display);
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CONNECTED);
 		/* nats.c sent the reconnect buffer before calling back: room again. What was
 		 * in the write buffer went with the old socket or into that buffer. */
 		self->congested = FALSE;
 		meshsync_broker_set_writable(self, TRUE);
+		/* The window goes again, oldest first, before anything newer. */
+		msd_replay_connected(self->replay, event->reconnects);
 		break;
 	case MSD_BROKER_EVENT_CLOSED:
 		if (self->state == MESHSYNC_BROKER_STATE_CLOSED)
 			break;
 		g_message("the connection to the broker at %s is closed for good",
 		          self->url->display);
+		msd_replay_closed(self->replay);
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CLOSED);
 		meshsync_broker_set_writable(self, FALSE);
 		break;
@@ -550,6 +614,7 @@ meshsync_broker_finalize(GObject *object)
 		msd_broker_link_unref(self->link);
 	if (self->loop != NULL)
 		msd_nats_loop_unref(self->loop);
+	msd_replay_free(self->replay);
 	msd_broker_url_free(self->url);
 	g_free(self->token);
 	g_free(self->credentials_file);
@@ -590,7 +655,8 @@ meshsync_broker_class_init(MeshSyncBrokerClass *klass)
 	 *
 	 * Whether a publish can be taken now: %FALSE once the reconnect buffer filled up during
 	 * an outage, %TRUE again after the reconnection sent it; also %FALSE while more than
-	 * 4 MiB wait for the socket, until they are down to 1 MiB.
+	 * 4 MiB wait for the socket, until they are down to 1 MiB, and while the resource
+	 * events not confirmed yet reach 64 MiB, until a confirmation took them below 32 MiB.
 	 */
 	props[PROP_WRITABLE] = g_param_spec_boolean("writable", NULL, NULL, FALSE,
 	                                            G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY |
@@ -606,6 +672,8 @@ meshsync_broker_init(MeshSyncBroker *self)
 	self->state = MESHSYNC_BROKER_STATE_DISCONNECTED;
 	self->high_mark = MSD_BROKER_WRITE_HIGH_MARK;
 	self->low_mark = MSD_BROKER_WRITE_LOW_MARK;
+	self->ping_interval_ms = MSD_BROKER_PING_INTERVAL_MS;
+	self->max_pings_out = MSD_BROKER_MAX_PINGS_OUT;
 	self->subscriptions_by_id = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
 	                                                  msd_broker_subscription_free);
 	self->subscriptions_by_sid = g_hash_table_new(g_int64_hash, g_int64_equal);
@@ -642,6 +710,7 @@ meshsync_broker_new(const gchar *url, GError **error)
 	msd_nats_loop_set_written_func(self->loop, meshsync_broker_written_cb, self);
 	self->link = msd_broker_link_new(self->context);
 	self->link->broker = self;
+	self->replay = msd_replay_new(self, self->context);
 	return self;
 }
 
@@ -749,6 +818,41 @@ meshsync_broker_set_write_buffer_marks(MeshSyncBroker *self, gsize high, gsize l
 	self->low_mark = low;
 }
 
+void
+meshsync_broker_set_ping(MeshSyncBroker *self, guint interval_ms, guint max_outstanding)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	self->ping_interval_ms = MAX(interval_ms, 1);
+	self->max_pings_out = MAX(max_outstanding, 1);
+}
+
+void
+meshsync_broker_set_replay_window(MeshSyncBroker *self, gsize max_bytes)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	msd_replay_set_max_bytes(self->replay, max_bytes);
+}
+
+void
+meshsync_broker_set_confirm_policy(MeshSyncBroker *self, guint interval_ms, guint every)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	msd_replay_set_confirm_policy(self->replay, interval_ms, every);
+}
+
+void
+meshsync_broker_get_replay_stats(MeshSyncBroker *self, MeshSyncBrokerReplayStats *stats)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	g_return_if_fail(stats != NULL);
+	stats->bytes = msd_replay_get_bytes(self->replay);
+	stats->messages = msd_replay_get_n_messages(self->replay);
+	stats->unsent_bytes = msd_replay_get_unsent_bytes(self->replay);
+	stats->mapped_bytes = msd_replay_get_mapped_bytes(self->replay);
+	stats->resent = msd_replay_get_n_resent(self->replay);
+	stats->confirmations = msd_replay_get_n_confirmations(self->replay);
+}
+
 /* ------------------------------------------------------------------------------------------
  * Connect: each attempt runs natsConnection_Connect in a worker (it blocks on TCP and the
  * handshake); the backoff between attempts is a timeout source on the loop.
@@ -769,6 +873,8 @@ typedef struct {
 	natsConnection *nc;
 	natsStatus status;
 	gchar *reason;
+	guint64 reconnects;
+	gint64 max_payload;
 } MsdAttemptResult;
 
 static void
@@ -828,7 +934,9 @@ meshsync_broker_build_options(MeshSyncBroker *self, natsOptions **out, GError **
 	if (s == NATS_OK && self->reconnect_buffer_size > 0)
 		s = natsOptions_SetReconnectBufSize(opts, (int)self->reconnect_buffer_size);
 	if (s == NATS_OK)
-		s = natsOptions_SetPingInterval(opts, MSD_BROKER_PING_INTERVAL_MS);
+		s = natsOptions_SetPingInterval(opts, self->ping_interval_ms);
+	if (s == NATS_OK)
+		s = natsOptions_SetMaxPingsOut(opts, (int)self->max_pings_out);
 	if (s == NATS_OK && self->url->user != NULL)
 		s = natsOptions_SetUserInfo(opts, self->url->user, self->url->password);
 	if (s == NATS_OK && token != NULL)
@@ -874,6 +982,9 @@ msd_connect_attempt_thread(GTask *task, gpointer source, gpointer data, GCancell
 	if (result->status != NATS_OK) {
 		result->nc = NULL;
 		result->reason = msd_broker_last_error(result->status);
+	} else {
+		result->reconnects = msd_broker_read_reconnects(result->nc);
+		result->max_payload = natsConnection_GetMaxPayload(result->nc);
 	}
 	/* GTask's pool threads live on; release the library's per-thread error state. */
 	nats_ReleaseThreadMemory();
@@ -953,6 +1064,8 @@ msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 
 	if (result->status == NATS_OK) {
 		self->nc = g_steal_pointer(&result->nc);
+		self->max_payload = result->max_payload;
+		msd_replay_connected(self->replay, result->reconnects);
 		msd_attempt_result_free(result);
 		self->connect_task = NULL;
 		self->pending_bytes = 0;
@@ -1215,6 +1328,21 @@ meshsync_broker_publish_unchecked(
 	}
 }
 
+gboolean
+meshsync_broker_publish_event(
+        MeshSyncBroker *self, const gchar *subject, gconstpointer data, gsize len, GError **error)
+{
+	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		            "cannot publish on %s: the broker at %s is not connected", subject,
+		            self->url->display);
+		return FALSE;
+	}
+	/* Sent now if the connection is up and has room, later otherwise; kept until confirmed. */
+	msd_replay_publish(self->replay, subject, data, len);
+	return TRUE;
+}
+
 /* The delivery thread is done with the link: no message callback can follow. */
 static void
 msd_broker_subscription_complete_cb(void *closure)
@@ -1338,6 +1466,24 @@ msd_flush_thread(GTask *task, gpointer source, gpointer data, GCancellable *canc
 	nats_ReleaseThreadMemory();
 }
 
+natsConnection *
+meshsync_broker_hold_connection(MeshSyncBroker *self)
+{
+	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED)
+		return NULL;
+	self->n_workers++;
+	return self->nc;
+}
+
+void
+meshsync_broker_release_connection(MeshSyncBroker *self)
+{
+	g_return_if_fail(self->n_workers > 0);
+	self->n_workers--;
+	if (self->n_workers == 0 && self->destroy_due)
+		meshsync_broker_destroy_connection(self);
+}
+
 static void
 msd_flush_done(GObject *source, GAsyncResult *res, gpointer data)
 {
@@ -1348,9 +1494,7 @@ msd_flush_done(GObject *source, GAsyncResult *res, gpointer data)
 	g_autofree gchar *reason = NULL;
 
 	reason = g_task_propagate_pointer(G_TASK(res), NULL);
-	self->n_workers--;
-	if (self->n_workers == 0 && self->destroy_due)
-		meshsync_broker_destroy_connection(self);
+	meshsync_broker_release_connection(self);
 
 	if (reason != NULL)
 		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
@@ -1371,7 +1515,9 @@ msd_flush_done(GObject *source, GAsyncResult *res, gpointer data)
  * @user_data: data for @callback
  *
  * Waits until the broker has received everything published so far (a PING answered by a
- * PONG), in a worker thread; the callback runs in the broker's main context.
+ * PONG), in a worker thread; the callback runs in the broker's main context. Resource events
+ * a [class@MeshSync.BrokerWriter] published count once the broker confirmed them, after a
+ * reconnection if need be, within @timeout_ms.
  */
 void
 meshsync_broker_flush_async(MeshSyncBroker *self,
@@ -1393,10 +1539,15 @@ meshsync_broker_flush_async(MeshSyncBroker *self,
 		                        self->url->display);
 		return;
 	}
+	if (!msd_replay_is_empty(self->replay)) {
+		/* Its confirmation is a PING after all of them, and after everything else
+		 * published before. */
+		msd_replay_wait(self->replay, g_steal_pointer(&task), timeout_ms);
+		return;
+	}
 	fd = g_new0(MsdFlushData, 1);
-	fd->nc = self->nc;
+	fd->nc = meshsync_broker_hold_connection(self);
 	fd->timeout_ms = MAX(timeout_ms, 1);
-	self->n_workers++;
 	worker = g_task_new(self, NULL, msd_flush_done, g_steal_pointer(&task));
 	g_task_set_source_tag(worker, msd_flush_thread);
 	g_task_set_task_data(worker, fd, g_free);
@@ -1473,6 +1624,7 @@ meshsync_broker_close(MeshSyncBroker *self)
 		g_message("%s", error->message);
 	if (self->nc != NULL)
 		natsConnection_Close(self->nc);
+	msd_replay_closed(self->replay);
 	g_hash_table_remove_all(self->subscriptions_by_sid);
 	g_hash_table_remove_all(self->subscriptions_by_id);
 	meshsync_broker_destroy_connection(self);
@@ -1522,7 +1674,9 @@ gint64
 meshsync_broker_get_max_payload(MeshSyncBroker *self)
 {
 	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), 0);
-	return self->nc != NULL ? natsConnection_GetMaxPayload(self->nc) : 0;
+	/* Kept from the connect: asking nats.c takes the connection lock, which its reconnect
+	 * thread holds through a whole connect attempt. */
+	return self->nc != NULL ? self->max_payload : 0;
 }
 
 /**
@@ -1530,20 +1684,25 @@ meshsync_broker_get_max_payload(MeshSyncBroker *self)
  * @self: a #MeshSyncBroker
  *
  * Gets how much published data has not reached the socket yet: the write buffer, plus an
- * estimate of the reconnect buffer while the broker is away.
+ * estimate of the reconnect buffer while the broker is away, plus the resource events waiting
+ * to be sent (again) after a reconnection.
  *
  * Returns: a byte count
  */
 guint64
 meshsync_broker_get_buffered_bytes(MeshSyncBroker *self)
 {
-	gint buffered;
+	gint buffered = 0;
 
 	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), 0);
 	if (self->nc == NULL)
 		return 0;
-	buffered = natsConnection_Buffered(self->nc);
-	return (buffered > 0 ? (guint64)buffered : 0) + self->pending_bytes;
+	/* nats.c drops its write buffer at the reconnection; while it reconnects its lock may be
+	 * held for a whole attempt. */
+	if (self->state == MESHSYNC_BROKER_STATE_CONNECTED)
+		buffered = natsConnection_Buffered(self->nc);
+	return (buffered > 0 ? (guint64)buffered : 0) + self->pending_bytes +
+	       msd_replay_get_unsent_bytes(self->replay);
 }
 
 /**

@@ -12,16 +12,15 @@ import glob
 import json
 import os
 import re
-import socket
 import subprocess
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
 
 import pytest
 
+from broker_faults import GatedProxy
 from kubesim import Kubesim
 from meshsync_run import (DAEMON, HEALTH_FLAGS, META_KEYS, TOP_KEYS, DaemonProcess,
                           cluster_view, list_objects)
@@ -34,79 +33,6 @@ CORE = "meshery.meshsync.core"
 REQUEST = "meshery.meshsync.request"
 QUEUE = "meshsync-request-stream"
 SMALL = {"pods": 20, "namespaces": 2}
-
-
-class GatedProxy:
-    """A TCP relay between meshsync and nats-server. While closed it refuses meshsync's
-    connections, so a test decides when meshsync gets back to a restarted server (after its
-    own subscriber is in place)."""
-
-    def __init__(self, upstream_port):
-        self.upstream_port = upstream_port
-        self.open = True
-        self.sock = socket.socket()
-        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.port = self.sock.getsockname()[1]
-        self.pairs = []
-        self.lock = threading.Lock()
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            if not self.open:
-                conn.close()
-                continue
-            try:
-                up = socket.create_connection(("127.0.0.1", self.upstream_port))
-            except OSError:
-                conn.close()
-                continue
-            with self.lock:
-                self.pairs.append((conn, up))
-            for a, b in ((conn, up), (up, conn)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
-
-    @staticmethod
-    def _pump(src, dst):
-        try:
-            while True:
-                data = src.recv(65536)
-                if not data:
-                    break
-                dst.sendall(data)
-        except OSError:
-            pass
-        for s in (src, dst):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-    def cut(self):
-        """Refuse new connections and drop the current ones."""
-        self.open = False
-        with self.lock:
-            for a, b in self.pairs:
-                for s in (a, b):
-                    try:
-                        s.shutdown(socket.SHUT_RDWR)
-                    except OSError:
-                        pass
-            self.pairs = []
-
-    def close(self):
-        self.cut()
-        self.sock.close()
-
-    @property
-    def url(self):
-        return f"nats://127.0.0.1:{self.port}"
 
 
 class Daemon(DaemonProcess):

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "health/msd-engine-metrics.h"
+#include "meshsync-broker-private.h"
 #include "meshsync-handler-private.h"
 
 static const gchar *const msd_handler_gauges[] = {
@@ -15,10 +16,12 @@ static const gchar *const msd_handler_gauges[] = {
         "meshsync_ready",   "meshsync_objects_skipped",
 };
 
-static const gchar *const msd_broker_gauges[] = {
-        "meshsync_broker_buffered_bytes",     "meshsync_broker_reconnects",
-        "meshsync_broker_messages_published", "meshsync_broker_messages_oversize",
-        "meshsync_broker_publish_errors",
+static const gchar *const msd_broker_series[] = {
+        "meshsync_broker_buffered_bytes",      "meshsync_broker_reconnects",
+        "meshsync_broker_messages_published",  "meshsync_broker_messages_oversize",
+        "meshsync_broker_publish_errors",      "meshsync_broker_window_bytes",
+        "meshsync_broker_window_messages",     "meshsync_broker_resent_messages_total",
+        "meshsync_broker_confirmations_total",
 };
 
 static gdouble
@@ -139,6 +142,42 @@ msd_engine_metrics_reconnects(gpointer broker)
 }
 
 static gdouble
+msd_engine_metrics_window_bytes(gpointer broker)
+{
+	MeshSyncBrokerReplayStats stats;
+
+	meshsync_broker_get_replay_stats(broker, &stats);
+	return (gdouble)stats.bytes;
+}
+
+static gdouble
+msd_engine_metrics_window_messages(gpointer broker)
+{
+	MeshSyncBrokerReplayStats stats;
+
+	meshsync_broker_get_replay_stats(broker, &stats);
+	return (gdouble)stats.messages;
+}
+
+static gdouble
+msd_engine_metrics_resent(gpointer broker)
+{
+	MeshSyncBrokerReplayStats stats;
+
+	meshsync_broker_get_replay_stats(broker, &stats);
+	return (gdouble)stats.resent;
+}
+
+static gdouble
+msd_engine_metrics_confirmations(gpointer broker)
+{
+	MeshSyncBrokerReplayStats stats;
+
+	meshsync_broker_get_replay_stats(broker, &stats);
+	return (gdouble)stats.confirmations;
+}
+
+static gdouble
 msd_engine_metrics_published(gpointer writer)
 {
 	return (gdouble)meshsync_broker_writer_get_n_published(writer);
@@ -165,22 +204,40 @@ msd_engine_metrics_bind_broker(MsdMetrics *metrics,
 	g_return_if_fail(MESHSYNC_IS_BROKER(broker));
 	g_return_if_fail(MESHSYNC_IS_BROKER_WRITER(writer));
 
-	msd_metrics_gauge_set_func(metrics, msd_broker_gauges[0],
+	msd_metrics_gauge_set_func(metrics, msd_broker_series[0],
 	                           "Bytes published while the broker was away, not sent yet",
 	                           msd_engine_metrics_buffered, broker, NULL, NULL);
-	msd_metrics_gauge_set_func(metrics, msd_broker_gauges[1],
+	msd_metrics_gauge_set_func(metrics, msd_broker_series[1],
 	                           "Reconnections to the broker (cumulative)",
 	                           msd_engine_metrics_reconnects, broker, NULL, NULL);
 	msd_metrics_gauge_set_func(
-	        metrics, msd_broker_gauges[2],
+	        metrics, msd_broker_series[2],
 	        "Resource events published on meshery.meshsync.core (cumulative)",
 	        msd_engine_metrics_published, writer, NULL, NULL);
-	msd_metrics_gauge_set_func(metrics, msd_broker_gauges[3],
+	msd_metrics_gauge_set_func(metrics, msd_broker_series[3],
 	                           "Resource events too large for the broker, dropped (cumulative)",
 	                           msd_engine_metrics_oversize, writer, NULL, NULL);
-	msd_metrics_gauge_set_func(metrics, msd_broker_gauges[4],
+	msd_metrics_gauge_set_func(metrics, msd_broker_series[4],
 	                           "Resource events the broker refused (cumulative)",
 	                           msd_engine_metrics_publish_errors, writer, NULL, NULL);
+	msd_metrics_gauge_set_func(
+	        metrics, msd_broker_series[5],
+	        "Bytes of resource events published and not yet confirmed by the broker, kept to "
+	        "be sent again after a reconnection (the replay window; 64 MiB at most before "
+	        "events are held)",
+	        msd_engine_metrics_window_bytes, broker, NULL, NULL);
+	msd_metrics_gauge_set_func(metrics, msd_broker_series[6],
+	                           "Resource events published and not yet confirmed by the broker",
+	                           msd_engine_metrics_window_messages, broker, NULL, NULL);
+	msd_metrics_counter_set_func(
+	        metrics, msd_broker_series[7],
+	        "Resource events sent again after a reconnection because the broker had not "
+	        "confirmed them",
+	        msd_engine_metrics_resent, broker, NULL, NULL);
+	msd_metrics_counter_set_func(
+	        metrics, msd_broker_series[8],
+	        "Round trips (PING and PONG) that confirmed what was published before them",
+	        msd_engine_metrics_confirmations, broker, NULL, NULL);
 }
 
 void
@@ -188,6 +245,6 @@ msd_engine_metrics_unbind_broker(MsdMetrics *metrics)
 {
 	g_return_if_fail(MSD_IS_METRICS(metrics));
 
-	for (guint i = 0; i < G_N_ELEMENTS(msd_broker_gauges); i++)
-		msd_metrics_remove(metrics, msd_broker_gauges[i], NULL);
+	for (guint i = 0; i < G_N_ELEMENTS(msd_broker_series); i++)
+		msd_metrics_remove(metrics, msd_broker_series[i], NULL);
 }

@@ -23,7 +23,7 @@
  * text (the first one given wins). Each family holds series told apart by their labels: the
  * label pairs are passed as `name, value` arguments ending with %NULL, in any order
  * (`"kind", "Pod", "type", "ADDED"` and `"type", "ADDED", "kind", "Pod"` are the same series).
- * Gauges may also be read through a callback at scrape time.
+ * Gauges and counters may also be read through a callback at scrape time.
  *
  * Rendering is stable: families sorted by name, series by their label text, labels by name.
  *
@@ -294,8 +294,14 @@ msd_metrics_counter_add(MsdMetrics *self, const gchar *name, const gchar *help, 
 	va_start(args, value);
 	series = msd_metrics_series_ensure(self, name, help, MSD_METRICS_KIND_COUNTER, args);
 	va_end(args);
-	if (series != NULL)
-		series->value += value;
+	if (series == NULL)
+		return;
+	if (series->func != NULL) {
+		g_critical("counter %s is read through a callback; remove it before adding to it",
+		           name);
+		return;
+	}
+	series->value += value;
 }
 
 static void
@@ -363,6 +369,29 @@ msd_metrics_gauge_add(MsdMetrics *self, const gchar *name, const gchar *help, gd
 	va_end(args);
 }
 
+static void
+msd_metrics_set_func(MsdMetrics *self,
+                     const gchar *name,
+                     const gchar *help,
+                     MsdMetricsKind kind,
+                     MsdMetricsGaugeFunc func,
+                     gpointer user_data,
+                     GDestroyNotify destroy,
+                     va_list args)
+{
+	MsdMetricsSeries *series = msd_metrics_series_ensure(self, name, help, kind, args);
+
+	if (series == NULL) {
+		if (destroy != NULL)
+			destroy(user_data);
+		return;
+	}
+	msd_metrics_series_clear_func(series);
+	series->func = func;
+	series->user_data = user_data;
+	series->destroy = destroy;
+}
+
 /**
  * msd_metrics_gauge_set_func:
  * @self: a registry
@@ -387,24 +416,50 @@ msd_metrics_gauge_set_func(MsdMetrics *self,
                            GDestroyNotify destroy,
                            ...)
 {
-	MsdMetricsSeries *series;
 	va_list args;
 
 	g_return_if_fail(MSD_IS_METRICS(self));
 	g_return_if_fail(func != NULL);
 
 	va_start(args, destroy);
-	series = msd_metrics_series_ensure(self, name, help, MSD_METRICS_KIND_GAUGE, args);
+	msd_metrics_set_func(self, name, help, MSD_METRICS_KIND_GAUGE, func, user_data, destroy,
+	                     args);
 	va_end(args);
-	if (series == NULL) {
-		if (destroy != NULL)
-			destroy(user_data);
-		return;
-	}
-	msd_metrics_series_clear_func(series);
-	series->func = func;
-	series->user_data = user_data;
-	series->destroy = destroy;
+}
+
+/**
+ * msd_metrics_counter_set_func:
+ * @self: a registry
+ * @name: the metric name, conventionally ending in `_total`
+ * @help: (nullable): the help text, used when the family is created
+ * @func: (scope notified): reads the count; it must never go down
+ * @user_data: (closure func): data for @func
+ * @destroy: (nullable): frees @user_data when the series is removed or replaced, or the
+ *   registry finalized
+ * @...: label name and value pairs, then %NULL
+ *
+ * Makes a counter read its value from @func each time it is rendered or looked up, for a
+ * count another object keeps (e.g. messages a broker sent again). Otherwise as
+ * [method@Msd.Metrics.gauge_set_func].
+ */
+void
+msd_metrics_counter_set_func(MsdMetrics *self,
+                             const gchar *name,
+                             const gchar *help,
+                             MsdMetricsGaugeFunc func,
+                             gpointer user_data,
+                             GDestroyNotify destroy,
+                             ...)
+{
+	va_list args;
+
+	g_return_if_fail(MSD_IS_METRICS(self));
+	g_return_if_fail(func != NULL);
+
+	va_start(args, destroy);
+	msd_metrics_set_func(self, name, help, MSD_METRICS_KIND_COUNTER, func, user_data, destroy,
+	                     args);
+	va_end(args);
 }
 
 /**

@@ -49,6 +49,13 @@ void msd_metrics_gauge_set_func(MsdMetrics *self,
                                 gpointer user_data,
                                 GDestroyNotify destroy,
                                 ...) G_GNUC_NULL_TERMINATED;
+void msd_metrics_counter_set_func(MsdMetrics *self,
+                                  const gchar *name,
+                                  const gchar *help,
+                                  MsdMetricsGaugeFunc func,
+                                  gpointer user_data,
+                                  GDestroyNotify destroy,
+                                  ...) G_GNUC_NULL_TERMINATED;
 gboolean
 msd_metrics_lookup(MsdMetrics *self, const gchar *name, gdouble *value, ...) G_GNUC_NULL_TERMINATED;
 gboolean msd_metrics_remove(MsdMetrics *self, const gchar *name, ...) G_GNUC_NULL_TERMINATED;

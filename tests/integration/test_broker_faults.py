@@ -1,0 +1,178 @@
+# Copyright the meshsync authors
+# SPDX-License-Identifier: Apache-2.0
+"""Broker faults under churn: the daemon against kubesim changing pods all the time, a
+nats-server that hangs (SIGSTOP) or dies (SIGKILL) for a while, and a consumer that builds the
+cluster's picture from meshery.meshsync.core (tests/lib/broker_faults.py). Afterwards the
+picture must agree with kubesim's own state: every pod present with its resourceVersion,
+nothing deleted left over. Every wait is for state (the picture, /readyz, /metrics); the only
+timed part is how long the fault lasts.
+
+bench/soak runs the same scenarios longer, with more pods and a faster churn.
+"""
+
+import signal
+import time
+
+from broker_faults import (Picture, compare, metric, metric_type, published_at_exit,
+                           server_conf_file, truth, wait_for_all, wait_for_picture)
+from kubesim import Kubesim
+from nats_server import NatsServer, wait_until
+from test_broker_mode import Daemon, GatedProxy
+
+TIMEOUT = 120.0
+PODS = 1000
+CHURN = 400  # events per second
+HANG = 12.0  # seconds the server stays stopped
+SEED = "11"
+
+
+def churning_sim():
+    return Kubesim(pods=PODS, namespaces=5, extra=["--churn", str(CHURN), "--seed", SEED])
+
+
+def wait_ready(run, ready=True):
+    want = 200 if ready else 503
+    wait_until(lambda: run.http("/readyz")[0] == want, f"/readyz answering {want}",
+               timeout=TIMEOUT, proc=run.proc, log=run.log)
+
+
+def metrics(run):
+    status, text = run.http("/metrics")
+    assert status == 200
+    return text
+
+
+def wait_metric(run, name, predicate, what):
+    return wait_until(lambda: predicate(metric(metrics(run), name) or 0), what,
+                      timeout=TIMEOUT, proc=run.proc, log=run.log)
+
+
+def assert_agrees(picture, sim, run, what):
+    rv, state, diff, _ = wait_for_picture(picture, sim, what, TIMEOUT, run.proc, run.log)
+    summary = {k: (len(v), v[:3]) for k, v in diff.items()}
+    assert not any(diff.values()), f"{what}: the picture at rv {rv} differs: {summary}"
+    return rv, state
+
+
+def assert_all_arrived(picture, run):
+    """Stops the daemon (which waits for the broker to confirm what it holds) and checks
+    that every event it ever published reached the consumer."""
+    assert run.terminate() == 0
+    published = published_at_exit(run.log())
+    assert wait_for_all(picture, published, TIMEOUT) == published, (
+        f"published {published}, the consumer got {picture.unique()} of them")
+    return published
+
+
+def assert_broker_metrics(text):
+    assert metric_type(text, "meshsync_broker_window_bytes") == "gauge"
+    assert metric_type(text, "meshsync_broker_resent_messages_total") == "counter"
+    assert metric_type(text, "meshsync_broker_confirmations_total") == "counter"
+    assert metric(text, "meshsync_broker_confirmations_total") > 0
+
+
+def test_hung_broker_loses_nothing(tmp_path):
+    with churning_sim() as sim, NatsServer("-c", server_conf_file()) as nats:
+        picture = Picture(nats.port)
+        picture.start()
+        assert picture.subscribed.wait(30)
+        try:
+            with Daemon(str(tmp_path), sim.kubeconfig, nats.url, "-outputResources",
+                        "pod") as run:
+                wait_ready(run)
+                assert_agrees(picture, sim, run, "the initial sync")
+                before = picture.counts()
+
+                nats.proc.send_signal(signal.SIGSTOP)
+                stopped = time.monotonic()
+                try:
+                    # noticed while the server still hangs, by pings, not by a socket error
+                    wait_ready(run, ready=False)
+                    noticed = time.monotonic() - stopped
+                    assert noticed < HANG, f"stale connection noticed after {noticed:.1f} s"
+                    time.sleep(max(0.0, HANG - (time.monotonic() - stopped)))
+                finally:
+                    nats.proc.send_signal(signal.SIGCONT)
+
+                wait_ready(run)
+                wait_metric(run, "meshsync_broker_reconnects", lambda v: v >= 1,
+                            "the reconnection")
+                rv, state = assert_agrees(picture, sim, run, "after the hang")
+                text = metrics(run)
+                assert_broker_metrics(text)
+                assert metric(text, "meshsync_broker_resent_messages_total") > 0
+                after = picture.counts()
+                # the unconfirmed window went again: some versions arrived twice
+                assert after["duplicates"] > before["duplicates"]
+                published = assert_all_arrived(picture, run)
+                after = picture.counts()
+                print(f"hang {HANG:.0f} s noticed after {noticed:.1f} s; {len(state)} pods at "
+                      f"rv {rv}; {published} events published, {after['messages']} "
+                      f"messages, {after['duplicates']} duplicates, {after['older']} older "
+                      f"than one seen before, {len(picture.last_not_newest())} uids whose "
+                      f"last message is older; re-sent "
+                      f"{metric(text, 'meshsync_broker_resent_messages_total'):.0f}")
+        finally:
+            picture.stop()
+
+
+def test_killed_broker_loses_nothing(tmp_path):
+    with churning_sim() as sim, NatsServer("-c", server_conf_file()) as nats:
+        # meshsync goes through the gate, so that it gets back to the restarted server only
+        # once the consumer subscribed there again: core NATS drops what nobody listens to
+        proxy = GatedProxy(nats.port)
+        picture = Picture(nats.port)
+        picture.start()
+        assert picture.subscribed.wait(30)
+        try:
+            with Daemon(str(tmp_path), sim.kubeconfig, proxy.url, "-outputResources",
+                        "pod") as run:
+                wait_ready(run)
+                assert_agrees(picture, sim, run, "the initial sync")
+
+                proxy.cut()
+                nats.stop()
+                wait_ready(run, ready=False)
+                # events pile up in the window while the broker is gone
+                wait_metric(run, "meshsync_broker_window_bytes", lambda v: v > 4 << 20,
+                            "4 MiB of events held")
+                connections = picture.connections
+                nats.start()
+                wait_until(lambda: picture.connections > connections and
+                           picture.subscribed.is_set(), "the consumer back on the server",
+                           timeout=TIMEOUT)
+                proxy.open = True
+
+                wait_ready(run)
+                rv, state = assert_agrees(picture, sim, run, "after the restart")
+                text = metrics(run)
+                assert_broker_metrics(text)
+                assert metric(text, "meshsync_broker_reconnects") >= 1
+                assert metric(text, "meshsync_broker_resent_messages_total") > 0
+                # the events held while the broker was gone are sent, then confirmed
+                wait_metric(run, "meshsync_broker_window_bytes", lambda v: v < 4 << 20,
+                            "the window confirmed")
+                # what the dead server had confirmed and the consumer got needs no re-send,
+                # so the last message of every pod is its newest: nothing came from an
+                # older connection
+                assert picture.last_not_newest() == []
+                published = assert_all_arrived(picture, run)
+                counts = picture.counts()
+                print(f"{len(state)} pods at rv {rv}; {published} events published, "
+                      f"{counts['messages']} messages, {counts['duplicates']} duplicates; "
+                      f"re-sent {metric(text, 'meshsync_broker_resent_messages_total'):.0f}")
+        finally:
+            picture.stop()
+            proxy.close()
+
+
+def test_truth_is_one_consistent_list(tmp_path):
+    """The harness's own premise: one list is a consistent snapshot, and the picture's view
+    of it is exact (no daemon involved)."""
+    with churning_sim() as sim:
+        rv, state = truth(sim)
+        assert len(state) >= PODS * 0.8
+        assert all(v <= rv for v in state.values())
+        empty = Picture(1)
+        diff = compare(empty, rv, state)
+        assert len(diff["missing"]) == len(state) and not diff["extra"]
