@@ -1,0 +1,32 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "fuzz-common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+void
+fuzz_check_failed(const gchar *file, gint line, const gchar *what)
+{
+	fprintf(stderr, "%s:%d: check failed: %s\n", file, line, what);
+	abort();
+}
+
+static void
+fuzz_log_handler(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data)
+{
+	if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL)) {
+		fprintf(stderr, "%s: %s\n", domain != NULL ? domain : "", message);
+		abort();
+	}
+	/* messages, warnings and debug output about rejected input: not a finding */
+}
+
+void
+fuzz_quiet_logs(void)
+{
+	g_log_set_default_handler(fuzz_log_handler, NULL);
+}
