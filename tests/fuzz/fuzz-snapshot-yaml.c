@@ -9,8 +9,9 @@
  * meshsync_resource_to_json) when it is a Kubernetes object, else given to the writer as it is.
  *
  * Checked: whatever the writer appends parses with libyaml's own parser as a well-formed
- * stream; its first document is a mapping whose keys are exactly the JSON object's top-level
- * keys; the "---" after it is followed by nothing but an empty document.
+ * stream; for an object (every resource is one) its first document is a mapping whose keys are
+ * exactly the object's top-level keys; the "---" after it is followed by nothing but an empty
+ * document.
  */
 
 #include "config.h"
@@ -31,17 +32,19 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-/* The top-level keys of the JSON object @json, decoded, in a set. */
+/* The top-level keys of the JSON object @json, decoded, in a set; NULL when @json is not an
+ * object. */
 static GHashTable *
 json_keys(const gchar *json, gsize length)
 {
 	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
-	GHashTable *keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	GHashTable *keys;
 	gint j = 1;
 
 	if (!msd_json_tokens_parse(&tokens, json, length, NULL) ||
 	    tokens.tokens[0].type != MSD_JSON_OBJECT)
-		return keys;
+		return NULL;
+	keys = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 	for (gint k = 0; k < tokens.tokens[0].size; k++) {
 		g_hash_table_add(keys, msd_json_tokens_dup_string(&tokens, j));
 		j = msd_json_tokens_skip(&tokens, j + 1);
@@ -66,9 +69,9 @@ check_yaml(const gchar *yaml, gsize length, GHashTable *keys)
 	FUZZ_CHECK(yaml_parser_load(&parser, &doc));
 	root = yaml_document_get_root_node(&doc);
 	FUZZ_CHECK(root != NULL);
-	FUZZ_CHECK(root->type == YAML_MAPPING_NODE);
-	for (yaml_node_pair_t *p = root->data.mapping.pairs.start; p < root->data.mapping.pairs.top;
-	     p++) {
+	FUZZ_CHECK(keys == NULL || root->type == YAML_MAPPING_NODE);
+	for (yaml_node_pair_t *p = root->data.mapping.pairs.start;
+	     keys != NULL && p < root->data.mapping.pairs.top; p++) {
 		yaml_node_t *key = yaml_document_get_node(&doc, p->key);
 		g_autofree gchar *text = NULL;
 
@@ -77,7 +80,7 @@ check_yaml(const gchar *yaml, gsize length, GHashTable *keys)
 		FUZZ_CHECK(g_hash_table_contains(keys, text));
 		seen++;
 	}
-	FUZZ_CHECK(seen == g_hash_table_size(keys));
+	FUZZ_CHECK(keys == NULL || seen == g_hash_table_size(keys));
 	yaml_document_delete(&doc);
 
 	/* after "---", an empty document (no root), then the end of the stream */

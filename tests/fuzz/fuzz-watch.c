@@ -82,7 +82,7 @@ handle_event(MsdStore *store, MsdJsonTokens *tokens, const gchar *line, gsize le
 
 	if (strcmp(type, "BOOKMARK") == 0) {
 		gint metadata = msd_json_tokens_member(tokens, (guint)object, "metadata");
-		g_autofree gchar *rv = msd_json_tokens_dup_string(
+		g_autofree gchar *rv G_GNUC_UNUSED = msd_json_tokens_dup_string(
 		        tokens, msd_json_tokens_member(tokens, metadata, "resourceVersion"));
 		gint end = msd_json_tokens_path(tokens, metadata, "annotations",
 		                                "k8s.io/initial-events-end", NULL);
@@ -91,9 +91,9 @@ handle_event(MsdStore *store, MsdJsonTokens *tokens, const gchar *line, gsize le
 		return;
 	}
 	if (strcmp(type, "ERROR") == 0) {
-		g_autofree gchar *code = msd_json_tokens_dup_string(
+		g_autofree gchar *code G_GNUC_UNUSED = msd_json_tokens_dup_string(
 		        tokens, msd_json_tokens_member(tokens, object, "code"));
-		g_autofree gchar *message = msd_json_tokens_dup_string(
+		g_autofree gchar *message G_GNUC_UNUSED = msd_json_tokens_dup_string(
 		        tokens, msd_json_tokens_member(tokens, object, "message"));
 		return;
 	}
@@ -115,7 +115,7 @@ handle_event(MsdStore *store, MsdJsonTokens *tokens, const gchar *line, gsize le
 		FUZZ_CHECK(compact.tokens[0].type == MSD_JSON_OBJECT);
 	}
 	if (strcmp(type, "DELETED") == 0) {
-		g_autoptr(GBytes) last = msd_store_delete(store, entry->uid);
+		g_autoptr(GBytes) last G_GNUC_UNUSED = msd_store_delete(store, entry->uid);
 
 		FUZZ_CHECK(msd_store_lookup(store, entry->uid) == NULL);
 		return;

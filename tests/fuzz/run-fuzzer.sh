@@ -11,5 +11,5 @@ rm -rf "$work"
 mkdir -p "$work/corpus" "$work/artifacts"
 echo "$(basename "$fuzzer"): -seed=${MESHSYNC_FUZZ_SEED:-1} -runs=$runs over $corpus"
 exec "$fuzzer" -seed="${MESHSYNC_FUZZ_SEED:-1}" -runs="$runs" -max_len=65536 \
-  -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
+  -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 -error_exitcode=1 -timeout_exitcode=1 \
   -artifact_prefix="$work/artifacts/" "$@" "$work/corpus" "$corpus"
