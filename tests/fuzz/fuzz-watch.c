@@ -14,7 +14,8 @@
  * limit; every entry has a uid and compact JSON that tokenizes as an object; an upserted entry
  * can be looked up by uid, a deleted one cannot.
  *
- * Input: the first byte seeds the chunk sizes, the rest is the stream.
+ * Input: the first byte seeds the chunk sizes (0: cut just after every CR), the rest is the
+ * stream.
  */
 
 #include "config.h"
@@ -147,9 +148,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const gchar *line;
 		gsize length;
 
-		/* chunk sizes from 1 to 64 bytes, or the rest at once, from a tiny LCG */
+		/* chunk sizes from a tiny LCG: mostly 1 to 64 bytes, one in 16 up to 8 KiB, so that
+		 * long lines arrive in pieces too */
 		state = state * 1103515245u + 12345u;
-		chunk = (state >> 16) % 8 == 0 ? stream_size - fed : 1 + (state >> 16) % 64;
+		chunk = (state >> 16) % 16 == 0 ? 1 + (state >> 16) % 8192 : 1 + (state >> 16) % 64;
+		if (data[0] == 0) {
+			/* first byte 0: every chunk ends just after a CR, between it and its LF */
+			const gchar *cr = memchr(stream + fed, '\r', stream_size - fed);
+
+			chunk = cr != NULL ? (gsize)(cr - (stream + fed)) + 1 : stream_size - fed;
+		}
 		chunk = MIN(chunk, stream_size - fed);
 		msd_line_splitter_push(splitter, stream + fed, chunk);
 		fed += chunk;
