@@ -514,12 +514,17 @@ msd_discovery_version_cb(GObject *source, GAsyncResult *result, gpointer user_da
 	if (doc == NULL)
 		return;
 	git = msd_discovery_get_string(doc, "gitVersion");
-	if (git != NULL && git[0] != '\0')
+	if (git != NULL && git[0] != '\0') {
 		run->server_version = g_strdup(git);
-	else
-		run->server_version = g_strdup_printf(
-		        "v%s.%s", json_object_get_string_member_with_default(doc, "major", "0"),
-		        json_object_get_string_member_with_default(doc, "minor", "0"));
+	} else {
+		/* the server's answer: "major" may be anything, and json-glib's getter with a
+		 * default warns on a non-value */
+		const gchar *major = msd_discovery_get_string(doc, "major");
+		const gchar *minor = msd_discovery_get_string(doc, "minor");
+
+		run->server_version = g_strdup_printf("v%s.%s", major != NULL ? major : "0",
+		                                      minor != NULL ? minor : "0");
+	}
 	msd_discovery_run_done(task);
 }
 

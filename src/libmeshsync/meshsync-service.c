@@ -39,13 +39,13 @@
  *
  * From Python, broker mode with request answering and readiness probes is:
  *
- * |[<!-- language="Python" -->
+ * ```python
  * service = MeshSync.Service.new(MeshSync.KubeConfig.load(None, None))
  * service.set_broker(MeshSync.Broker.new("nats://127.0.0.1:4222"))
  * service.set_health(None, 11000)
  * service.start_async(None, lambda s, r: s.start_finish(r))
  * GLib.MainLoop().run()
- * ]|
+ * ```
  *
  * Everything runs in the thread-default main context of the thread that calls
  * [method@MeshSync.Service.start_async].

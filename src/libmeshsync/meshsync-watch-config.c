@@ -585,6 +585,7 @@ meshsync_watch_config_new_from_file(const gchar *path, GError **error)
 	g_autoptr(JsonNode) root = NULL;
 	gsize length = 0;
 	JsonObject *object;
+	JsonNode *kind;
 
 	g_return_val_if_fail(path != NULL, NULL);
 
@@ -601,8 +602,10 @@ meshsync_watch_config_new_from_file(const gchar *path, GError **error)
 		return NULL;
 	}
 	object = json_node_get_object(root);
-	if (g_strcmp0(json_object_get_string_member_with_default(object, "kind", ""), "MeshSync") ==
-	    0)
+	kind = json_object_get_member(object, "kind");
+	/* any YAML may be here: json-glib's string getter warns on a kind that is a mapping */
+	if (kind != NULL && json_node_get_value_type(kind) == G_TYPE_STRING &&
+	    g_strcmp0(json_node_get_string(kind), "MeshSync") == 0)
 		return meshsync_watch_config_new_from_cr_node(root, path, error);
 	return meshsync_watch_config_new_from_lists(json_object_get_member(object, "whitelist"),
 	                                            json_object_get_member(object, "blacklist"),

@@ -17,7 +17,8 @@ import subprocess
 import pytest
 from kubesim import Kubesim
 from meshsync_run import (DAEMON, META_KEYS, TIMEOUT, TOP_KEYS, Meshsync, cluster_view,
-                          extended_events, read_documents, snapshot_uid_counts, uid_counts)
+                          extended_events, read_documents, seconds, snapshot_uid_counts,
+                          uid_counts)
 
 # Small clusters keep the suite fast; three team namespaces besides the system ones.
 SMALL = {"pods": 60, "namespaces": 3}
@@ -104,7 +105,7 @@ def test_filters(tmp_path, flags, kinds, namespaces):
 def test_stop_after_exits_zero(tmp_path):
     with Kubesim(**SMALL) as sim:
         view = cluster_view(sim)
-        with Meshsync(str(tmp_path), sim.kubeconfig, "-stopAfter", "2s") as run:
+        with Meshsync(str(tmp_path), sim.kubeconfig, "-stopAfter", seconds(2)) as run:
             # nothing stops it but its own timer
             assert run.wait_exit() == 0, run.log()
             log = run.log()

@@ -108,13 +108,14 @@ test_url_bad(void)
 		const BadCase *c = &bad_urls[i];
 		g_autoptr(GError) error = NULL;
 		g_autoptr(MsdBrokerUrl) url = msd_broker_url_parse(c->url, &error);
+		g_autofree gchar *stripped = g_strstrip(g_strdup(c->url));
 
 		g_test_message("'%s'", c->url);
 		g_assert_null(url);
 		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG);
 		g_assert_nonnull(strstr(error->message, c->why));
 		/* Names the URL, except where it would be empty. */
-		if (*g_strstrip(g_strdup(c->url)) != '\0' && strchr(c->url, '@') == NULL)
+		if (*stripped != '\0' && strchr(c->url, '@') == NULL)
 			g_assert_nonnull(strstr(error->message, c->url));
 	}
 }

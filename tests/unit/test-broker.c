@@ -53,6 +53,7 @@ read_ports_file(const gchar *dir)
 		g_autofree gchar *path = NULL;
 		g_autofree gchar *text = NULL;
 		g_autoptr(JsonParser) parser = json_parser_new();
+		JsonNode *node;
 		JsonObject *root;
 		JsonArray *clients;
 		const gchar *client;
@@ -67,9 +68,13 @@ read_ports_file(const gchar *dir)
 		    json_parser_get_root(parser) == NULL ||
 		    !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser)))
 			return 0;
-		root = json_node_get_object(json_parser_get_root(parser));
+		/* an empty file (created, not yet written) parses to no root at all */
+		node = json_parser_get_root(parser);
+		if (node == NULL || !JSON_NODE_HOLDS_OBJECT(node))
+			return 0;
+		root = json_node_get_object(node);
 		/* {"nats":["nats://127.0.0.1:PORT"]} */
-		if (root == NULL || !json_object_has_member(root, "nats"))
+		if (!json_object_has_member(root, "nats"))
 			return 0;
 		clients = json_object_get_array_member(root, "nats");
 		if (clients == NULL || json_array_get_length(clients) == 0)

@@ -201,6 +201,17 @@ test_discovery_preferred_version(Fixture *fixture, gconstpointer user_data)
 	g_assert_cmpstr(meshsync_api_resource_get_version(hpa), ==, "v1");
 }
 
+/* A /version without gitVersion is named from major and minor; fields that are not strings
+ * count as absent, without a GLib warning (fatal in the tests). */
+static void
+test_discovery_version_odd_fields(Fixture *fixture, gconstpointer user_data)
+{
+	msd_test_server_add(fixture->server, "/version", SOUP_STATUS_OK,
+	                    "{\"major\":{\"x\":1},\"minor\":\"31\",\"gitVersion\":[]}");
+	msd_test_run_expecting_skip(fixture);
+	g_assert_cmpstr(meshsync_discovery_get_server_version(fixture->discovery), ==, "v0.31");
+}
+
 static void
 test_discovery_version_fails(Fixture *fixture, gconstpointer user_data)
 {
@@ -291,6 +302,7 @@ main(int argc, char **argv)
 	ADD("/discovery/resources", test_discovery_resources);
 	ADD("/discovery/preferred-version", test_discovery_preferred_version);
 	ADD("/discovery/version-fails", test_discovery_version_fails);
+	ADD("/discovery/version-odd-fields", test_discovery_version_odd_fields);
 	ADD("/discovery/api-fails", test_discovery_api_fails);
 	ADD("/discovery/unauthorized", test_discovery_unauthorized);
 	ADD("/discovery/cancelled", test_discovery_cancelled);

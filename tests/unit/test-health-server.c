@@ -94,9 +94,11 @@ msd_test_request_port(SoupSession *session, guint port, const gchar *method, con
 	if (bytes == NULL)
 		return response;
 	response->status = soup_message_get_status(msg);
-	/* g_strndup (NULL, 0) would be NULL: an empty body reads as "". */
+	/* g_strndup (NULL, 0) would be NULL: an empty body reads as "". An empty GBytes may
+	 * have no data pointer at all, and memcpy from NULL is undefined even for 0 bytes. */
 	response->body = g_strnfill(g_bytes_get_size(bytes), ' ');
-	memcpy(response->body, g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
+	if (g_bytes_get_size(bytes) > 0)
+		memcpy(response->body, g_bytes_get_data(bytes, NULL), g_bytes_get_size(bytes));
 	response->headers = soup_message_headers_ref(soup_message_get_response_headers(msg));
 	return response;
 }

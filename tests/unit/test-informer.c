@@ -104,6 +104,39 @@ test_line_splitter_overlong(void)
 	g_assert_cmpuint(msd_line_splitter_get_pending(splitter), ==, 0);
 }
 
+/* A line exactly at the limit, ended by CRLF, is accepted however the stream is cut, also
+ * between its CR and its LF: the CR is not part of the line (found by fuzz-watch's model of
+ * the splitter). */
+static void
+test_line_splitter_crlf_at_limit(void)
+{
+	const gchar *stream = "12345678\r\n123456789\r\n";
+
+	for (gsize cut = 0; cut <= 10; cut++) {
+		g_autoptr(MsdLineSplitter) splitter = msd_line_splitter_new(8);
+		g_autoptr(GError) error = NULL;
+		const gchar *line = NULL;
+		gsize length = 0;
+		gboolean got;
+
+		g_test_message("cut at %" G_GSIZE_FORMAT, cut);
+		msd_line_splitter_push(splitter, stream, cut);
+		got = msd_line_splitter_next(splitter, &line, &length, &error);
+		g_assert_no_error(error);
+		if (!got) {
+			msd_line_splitter_push(splitter, stream + cut, 10 - cut);
+			got = msd_line_splitter_next(splitter, &line, &length, &error);
+			g_assert_no_error(error);
+		}
+		g_assert_true(got);
+		g_assert_cmpmem(line, length, "12345678", 8);
+		/* nine bytes before the CR: too long, whether the CR is already there or not */
+		msd_line_splitter_push(splitter, stream + 10, 10);
+		g_assert_false(msd_line_splitter_next(splitter, &line, &length, &error));
+		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+	}
+}
+
 /* ---- against meshsync-kubesim ---- */
 
 /* What a test saw from one informer. */
@@ -723,6 +756,7 @@ main(int argc, char **argv)
 
 	g_test_add_func("/informer/line-splitter/reads", test_line_splitter_reads);
 	g_test_add_func("/informer/line-splitter/byte-by-byte", test_line_splitter_byte_by_byte);
+	g_test_add_func("/informer/line-splitter/crlf-at-limit", test_line_splitter_crlf_at_limit);
 	g_test_add_func("/informer/line-splitter/overlong", test_line_splitter_overlong);
 #define ADD(path, func) g_test_add(path, Fixture, NULL, fixture_setup, func, fixture_teardown)
 	ADD("/informer/initial-sync/streaming", test_initial_sync_streaming);

@@ -82,6 +82,62 @@ test_json_tokens_malformed(void)
 	}
 }
 
+/* RFC 8259: a text is one value with optional whitespace around it, so a bare number or
+ * literal is accepted or rejected the same way whether or not whitespace follows it. Strict
+ * jsmn saw "4" as truncated and "4 " as valid: the JSON writer's fuzz case canonicalised the
+ * accepted "4 " to the rejected "4". */
+static void
+test_json_tokens_top_level_primitives(void)
+{
+	static const struct {
+		const gchar *text;
+		MsdJsonType type;
+	} good[] = {
+	        {"4", MSD_JSON_NUMBER},      {"-0", MSD_JSON_NUMBER},
+	        {"1.5e-7", MSD_JSON_NUMBER}, {"123456789", MSD_JSON_NUMBER},
+	        {"true", MSD_JSON_TRUE},     {"false", MSD_JSON_FALSE},
+	        {"null", MSD_JSON_NULL},     {"\"s\"", MSD_JSON_STRING},
+	        {"[]", MSD_JSON_ARRAY},      {"{}", MSD_JSON_OBJECT},
+	};
+	static const gchar *const bad[] = {
+	        "4 4", "tru", "nul", "-", "1.",  "01",    "1e",  "+1",       "1e400",
+	        "4,",  "4]",  "4}",  "x", "\"x", "4\x01", "NaN", "Infinity", "1 2 3",
+	};
+	static const gchar *const blanks[] = {"", " ", "\t", "\n", "\r\n ", " \t"};
+
+	for (guint i = 0; i < G_N_ELEMENTS(good); i++) {
+		for (guint before = 0; before < G_N_ELEMENTS(blanks); before++) {
+			for (guint after = 0; after < G_N_ELEMENTS(blanks); after++) {
+				g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+				g_autoptr(GError) error = NULL;
+				g_autofree gchar *text = g_strconcat(blanks[before], good[i].text,
+				                                     blanks[after], NULL);
+				gsize length;
+				const gchar *span;
+
+				g_assert_true(
+				        msd_json_tokens_parse(&tokens, text, strlen(text), &error));
+				g_assert_no_error(error);
+				g_assert_cmpint(tokens.n_tokens, >=, 1);
+				g_assert_cmpint(msd_json_tokens_type(&tokens, 0), ==, good[i].type);
+				span = msd_json_tokens_span(&tokens, 0, &length);
+				g_assert_cmpmem(span, length, good[i].text, strlen(good[i].text));
+			}
+		}
+	}
+	for (guint i = 0; i < G_N_ELEMENTS(bad); i++) {
+		for (guint after = 0; after < G_N_ELEMENTS(blanks); after++) {
+			g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+			g_autoptr(GError) error = NULL;
+			g_autofree gchar *text = g_strconcat(bad[i], blanks[after], NULL);
+
+			g_test_message("rejects '%s'", text);
+			g_assert_false(msd_json_tokens_parse(&tokens, text, strlen(text), &error));
+			g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+		}
+	}
+}
+
 static void
 test_json_tokens_grows_and_reuses(void)
 {
@@ -107,6 +163,7 @@ main(int argc, char **argv)
 	g_test_add_func("/json-tokens/members-and-paths", test_json_tokens_members_and_paths);
 	g_test_add_func("/json-tokens/unescape", test_json_tokens_unescape);
 	g_test_add_func("/json-tokens/malformed", test_json_tokens_malformed);
+	g_test_add_func("/json-tokens/top-level-primitives", test_json_tokens_top_level_primitives);
 	g_test_add_func("/json-tokens/grows-and-reuses", test_json_tokens_grows_and_reuses);
 	return g_test_run();
 }

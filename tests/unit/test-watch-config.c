@@ -5,7 +5,9 @@
 
 #include "config.h"
 
+#include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "meshsync-error.h"
 #include "meshsync-watch-config.h"
@@ -210,6 +212,36 @@ test_watch_config_resource_without_watch_list(void)
 	}
 }
 
+/* Any YAML may be in the file: a kind that is not a string is not the MeshSync resource, and
+ * is no reason for a GLib warning (G_DEBUG=fatal-criticals makes one fatal here). */
+static void
+test_watch_config_kind_not_a_string(void)
+{
+	static const gchar *const texts[] = {
+	        "kind: {a: 1}\nwhitelist:\n  - resource: pods.v1.\n",
+	        "kind: [MeshSync]\nwhitelist:\n  - resource: pods.v1.\n",
+	        "kind: 7\nwhitelist:\n  - resource: pods.v1.\n",
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(texts); i++) {
+		g_autoptr(GError) error = NULL;
+		g_autofree gchar *path = NULL;
+		g_autoptr(MeshSyncWatchConfig) config = NULL;
+		gint fd = g_file_open_tmp("watch-config-XXXXXX.yaml", &path, &error);
+		g_auto(GStrv) names = NULL;
+
+		g_assert_no_error(error);
+		close(fd);
+		g_assert_true(g_file_set_contents(path, texts[i], -1, &error));
+		config = meshsync_watch_config_new_from_file(path, &error);
+		g_assert_no_error(error);
+		/* read as the whitelist it also holds */
+		names = meshsync_watch_config_get_names(config, MESHSYNC_WATCH_STAGE_LOCAL);
+		g_assert_cmpstrv(names, ((const gchar *const[]){"pods.v1.", NULL}));
+		g_unlink(path);
+	}
+}
+
 static void
 test_watch_config_files(void)
 {
@@ -363,6 +395,7 @@ main(int argc, char **argv)
 	g_test_add_func("/watch-config/resource-without-watch-list",
 	                test_watch_config_resource_without_watch_list);
 	g_test_add_func("/watch-config/files", test_watch_config_files);
+	g_test_add_func("/watch-config/kind-not-a-string", test_watch_config_kind_not_a_string);
 	g_test_add_func("/watch-config/crds", test_watch_config_crds);
 	g_test_add_func("/watch-config/output-filters", test_watch_config_output_filters);
 	g_test_add_func("/watch-config/pluralise", test_watch_config_pluralise);

@@ -714,7 +714,8 @@ msd_informer_handle_object_event(MsdInformer *self, const gchar *type, gint obje
 	msd_informer_set_resource_version(self, entry->resource_version);
 
 	if (deleted) {
-		g_autoptr(GBytes) last = msd_store_delete(self->store, entry->uid);
+		/* held, not read: the object's bytes outlive the emit that may still point in */
+		g_autoptr(GBytes) last G_GNUC_UNUSED = msd_store_delete(self->store, entry->uid);
 
 		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, entry, &self->tokens, object);
 		return;

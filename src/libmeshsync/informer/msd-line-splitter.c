@@ -74,8 +74,14 @@ msd_line_splitter_next(MsdLineSplitter *self, const gchar **line, gsize *length,
 		                  ? memchr(start + self->scanned, '\n', available - self->scanned)
 		                  : NULL;
 		if (newline == NULL) {
+			gsize partial = available;
+
 			self->scanned = available;
-			if (available > self->max_line) {
+			/* a CR at the end may be the first half of the CRLF that ends the line: it
+			 * does not count, as it does not once the LF is here */
+			if (partial > 0 && start[partial - 1] == '\r')
+				partial--;
+			if (partial > self->max_line) {
 				g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
 				            "watch event longer than %" G_GSIZE_FORMAT " bytes",
 				            self->max_line);

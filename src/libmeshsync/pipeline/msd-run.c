@@ -280,7 +280,7 @@ msd_run_resume(MsdRun *self)
 {
 	/* Resuming delivers events synchronously, and a consumer may stop this run from its
 	 * handler: keep the run and a stable list of informers alive until the loop ends. */
-	g_autoptr(MsdRun) keep = g_object_ref(self);
+	g_autoptr(MsdRun) keep G_GNUC_UNUSED = g_object_ref(self);
 	g_autoptr(GPtrArray) informers = g_ptr_array_new_full(self->informers->len, g_object_unref);
 
 	for (guint i = 0; i < self->informers->len; i++)

@@ -315,6 +315,30 @@ walk_value(Walk *w, gint i, guint depth)
 	}
 }
 
+/* A document whose one value is a number or a literal: jsmn is not asked (see the caller). The
+ * primitive's text runs from the first non-blank byte to the next blank one; the walk checks
+ * that it is a valid number or literal and the caller that only blanks follow. Fills @tok. */
+static gboolean
+top_level_primitive(const gchar *js, gsize len, jsmntok_t *tok)
+{
+	gsize start = 0;
+	gsize end;
+
+	while (start < len && is_ws(js[start]))
+		start++;
+	if (start == len || js[start] == '{' || js[start] == '[' || js[start] == '"')
+		return FALSE;
+	end = start;
+	while (end < len && !is_ws(js[end]))
+		end++;
+	tok->type = JSMN_PRIMITIVE;
+	tok->start = (int)start;
+	tok->end = (int)end;
+	tok->size = 0;
+	tok->parent = -1;
+	return TRUE;
+}
+
 gboolean
 msd_json_tokens_parse(MsdJsonTokens *self, const gchar *data, gsize length, GError **error)
 {
@@ -347,24 +371,20 @@ msd_json_tokens_parse(MsdJsonTokens *self, const gchar *data, gsize length, GErr
 		self->jsmn = g_new(jsmntok_t, self->jsmn_allocated);
 	}
 	jsmn_init(&parser);
-	for (;;) {
+	if (top_level_primitive(data, length, self->jsmn)) {
+		/* strict jsmn wants a delimiter after a primitive, so a document that is one bare
+		 * number or literal would be "truncated" at the very end of the text and valid
+		 * with a space after it: RFC 8259 accepts both, so the token is made here and
+		 * checked by the same walk as every other value */
+		rc = 1;
+	} else {
 		rc = jsmn_parse(&parser, data, length, self->jsmn, (guint)self->jsmn_allocated);
-		if (rc != JSMN_ERROR_NOMEM)
-			break;
+	}
+	while (rc == JSMN_ERROR_NOMEM) {
 		/* jsmn resumes where it stopped once it has room for more tokens */
 		self->jsmn_allocated *= 2;
 		self->jsmn = g_renew(jsmntok_t, self->jsmn, self->jsmn_allocated);
-	}
-	if (rc == JSMN_ERROR_PART && length > 0 && strchr("{[\"", data[0]) == NULL) {
-		/* strict jsmn wants a delimiter after a primitive even at the end of the text, so
-		 * a document that is one bare number or literal ("0") reads as truncated: parse
-		 * it again followed by a space, which leaves every offset as it is */
-		g_autofree gchar *copy = g_malloc(length + 1);
-
-		memcpy(copy, data, length);
-		copy[length] = ' ';
-		jsmn_init(&parser);
-		rc = jsmn_parse(&parser, copy, length + 1, self->jsmn, (guint)self->jsmn_allocated);
+		rc = jsmn_parse(&parser, data, length, self->jsmn, (guint)self->jsmn_allocated);
 	}
 	if (rc <= 0) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
