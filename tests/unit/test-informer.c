@@ -133,7 +133,7 @@ test_line_splitter_crlf_at_limit(void)
 		/* nine bytes before the CR: too long, whether the CR is already there or not */
 		msd_line_splitter_push(splitter, stream + 10, 10);
 		g_assert_false(msd_line_splitter_next(splitter, &line, &length, &error));
-		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE);
 	}
 }
 
