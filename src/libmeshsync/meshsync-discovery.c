@@ -13,6 +13,7 @@
 #include "meshsync-error.h"
 #include "meshsync-discovery-private.h"
 #include "kube/msd-kube-client.h"
+#include "util/msd-json-object.h"
 
 /**
  * MeshSyncDiscovery:
@@ -357,12 +358,12 @@ msd_discovery_parse_resource_list(JsonObject *doc, const gchar *group, const gch
 		for (guint j = 0; sub_list != NULL && j < sub_list->len; j++)
 			g_ptr_array_add(sub_strv, g_ptr_array_index(sub_list, j));
 		g_ptr_array_add(sub_strv, NULL);
-		g_ptr_array_add(resources, meshsync_api_resource_new(
-		                                   group, version, kind != NULL ? kind : "", name,
-		                                   json_object_get_boolean_member_with_default(
-		                                           entry, "namespaced", FALSE),
-		                                   (const gchar *const *)verbs,
-		                                   (const gchar *const *)sub_strv->pdata));
+		g_ptr_array_add(resources,
+		                meshsync_api_resource_new(
+		                        group, version, kind != NULL ? kind : "", name,
+		                        msd_json_object_get_boolean(entry, "namespaced", FALSE),
+		                        (const gchar *const *)verbs,
+		                        (const gchar *const *)sub_strv->pdata));
 	}
 	return resources;
 }

@@ -12,6 +12,7 @@
 #include "meshsync-error.h"
 #include "kube/msd-exec-plugin.h"
 #include "kube/msd-kube-pem.h"
+#include "util/msd-json-object.h"
 
 #define MSD_EXEC_API_V1      "client.authentication.k8s.io/v1"
 #define MSD_EXEC_API_V1BETA1 "client.authentication.k8s.io/v1beta1"
@@ -278,7 +279,7 @@ msd_exec_plugin_cluster_config(const MsdKubeconfigEntry *cluster)
 		if (!JSON_NODE_HOLDS_OBJECT(item))
 			continue;
 		object = json_node_get_object(item);
-		if (g_strcmp0(json_object_get_string_member_with_default(object, "name", NULL),
+		if (g_strcmp0(msd_json_object_get_string(object, "name"),
 		              "client.authentication.k8s.io/exec") == 0 &&
 		    json_object_has_member(object, "extension"))
 			return json_node_copy(json_object_get_member(object, "extension"));
@@ -391,7 +392,9 @@ msd_exec_plugin_parse(MsdExecPlugin *self, const gchar *output, GError **error)
 		return NULL;
 	}
 	root = json_node_get_object(json_parser_get_root(parser));
-	api_version = json_object_get_string_member_with_default(root, "apiVersion", "");
+	api_version = (msd_json_object_get_string(root, "apiVersion") != NULL
+	                       ? msd_json_object_get_string(root, "apiVersion")
+	                       : "");
 	if (g_strcmp0(api_version, self->api_version) != 0) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		            "%s: plugin returned apiVersion \"%s\", configured for \"%s\"", where,
@@ -407,9 +410,9 @@ msd_exec_plugin_parse(MsdExecPlugin *self, const gchar *output, GError **error)
 		            "%s: plugin output has no status", where);
 		return NULL;
 	}
-	token = json_object_get_string_member_with_default(status, "token", NULL);
-	cert = json_object_get_string_member_with_default(status, "clientCertificateData", NULL);
-	key = json_object_get_string_member_with_default(status, "clientKeyData", NULL);
+	token = msd_json_object_get_string(status, "token");
+	cert = msd_json_object_get_string(status, "clientCertificateData");
+	key = msd_json_object_get_string(status, "clientKeyData");
 	if ((cert == NULL || cert[0] == '\0') != (key == NULL || key[0] == '\0')) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		            "%s: plugin returned %s without %s", where,
@@ -432,7 +435,7 @@ msd_exec_plugin_parse(MsdExecPlugin *self, const gchar *output, GError **error)
 		if (certificate == NULL)
 			return NULL;
 	}
-	value = json_object_get_string_member_with_default(status, "expirationTimestamp", NULL);
+	value = msd_json_object_get_string(status, "expirationTimestamp");
 	if (value != NULL && value[0] != '\0') {
 		g_autoptr(GDateTime) when = g_date_time_new_from_iso8601(value, NULL);
 

@@ -15,6 +15,7 @@
 #include "meshsync-error.h"
 #include "meshsync-kube-config-private.h"
 #include "kube/msd-kube-client.h"
+#include "util/msd-json-object.h"
 
 /* Informers keep one watch connection per resource type open (HTTP/1.1 cannot multiplex),
  * so libsoup's default of 2 connections per host would starve every list behind them. */
@@ -341,10 +342,9 @@ msd_kube_client_status_message(GBytes *body)
 	if (json_parser_load_from_data(parser, data, (gssize)size, NULL) &&
 	    (root = json_parser_get_root(parser)) != NULL && JSON_NODE_HOLDS_OBJECT(root)) {
 		obj = json_node_get_object(root);
-		if (g_strcmp0(json_object_get_string_member_with_default(obj, "kind", NULL),
-		              "Status") != 0)
+		if (g_strcmp0(msd_json_object_get_string(obj, "kind"), "Status") != 0)
 			return NULL;
-		return g_strdup(json_object_get_string_member_with_default(obj, "message", NULL));
+		return g_strdup(msd_json_object_get_string(obj, "message"));
 	}
 
 	if (data[0] == '{' || data[0] == '[')

@@ -10,6 +10,7 @@
 #include "meshsync-error.h"
 #include "kube/msd-kubeconfig-merge.h"
 #include "util/msd-yaml.h"
+#include "util/msd-json-object.h"
 
 struct _MsdKubeconfigMerge {
 	GHashTable *clusters; /* (element-type utf8 MsdKubeconfigEntry) */
@@ -189,7 +190,7 @@ msd_kubeconfig_merge_section(JsonObject *root,
 			return FALSE;
 		}
 		object = json_node_get_object(item);
-		name = json_object_get_string_member_with_default(object, "name", NULL);
+		name = msd_json_object_get_string(object, "name");
 		if (name == NULL || name[0] == '\0') {
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
 			            "%s: %s[%u].name: missing", origin, section, i);
@@ -263,7 +264,7 @@ msd_kubeconfig_merge_add_data(MsdKubeconfigMerge *self,
 		return FALSE;
 	if (!msd_kubeconfig_merge_section(root, "users", "user", self->users, origin, dir, error))
 		return FALSE;
-	current = json_object_get_string_member_with_default(root, "current-context", NULL);
+	current = msd_json_object_get_string(root, "current-context");
 	if (self->current_context == NULL && current != NULL && current[0] != '\0')
 		self->current_context = g_strdup(current);
 	return TRUE;

@@ -620,9 +620,12 @@ msd_model_convert_tokens(MsdModel *m,
 	m->n_annotations = b.annotations.n;
 	if (m->n_labels + m->n_annotations > 0) {
 		m->kv = g_new(MsdKeyValue, m->n_labels + m->n_annotations);
-		memcpy(m->kv, b.labels.kv, sizeof(MsdKeyValue) * m->n_labels);
-		memcpy(m->kv + m->n_labels, b.annotations.kv,
-		       sizeof(MsdKeyValue) * m->n_annotations);
+		/* an empty side has no array at all: memcpy must not see its NULL */
+		if (m->n_labels > 0)
+			memcpy(m->kv, b.labels.kv, sizeof(MsdKeyValue) * m->n_labels);
+		if (m->n_annotations > 0)
+			memcpy(m->kv + m->n_labels, b.annotations.kv,
+			       sizeof(MsdKeyValue) * m->n_annotations);
 	}
 	key_values_clear(&b.labels);
 	key_values_clear(&b.annotations);

@@ -54,10 +54,12 @@ msd_snapshot_compare_ucs4(const gunichar *ar, const gunichar *br)
 				}
 			}
 		}
+		/* go-yaml sums into an int and lets it wrap: unsigned sums wrap the same, without
+		 * the undefined behaviour of a signed overflow, and compare the same once cast */
 		for (ai = i; ar[ai] != 0 && msd_snapshot_is_digit(ar[ai]); ai++)
-			an = an * 10 + (gint64)g_unichar_digit_value(ar[ai]);
+			an = (gint64)((guint64)an * 10 + (guint64)g_unichar_digit_value(ar[ai]));
 		for (bi = i; br[bi] != 0 && msd_snapshot_is_digit(br[bi]); bi++)
-			bn = bn * 10 + (gint64)g_unichar_digit_value(br[bi]);
+			bn = (gint64)((guint64)bn * 10 + (guint64)g_unichar_digit_value(br[bi]));
 		if (an != bn)
 			return an < bn ? -1 : 1;
 		if (ai != bi)

@@ -152,7 +152,8 @@ kubesim_resources_install_objects(KubesimStore *store)
 		        namespaces[i], namespaces[i], now);
 		g_autoptr(GBytes) bytes = g_bytes_new(json, strlen(json));
 		g_autoptr(KubesimStatus) status = NULL;
-		g_autoptr(KubesimObject) obj = kubesim_store_upsert(store, ns_res, bytes, &status);
+		g_autoptr(KubesimObject) obj G_GNUC_UNUSED =
+		        kubesim_store_upsert(store, ns_res, bytes, &status);
 	}
 	crd_res = kubesim_store_lookup(store, "apiextensions.k8s.io", "v1",
 	                               "customresourcedefinitions");
@@ -160,6 +161,7 @@ kubesim_resources_install_objects(KubesimStore *store)
 		g_autofree gchar *json = g_strdup_printf(meshsync_crd, now, now, now, now);
 		g_autoptr(GBytes) bytes = g_bytes_new(json, strlen(json));
 		g_autoptr(KubesimStatus) status = NULL;
-		g_autoptr(KubesimObject) obj = kubesim_store_upsert(store, crd_res, bytes, &status);
+		g_autoptr(KubesimObject) obj G_GNUC_UNUSED =
+		        kubesim_store_upsert(store, crd_res, bytes, &status);
 	}
 }

@@ -619,7 +619,7 @@ kubesim_store_remove_resource(KubesimStore *store, KubesimResource *res)
 	g_tree_foreach(res->objects, collect_object, objs);
 	for (i = 0; i < objs->len; i++) {
 		KubesimObject *obj = g_ptr_array_index(objs, i);
-		g_autoptr(KubesimObject) gone =
+		g_autoptr(KubesimObject) gone G_GNUC_UNUSED =
 		        kubesim_store_delete(store, res, obj->namespace_, obj->name, NULL);
 	}
 	unregister_resource(store, res);
@@ -1141,7 +1141,7 @@ delete_namespace_contents(KubesimStore *store, const gchar *ns)
 		}
 		for (j = 0; j < objs->len; j++) {
 			KubesimObject *obj = g_ptr_array_index(objs, j);
-			g_autoptr(KubesimObject) gone =
+			g_autoptr(KubesimObject) gone G_GNUC_UNUSED =
 			        kubesim_store_delete(store, res, obj->namespace_, obj->name, NULL);
 		}
 	}
@@ -1154,7 +1154,7 @@ kubesim_store_delete(KubesimStore *store,
                      const gchar *name,
                      KubesimStatus **status_out)
 {
-	g_autoptr(KubesimResource) res_ref = kubesim_resource_ref(res);
+	g_autoptr(KubesimResource) res_ref G_GNUC_UNUSED = kubesim_resource_ref(res);
 	KubesimObject *old = kubesim_resource_get(res, ns, name);
 	KubesimObject *last;
 
