@@ -22,7 +22,7 @@
 #include "informer/msd-informer-private.h"
 #include "util/msd-json-tokens.h"
 #include "informer/msd-line-splitter.h"
-#include "util/msd-json-scan.h"
+#include "util/msd-json-delimit.h"
 
 /* client-go's defaults: pages of 500, backoff 0.8 s doubling to 30 s, watches that the server
  * ends after 5 to 10 minutes so that load spreads out; a type we may not list is asked again
@@ -429,7 +429,7 @@ static gboolean
 msd_informer_salvage_page(
         MsdInformer *self, const gchar *data, gsize size, gchar **continue_token, GError **error)
 {
-	g_autoptr(GArray) members = msd_json_scan_members(data, size, 0);
+	g_autoptr(GArray) members = msd_json_delimit_members(data, size, 0);
 	g_autoptr(GArray) elements = NULL;
 	g_auto(MsdJsonTokens) meta = MSD_JSON_TOKENS_INIT;
 
@@ -439,7 +439,7 @@ msd_informer_salvage_page(
 		return FALSE;
 	}
 	for (guint i = 0; i < members->len; i++) {
-		MsdJsonScanMember *m = &g_array_index(members, MsdJsonScanMember, i);
+		MsdJsonDelimitMember *m = &g_array_index(members, MsdJsonDelimitMember, i);
 		gsize key_length = m->key_end - m->key_start;
 
 		if (key_length == 8 && memcmp(data + m->key_start, "metadata", 8) == 0 &&
@@ -453,7 +453,7 @@ msd_informer_salvage_page(
 			        &meta, msd_json_tokens_member(&meta, 0, "continue"));
 		} else if (key_length == 5 && memcmp(data + m->key_start, "items", 5) == 0) {
 			g_clear_pointer(&elements, g_array_unref);
-			elements = msd_json_scan_elements(data, size, m->value_start);
+			elements = msd_json_delimit_elements(data, size, m->value_start);
 		}
 	}
 	if (elements == NULL) {
@@ -462,7 +462,7 @@ msd_informer_salvage_page(
 		return FALSE;
 	}
 	for (guint i = 0; i < elements->len && self->running; i++) {
-		MsdJsonScanSpan *span = &g_array_index(elements, MsdJsonScanSpan, i);
+		MsdJsonDelimitSpan *span = &g_array_index(elements, MsdJsonDelimitSpan, i);
 		g_autoptr(GError) error_local = NULL;
 
 		if (!msd_json_tokens_parse(&self->tokens, data + span->start,

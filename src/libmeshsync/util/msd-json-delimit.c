@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "util/msd-json-scan.h"
+#include "util/msd-json-delimit.h"
 
 static gsize
 skip_ws(const gchar *data, gsize length, gsize pos)
@@ -43,7 +43,7 @@ string_end(const gchar *data, gsize length, gsize pos)
 }
 
 gssize
-msd_json_scan_value_end(const gchar *data, gsize length, gsize pos)
+msd_json_delimit_value_end(const gchar *data, gsize length, gsize pos)
 {
 	gsize p = skip_ws(data, length, pos);
 	gsize depth = 0;
@@ -83,9 +83,9 @@ msd_json_scan_value_end(const gchar *data, gsize length, gsize pos)
 }
 
 GArray *
-msd_json_scan_members(const gchar *data, gsize length, gsize pos)
+msd_json_delimit_members(const gchar *data, gsize length, gsize pos)
 {
-	g_autoptr(GArray) members = g_array_new(FALSE, FALSE, sizeof(MsdJsonScanMember));
+	g_autoptr(GArray) members = g_array_new(FALSE, FALSE, sizeof(MsdJsonDelimitMember));
 	gsize p = skip_ws(data, length, pos);
 
 	if (p >= length || data[p] != '{')
@@ -94,7 +94,7 @@ msd_json_scan_members(const gchar *data, gsize length, gsize pos)
 	if (p < length && data[p] == '}')
 		return g_steal_pointer(&members);
 	while (p < length) {
-		MsdJsonScanMember member;
+		MsdJsonDelimitMember member;
 		gssize end;
 
 		if (data[p] != '"')
@@ -108,7 +108,7 @@ msd_json_scan_members(const gchar *data, gsize length, gsize pos)
 		if (p >= length || data[p] != ':')
 			return NULL;
 		member.value_start = skip_ws(data, length, p + 1);
-		end = msd_json_scan_value_end(data, length, member.value_start);
+		end = msd_json_delimit_value_end(data, length, member.value_start);
 		if (end < 0)
 			return NULL;
 		member.value_end = (gsize)end;
@@ -124,9 +124,9 @@ msd_json_scan_members(const gchar *data, gsize length, gsize pos)
 }
 
 GArray *
-msd_json_scan_elements(const gchar *data, gsize length, gsize pos)
+msd_json_delimit_elements(const gchar *data, gsize length, gsize pos)
 {
-	g_autoptr(GArray) elements = g_array_new(FALSE, FALSE, sizeof(MsdJsonScanSpan));
+	g_autoptr(GArray) elements = g_array_new(FALSE, FALSE, sizeof(MsdJsonDelimitSpan));
 	gsize p = skip_ws(data, length, pos);
 
 	if (p >= length || data[p] != '[')
@@ -135,8 +135,8 @@ msd_json_scan_elements(const gchar *data, gsize length, gsize pos)
 	if (p < length && data[p] == ']')
 		return g_steal_pointer(&elements);
 	while (p < length) {
-		MsdJsonScanSpan span;
-		gssize end = msd_json_scan_value_end(data, length, p);
+		MsdJsonDelimitSpan span;
+		gssize end = msd_json_delimit_value_end(data, length, p);
 
 		if (end < 0 || (gsize)end == p)
 			return NULL;

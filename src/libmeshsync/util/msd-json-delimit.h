@@ -19,26 +19,26 @@ G_BEGIN_DECLS
 
 /* The end (one past the last byte) of the value starting at @pos (after whitespace), or -1 when
  * the text ends first or a bracket does not match. */
-gssize msd_json_scan_value_end(const gchar *data, gsize length, gsize pos);
+gssize msd_json_delimit_value_end(const gchar *data, gsize length, gsize pos);
 
 typedef struct {
 	gsize key_start; /* the key's text, between its quotes, still escaped */
 	gsize key_end;
 	gsize value_start; /* the value's bytes */
 	gsize value_end;
-} MsdJsonScanMember;
+} MsdJsonDelimitMember;
 
 /* The members of the object starting at @pos, in order; NULL when it is not a well-delimited
- * object. (element-type MsdJsonScanMember) */
-GArray *msd_json_scan_members(const gchar *data, gsize length, gsize pos);
+ * object. (element-type MsdJsonDelimitMember) */
+GArray *msd_json_delimit_members(const gchar *data, gsize length, gsize pos);
 
 typedef struct {
 	gsize start;
 	gsize end;
-} MsdJsonScanSpan;
+} MsdJsonDelimitSpan;
 
 /* The elements of the array starting at @pos; NULL when it is not a well-delimited array.
- * (element-type MsdJsonScanSpan) */
-GArray *msd_json_scan_elements(const gchar *data, gsize length, gsize pos);
+ * (element-type MsdJsonDelimitSpan) */
+GArray *msd_json_delimit_elements(const gchar *data, gsize length, gsize pos);
 
 G_END_DECLS
