@@ -176,7 +176,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					gsize line_length;
 
 					FUZZ_CHECK(g_error_matches(error, MESHSYNC_ERROR,
-					                           MESHSYNC_ERROR_INVALID_DATA));
+					                           MESHSYNC_ERROR_TOO_LARGE));
 					/* the first line not handed out yet: skip empty ones */
 					while (at < stream_size &&
 					       (stream[at] == '\n' ||

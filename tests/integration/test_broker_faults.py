@@ -50,7 +50,14 @@ def wait_metric(run, name, predicate, what):
 def assert_agrees(picture, sim, run, what):
     rv, state, diff, _ = wait_for_picture(picture, sim, what, TIMEOUT, run.proc, run.log)
     summary = {k: (len(v), v[:3]) for k, v in diff.items()}
-    assert not any(diff.values()), f"{what}: the picture at rv {rv} differs: {summary}"
+    if any(diff.values()):
+        # what arrived for a few of the differing objects, for the failure report
+        seen = {uid: (state.get(uid), picture.history.get(uid))
+                for uid in (diff["missing"][:3] + diff["extra"][:3] + diff["stale"][:3])}
+        raise AssertionError(f"{what}: the picture at rv {rv} differs: {summary}\n"
+                             f"truth and arrivals: {seen}\npicture: {picture.counts()}\n"
+                             f"{metrics(run) if run.proc.poll() is None else ''}\n"
+                             f"{run.log()[-6000:]}")
     return rv, state
 
 

@@ -161,6 +161,26 @@ def test_watch_5xx_and_429_lose_nothing(tmp_path):
             run.wait_matches(sim, "every pod created during the burst")
 
 
+def test_429_retries_the_watch_after_retry_after(tmp_path):
+    """A watch refused with 429 keeps its resourceVersion: the watch is tried again, no
+    sooner than Retry-After says, and no list is made (a list is the heavier request an
+    overloaded server is shedding). The pods created meanwhile come through that watch."""
+    with Kubesim(pods=PODS, namespaces=2) as sim:
+        with Run(tmp_path, sim) as run:
+            run.wait_matches(sim, "the initial sync")
+            relists = run.metric("meshsync_relists")
+            fault = sim.arm_fault("watch", code=429, retry_after=2, count=2, path=PODS_PATH)
+            sim.admin("close-watches")
+            for i in range(3):
+                sim.create(pod(f"throttled-{i}"))
+            run.wait(lambda: sim.fault(fault)["remaining"] == 0, "both 429s answered")
+            run.wait_matches(sim, "every pod created while throttled")
+            assert run.metric("meshsync_relists") == relists
+            log = run.log()
+            waits = [int(ms) for ms in re.findall(r"429 .*; watching again in (\d+) ms", log)]
+            assert len(waits) == 2 and min(waits) >= 2000, log
+
+
 def test_connection_reset_mid_list(tmp_path):
     with Kubesim(pods=PODS, namespaces=2, extra=("--rv-block-timeout", "0")) as sim:
         # the streaming list is refused for good, so the pages are read, and one breaks

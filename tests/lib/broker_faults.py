@@ -194,27 +194,20 @@ class Picture(threading.Thread):
 
     # -- the picture ----------------------------------------------------------------------------
 
-    def at(self, rv):
-        """{uid: resourceVersion} of the objects a consumer holds as of cluster version @rv:
-        per uid the newest version at or before @rv, unless a DELETED at or before @rv."""
-        picture = {}
-        # The lists only grow, by appends: read them without the lock, which the reader
-        # needs for every message. What is appended meanwhile shows in the next look.
+    def latest(self):
+        """{uid: (resourceVersion, deleted)}: the newest version that arrived per uid, or
+        (its version, True) once a DELETED arrived (a uid never comes back)."""
         with self.lock:
             histories = list(self.history.items())
+        latest = {}
         for uid, events in histories:
-            best = None
-            gone = False
-            for erv, deleted in events[:]:
-                if erv > rv:
-                    continue
-                if deleted:
-                    gone = True
-                    break
-                best = erv if best is None else max(best, erv)
-            if not gone and best is not None:
-                picture[uid] = best
-        return picture
+            events = events[:]
+            gone = [erv for erv, deleted in events if deleted]
+            if gone:
+                latest[uid] = (max(gone), True)
+            else:
+                latest[uid] = (max(erv for erv, _ in events), False)
+        return latest
 
     def counts(self):
         with self.lock:
@@ -245,31 +238,54 @@ def truth(sim, path="/api/v1/pods"):
              for item in body["items"]})
 
 
-def compare(picture, rv, state):
-    """What differs between the consumer's picture as of @rv and kubesim's @state then."""
-    have = picture.at(rv)
-    missing = sorted(uid for uid in state if uid not in have)
-    extra = sorted(uid for uid in have if uid not in state)
-    stale = sorted(uid for uid in state if uid in have and have[uid] != state[uid])
-    return {"missing": missing, "extra": extra, "stale": stale}
+def compare(picture, rv, state, now=None):
+    """What keeps the consumer's picture from having caught up with kubesim's @state at
+    cluster version @rv. A relist skips versions and reports an object that went while
+    nobody watched as DELETED with its last known state, stamped with an older version than
+    the deletion's, so the picture is judged by what it ends on, not by replaying it as of
+    @rv: every object of @state at that version or a later one, or DELETED (or never seen)
+    when it is gone from @now (a later list; None: it counts as missing); nothing left that
+    @state lacks unless it came later than @rv."""
+    last = picture.latest()
+    missing, extra, stale = [], [], []
+    for uid, want in state.items():
+        got = last.get(uid)
+        if got is None or got[1]:
+            # absent or DELETED is right only for what is gone by now: between two lists
+            # an object can come and go unseen
+            if now is None or uid in now:
+                missing.append(uid)
+        elif not got[1] and got[0] < want:
+            stale.append(uid)
+    for uid, (got_rv, deleted) in last.items():
+        # absent at @rv yet held: fine only if it was created after @rv
+        if uid not in state and not deleted and got_rv <= rv:
+            extra.append(uid)
+    return {"missing": sorted(missing), "extra": sorted(extra), "stale": sorted(stale)}
 
 
 def wait_for_picture(picture, sim, what, timeout, proc=None, log=None):
-    """Takes kubesim's state now, then waits until the picture as of that version agrees;
-    returns (rv, state, differences left, seconds waited). Churn goes on meanwhile: the state
-    taken is a fixed point the stream has to get past."""
+    """Takes kubesim's state now, then waits until the picture has caught up with it (see
+    compare()); returns (rv, state, differences left, seconds waited). Churn goes on
+    meanwhile: the state taken is a fixed point the stream has to get past."""
     start = time.monotonic()
     deadline = start + timeout
-    while True:
-        try:
-            rv, state = truth(sim)
-            break
-        except OSError:
-            # a simulator busy with a relist of thousands of pods may miss a deadline
-            if time.monotonic() > deadline:
-                raise
+
+    def list_now():
+        while True:
+            try:
+                return truth(sim)
+            except OSError:
+                # a simulator busy with a relist of thousands of pods may miss a deadline
+                if time.monotonic() > deadline:
+                    raise
+
+    rv, state = list_now()
     while True:
         diff = compare(picture, rv, state)
+        if any(diff["missing"]):
+            # deletions the picture holds are checked against the cluster as it is now
+            diff = compare(picture, rv, state, list_now()[1])
         if not any(diff.values()):
             return rv, state, diff, time.monotonic() - start
         if proc is not None and proc.poll() is not None:

@@ -70,6 +70,7 @@ struct _MsdRunSetup {
 	GPtrArray *gated;              /* (owned) (element-type MsdInformer): waiting for a check */
 	GCancellable *identity_cancel; /* (owned) (nullable): the check in flight */
 	gint64 identity_checked_us;
+	guint64 identity_seen_rv; /* the highest resourceVersion informers had when it was sent */
 	guint identity_checks;
 	gboolean relisting_all; /* the gates open by themselves at its end */
 };
@@ -298,32 +299,36 @@ msd_run_setup_relist_all(MsdRunSetup *self, MsdInformer *except)
  * which only grows: a cluster whose current version is behind one an informer already saw
  * went back in time (restored from a backup without a bump), and a watch resumed there would
  * wait quietly for versions that mean other changes now. Every type is listed again. */
-static gboolean
-msd_run_setup_went_back(MsdRunSetup *self, const gchar *cluster_rv)
+static guint64
+msd_run_setup_highest_seen(MsdRunSetup *self)
 {
-	GPtrArray *informers;
-	guint64 now;
+	GPtrArray *informers = msd_run_get_informers(self->run);
 	guint64 seen = 0;
-	const gchar *seen_text = NULL;
 
-	if (self->run == NULL || !msd_run_setup_parse_rv(cluster_rv, &now))
-		return FALSE;
-	informers = msd_run_get_informers(self->run);
 	for (guint i = 0; i < informers->len; i++) {
 		const gchar *rv =
 		        msd_informer_get_resource_version(g_ptr_array_index(informers, i));
 		guint64 value;
 
-		if (msd_run_setup_parse_rv(rv, &value) && value > seen) {
-			seen = value;
-			seen_text = rv;
-		}
+		if (msd_run_setup_parse_rv(rv, &value))
+			seen = MAX(seen, value);
 	}
-	if (now >= seen)
+	return seen;
+}
+
+static gboolean
+msd_run_setup_went_back(MsdRunSetup *self, const gchar *cluster_rv)
+{
+	guint64 now;
+
+	/* compared with what was seen when the check was sent: events that arrived while it
+	 * was in flight may carry versions newer than the answer's */
+	if (self->run == NULL || self->identity_seen_rv == 0 ||
+	    !msd_run_setup_parse_rv(cluster_rv, &now) || now >= self->identity_seen_rv)
 		return FALSE;
-	g_warning("the cluster at %s is at resourceVersion %s, behind the %s already seen: it went "
-	          "back in time (restored?); listing every type again",
-	          msd_kube_client_get_server(self->client), cluster_rv, seen_text);
+	g_warning("the cluster at %s is at resourceVersion %s, behind the %" G_GUINT64_FORMAT
+	          " already seen: it went back in time (restored?); listing every type again",
+	          msd_kube_client_get_server(self->client), cluster_rv, self->identity_seen_rv);
 	msd_run_setup_relist_all(self, NULL);
 	return TRUE;
 }
@@ -380,6 +385,7 @@ msd_run_setup_check_identity(MsdRunSetup *self)
 	if (self->identity_cancel != NULL || self->cancellable == NULL)
 		return;
 	self->identity_checked_us = g_get_monotonic_time();
+	self->identity_seen_rv = self->run != NULL ? msd_run_setup_highest_seen(self) : 0;
 	self->identity_cancel = g_object_ref(self->cancellable);
 	msd_kube_client_get_async(self->client, MSD_IDENTITY_PATH, self->identity_cancel,
 	                          msd_run_setup_identity_cb, g_object_ref(self));

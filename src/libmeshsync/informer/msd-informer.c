@@ -304,7 +304,15 @@ msd_informer_fail(MsdInformer *self, const GError *error, MsdInformerNext next)
 		return;
 	}
 	g_message("%s: %s", self->name, error->message);
-	msd_informer_backoff(self, next);
+	{
+		/* never sooner than a Retry-After asked */
+		guint delay = MAX(msd_informer_next_backoff(self),
+		                  msd_kube_client_error_get_retry_after(error) * 1000);
+
+		g_debug("%s: retrying the %s in %u ms", self->name,
+		        next == MSD_INFORMER_NEXT_LIST ? "list" : "watch", delay);
+		msd_informer_schedule(self, next, delay);
+	}
 }
 
 /* The list is complete: whatever the store holds that it did not contain was deleted while
@@ -320,9 +328,14 @@ msd_informer_finish_list(MsdInformer *self, const gchar *resource_version)
 	g_debug("%s: list complete at resourceVersion %s: %u held, %u deleted", self->name,
 	        resource_version != NULL ? resource_version : "", msd_store_get_size(self->store),
 	        deleted->len);
-	for (guint i = 0; i < deleted->len && self->running; i++)
-		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, g_ptr_array_index(deleted, i),
-		                  NULL, -1);
+	for (guint i = 0; i < deleted->len && self->running; i++) {
+		MsdStoreEntry *entry = g_ptr_array_index(deleted, i);
+
+		g_debug("%s: %s/%s (uid %s, resourceVersion %s) is gone from the list", self->name,
+		        entry->namespace_ != NULL ? entry->namespace_ : "", entry->name, entry->uid,
+		        entry->resource_version);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, entry, NULL, -1);
+	}
 	if (self->running && self->lists_started > 1)
 		g_signal_emit(self, signals[SIGNAL_LISTED], 0, self->previous_rv,
 		              self->resource_version);
@@ -979,6 +992,19 @@ msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_
 			g_clear_pointer(&self->resource_version, g_free);
 			self->counters.errors++;
 			msd_informer_backoff(self, MSD_INFORMER_NEXT_LIST);
+			return;
+		}
+		/* too many requests (API Priority and Fairness): our resourceVersion is fine, so
+		 * the watch is retried, not the list, no sooner than the server asked; a relist
+		 * would be the heavier request it is shedding (client-go does the same) */
+		if (msd_kube_client_error_get_status(error) == 429) {
+			guint delay = msd_informer_next_backoff(self);
+
+			self->counters.errors++;
+			delay = MAX(delay, msd_kube_client_error_get_retry_after(error) * 1000);
+			g_message("%s: %s; watching again in %u ms", self->name, error->message,
+			          delay);
+			msd_informer_schedule(self, MSD_INFORMER_NEXT_WATCH, delay);
 			return;
 		}
 		/* the server is unreachable: try the same resourceVersion again; a refusal

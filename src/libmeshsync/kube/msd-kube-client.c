@@ -558,10 +558,55 @@ msd_kube_client_return_status_error(GTask *task, guint status, GBytes *body)
 	MsdKubeRequest *req = g_task_get_task_data(task);
 	g_autofree gchar *what = NULL;
 
+	GError *error;
+	const gchar *retry_after = NULL;
+	guint64 seconds = 0;
+
 	if (msd_kube_client_maybe_retry(task, status))
 		return;
 	what = g_strdup_printf("GET %s", req->url);
-	g_task_return_error(task, msd_kube_client_error_from_status(what, status, body));
+	error = msd_kube_client_error_from_status(what, status, body);
+	/* 429 and 503 may say when to come back; only the delay-seconds form is read (what
+	 * API Priority and Fairness sends), and it travels at the end of the message */
+	if (req->msg != NULL)
+		retry_after = soup_message_headers_get_one(
+		        soup_message_get_response_headers(req->msg), "Retry-After");
+	if (retry_after != NULL &&
+	    g_ascii_string_to_unsigned(retry_after, 10, 1, MSD_KUBE_CLIENT_MAX_RETRY_AFTER,
+	                               &seconds, NULL)) {
+		g_autofree gchar *message = g_steal_pointer(&error->message);
+
+		error->message = g_strdup_printf("%s (retry after %" G_GUINT64_FORMAT " s)",
+		                                 message, seconds);
+	}
+	g_task_return_error(task, error);
+}
+
+/**
+ * msd_kube_client_error_get_retry_after:
+ * @error: (nullable): an error from this client
+ *
+ * Returns: the seconds the server asked to wait with Retry-After, or 0
+ */
+guint
+msd_kube_client_error_get_retry_after(const GError *error)
+{
+	const gchar *p;
+	guint64 seconds = 0;
+	g_autofree gchar *digits = NULL;
+
+	if (msd_kube_client_error_get_status(error) == 0 ||
+	    !g_str_has_suffix(error->message, " s)"))
+		return 0;
+	p = g_strrstr(error->message, " (retry after ");
+	if (p == NULL)
+		return 0;
+	p += strlen(" (retry after ");
+	digits = g_strndup(p, strspn(p, "0123456789"));
+	if (!g_ascii_string_to_unsigned(digits, 10, 1, MSD_KUBE_CLIENT_MAX_RETRY_AFTER, &seconds,
+	                                NULL))
+		return 0;
+	return (guint)seconds;
 }
 
 static void msd_kube_client_read_more(GTask *task);

@@ -60,4 +60,10 @@ GError *msd_kube_client_error_from_status(const gchar *url, guint status, GBytes
  * written and read only by the client. */
 guint msd_kube_client_error_get_status(const GError *error);
 
+/* A Retry-After beyond this is not believed: the informer's own backoff cap takes over. */
+#define MSD_KUBE_CLIENT_MAX_RETRY_AFTER 600
+
+/* The Retry-After (delay-seconds) of a 429 or 503 answer, 0 when it had none. */
+guint msd_kube_client_error_get_retry_after(const GError *error);
+
 G_END_DECLS

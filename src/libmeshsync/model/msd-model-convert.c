@@ -144,14 +144,22 @@ decode_int64(Builder *b, gint v, gint64 *out)
 	const gchar *raw = b->doc->data + t->start;
 	gsize n = (gsize)(t->end - t->start);
 	g_autoptr(GString) text = NULL;
+	gboolean all_digits = FALSE;
 	gchar buf[24];
 
 	if (t->type != MSD_JSON_NUMBER)
 		return FALSE;
-	/* an integer of up to 18 digits is its own canonical text ("-0" reads as 0 too) */
-	if (n < sizeof(buf) - 1 &&
-	    strspn(raw + (raw[0] == '-'), "0123456789") == n - (raw[0] == '-' ? 1 : 0) &&
-	    n - (raw[0] == '-' ? 1 : 0) <= 18) {
+	/* an integer of up to 18 digits is its own canonical text ("-0" reads as 0 too); the
+	 * token is not NUL-terminated, so the digit run is counted within its bounds */
+	if (n > 0 && n < sizeof(buf) - 1) {
+		gsize sign = raw[0] == '-' ? 1 : 0;
+		gsize digits = 0;
+
+		while (sign + digits < n && g_ascii_isdigit(raw[sign + digits]))
+			digits++;
+		all_digits = digits > 0 && sign + digits == n && digits <= 18;
+	}
+	if (all_digits) {
 		memcpy(buf, raw, n);
 		buf[n] = '\0';
 		return g_ascii_string_to_signed(buf, 10, G_MININT64, G_MAXINT64, out, NULL);
