@@ -100,6 +100,9 @@ class Run(DaemonProcess):
             extra = sorted(set(last) - set(truth))[:5]
             stale = [u for u in truth if u in last and last[u] != truth[u]][:5]
             raise AssertionError(f"{error}\nmissing {missing}, extra {extra}, stale {stale}")
+        # the gauge counts what the informers hold: after any fault, exactly the cluster's pods
+        self.wait(lambda: self.metric("meshsync_objects") == len(truth),
+                  f"meshsync_objects equal to the {len(truth)} pods of {what}")
 
 
 # The faults are armed for the daemon's own requests only (this exact path); the truth is read
