@@ -280,3 +280,42 @@ def test_churn_controllers_follow_a_replaced_cluster():
             assert event["type"] == "MODIFIED", event
             assert event["object"]["metadata"]["uid"] in uids
             break
+
+
+def test_paginated_list_is_one_snapshot_under_churn():
+    """Later pages come from the first page's resourceVersion, as etcd serves them: with
+    churn between the pages, every object they give is at a version no newer than it, and
+    each object once."""
+    with Kubesim(pods=600, namespaces=3, extra=["--churn", "500", "--seed", SEED]) as sim:
+        items = []
+        cont = ""
+        list_rv = None
+        while True:
+            path = "/api/v1/pods?limit=100" + (f"&continue={cont}" if cont else "")
+            status, body = sim.request("GET", path)
+            assert status == 200, body
+            list_rv = list_rv or int(body["metadata"]["resourceVersion"])
+            assert int(body["metadata"]["resourceVersion"]) == list_rv
+            items += body["items"]
+            cont = body["metadata"].get("continue")
+            if not cont:
+                break
+            # a slow client: the cluster moves on before the next page is asked for
+            moved = list_rv + 50
+            while int(sim.stats()["resourceVersion"]) < moved:
+                pass
+        versions = [int(i["metadata"]["resourceVersion"]) for i in items]
+        assert max(versions) <= list_rv
+        uids = [i["metadata"]["uid"] for i in items]
+        assert len(uids) == len(set(uids))
+        assert int(sim.stats()["resourceVersion"]) > list_rv, "no churn while paging"
+
+
+def test_continue_of_a_forgotten_list_is_expired():
+    with Kubesim(pods=50, namespaces=1) as sim:
+        status, body = sim.request("GET", "/api/v1/pods?limit=10")
+        assert status == 200 and body["metadata"]["continue"]
+        sim.replace_cluster(pods=50, namespaces=1, seed=2)
+        status, body = sim.request(
+            "GET", f"/api/v1/pods?limit=10&continue={body['metadata']['continue']}")
+        assert status in (410, 500), body

@@ -13,10 +13,80 @@
 
 typedef struct {
 	guint64 rv;
-	gint64 issued;  /* unix seconds of the first page */
-	gchar *start;   /* first key of the next page */
-	guint64 served; /* items the pages before gave */
+	gint64 issued;    /* unix seconds of the first page */
+	gchar *start;     /* first key of the next page */
+	guint64 served;   /* items the pages before gave */
+	guint64 snapshot; /* the list's KubesimListSnapshot */
 } ContinueToken;
+
+/*
+ * What the pages after the first give: every object the list matched, as of the first page.
+ * An API server reads later pages from etcd at the first page's revision, so objects created,
+ * changed or deleted meanwhile show as they were then (a client watching from that
+ * resourceVersion then sees every change once, in order). Objects are immutable here (a change
+ * stores a copy), so holding references is that revision.
+ */
+typedef struct {
+	guint64 id;
+	gint64 created;     /* monotonic µs, for the expiry */
+	GPtrArray *objects; /* KubesimObject: the matches not served yet, by key */
+} KubesimListSnapshot;
+
+/* Lists left unfinished hold their objects until their continue tokens expire; past this many
+ * the oldest is dropped (its next page answers 410, as after a compaction). */
+#define LIST_SNAPSHOTS_MAX 64
+
+void
+kubesim_list_snapshot_free(gpointer data)
+{
+	KubesimListSnapshot *snap = data;
+
+	g_ptr_array_unref(snap->objects);
+	g_free(snap);
+}
+
+void
+kubesim_list_snapshots_clear(KubesimServer *self)
+{
+	g_hash_table_remove_all(self->list_snapshots);
+}
+
+static void
+list_snapshots_expire(KubesimServer *self)
+{
+	gint64 now = g_get_monotonic_time();
+	gint64 ttl = (gint64)self->config.page_token_ttl * G_USEC_PER_SEC;
+	GHashTableIter iter;
+	gpointer value;
+	KubesimListSnapshot *oldest = NULL;
+
+	g_hash_table_iter_init(&iter, self->list_snapshots);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		KubesimListSnapshot *snap = value;
+
+		if (now - snap->created > ttl) {
+			g_hash_table_iter_remove(&iter);
+			continue;
+		}
+		if (oldest == NULL || snap->id < oldest->id)
+			oldest = snap;
+	}
+	if (oldest != NULL && g_hash_table_size(self->list_snapshots) >= LIST_SNAPSHOTS_MAX)
+		g_hash_table_remove(self->list_snapshots, &oldest->id);
+}
+
+static KubesimListSnapshot *
+list_snapshot_new(KubesimServer *self)
+{
+	KubesimListSnapshot *snap = g_new0(KubesimListSnapshot, 1);
+
+	list_snapshots_expire(self);
+	snap->id = ++self->list_snapshot_next;
+	snap->created = g_get_monotonic_time();
+	snap->objects = g_ptr_array_new_with_free_func((GDestroyNotify)kubesim_object_unref);
+	g_hash_table_insert(self->list_snapshots, &snap->id, snap);
+	return snap;
+}
 
 static void
 continue_token_clear(ContinueToken *token)
@@ -35,8 +105,8 @@ continue_token_encode(const ContinueToken *token)
 	g_string_append_printf(json,
 	                       "{\"v\":\"meta.k8s.io/v1\",\"rv\":%" G_GUINT64_FORMAT
 	                       ",\"issued\":%" G_GINT64_FORMAT ",\"n\":%" G_GUINT64_FORMAT
-	                       ",\"start\":",
-	                       token->rv, token->issued, token->served);
+	                       ",\"s\":%" G_GUINT64_FORMAT ",\"start\":",
+	                       token->rv, token->issued, token->served, token->snapshot);
 	msd_json_string_append(json, token->start, -1, MSD_JSON_STRING_GO);
 	g_string_append_c(json, '}');
 	b64 = g_base64_encode((const guchar *)json->str, json->len);
@@ -83,6 +153,7 @@ continue_token_decode(const gchar *text, ContinueToken *token)
 	token->rv = json_object_get_int_member_with_default(obj, "rv", 0);
 	token->issued = json_object_get_int_member_with_default(obj, "issued", 0);
 	token->served = json_object_get_int_member_with_default(obj, "n", 0);
+	token->snapshot = json_object_get_int_member_with_default(obj, "s", 0);
 	token->start = g_strdup(json_object_get_string_member_with_default(obj, "start", ""));
 	return TRUE;
 }
@@ -264,6 +335,7 @@ serve_list(KubesimServer *self,
 	g_autofree gchar *prefix = NULL;
 	g_autofree gchar *next_token = NULL;
 	g_autoptr(GPtrArray) items = g_ptr_array_new();
+	KubesimListSnapshot *snap = NULL;
 	gsize prefix_len = 0;
 	gint64 limit = 0;
 	gint64 remaining = 0;
@@ -322,9 +394,45 @@ serve_list(KubesimServer *self,
 		prefix = g_strdup_printf("%s/", req->namespace_);
 		prefix_len = strlen(prefix);
 	}
-	if (token.start != NULL && (prefix == NULL || strcmp(token.start, prefix) > 0))
-		node = g_tree_lower_bound(res->objects, token.start);
-	else if (prefix != NULL)
+	if (cont != NULL && cont[0] != '\0') {
+		/* a later page: from the list's own snapshot, as of its first page */
+		KubesimListSnapshot *later =
+		        g_hash_table_lookup(self->list_snapshots, &token.snapshot);
+		guint64 at = token.served;
+		guint64 end;
+
+		if (later == NULL || at > later->objects->len) {
+			kubesim_respond_status(
+			        msg,
+			        kubesim_status_new(
+			                410, "Expired",
+			                "The provided continue parameter is too old to display "
+			                "a consistent list result. You can start a new list "
+			                "without the continue parameter."));
+			return;
+		}
+		end = limit > 0 ? MIN(at + (guint64)limit, later->objects->len)
+		                : later->objects->len;
+		for (guint64 k = at; k < end; k++)
+			g_ptr_array_add(items, g_ptr_array_index(later->objects, k));
+		if (end < later->objects->len) {
+			ContinueToken next = {list_rv, issued, NULL, end, later->id};
+			KubesimObject *last = g_ptr_array_index(items, items->len - 1);
+
+			next.start = g_strconcat(last->key, "\001", NULL);
+			next_token = continue_token_encode(&next);
+			g_free(next.start);
+			remaining = (gint64)(later->objects->len - end);
+		}
+		/* the items stay referenced by the snapshot until the answer is written */
+		g_ptr_array_set_free_func(items, (GDestroyNotify)kubesim_object_unref);
+		for (guint k = 0; k < items->len; k++)
+			kubesim_object_ref(g_ptr_array_index(items, k));
+		if (next_token == NULL)
+			g_hash_table_remove(self->list_snapshots, &token.snapshot);
+		goto respond;
+	}
+	if (prefix != NULL)
 		node = g_tree_lower_bound(res->objects, prefix);
 	else
 		node = g_tree_node_first(res->objects);
@@ -335,30 +443,25 @@ serve_list(KubesimServer *self,
 		if (!kubesim_selector_matches(sel, obj))
 			continue;
 		if (limit > 0 && items->len >= (guint)limit) {
-			if (next_token == NULL) {
-				ContinueToken next = {list_rv, issued, NULL,
-				                      token.served + items->len};
-				KubesimObject *last = g_ptr_array_index(items, items->len - 1);
-				next.start = g_strconcat(last->key, "\001", NULL);
-				next_token = continue_token_encode(&next);
-				g_free(next.start);
-				if (!kubesim_selector_is_empty(sel))
-					break;
-				if (prefix == NULL) {
-					/* the whole resource: what is left is what no page gave
-					 * yet, without walking it (an estimate when objects changed
-					 * meanwhile, as the server's is) */
-					guint64 total = g_tree_nnodes(res->objects);
-					remaining = total > next.served ? total - next.served : 0;
-					break;
-				}
-			}
-			remaining++;
+			/* the first page is full: what follows it is kept as it is now */
+			if (snap == NULL)
+				snap = list_snapshot_new(self);
+			g_ptr_array_add(snap->objects, kubesim_object_ref(obj));
 			continue;
 		}
 		g_ptr_array_add(items, obj);
 	}
+	if (snap != NULL) {
+		ContinueToken next = {list_rv, issued, NULL, 0, snap->id};
+		KubesimObject *last = g_ptr_array_index(items, items->len - 1);
 
+		next.start = g_strconcat(last->key, "\001", NULL);
+		next_token = continue_token_encode(&next);
+		g_free(next.start);
+		remaining = (gint64)snap->objects->len;
+	}
+
+respond:
 	soup_server_message_set_status(msg, 200, NULL);
 	soup_message_headers_set_content_type(soup_server_message_get_response_headers(msg),
 	                                      "application/json", NULL);

@@ -340,6 +340,8 @@ kubesim_server_new(const KubesimConfig *config,
 	kubesim_faults_init(&self->faults);
 	self->store = store;
 	self->watches = g_ptr_array_new();
+	self->list_snapshots = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL,
+	                                             kubesim_list_snapshot_free);
 	kubesim_store_set_listener(store, kubesim_watch_dispatch, self);
 	return self;
 }
@@ -357,6 +359,7 @@ kubesim_server_free(KubesimServer *self)
 	kubesim_store_set_listener(self->store, NULL, NULL);
 	kubesim_watch_free_all(self);
 	g_ptr_array_unref(self->watches);
+	g_hash_table_unref(self->list_snapshots);
 	if (self->server != NULL) {
 		soup_server_remove_handler(self->server, NULL);
 		g_object_unref(self->server);

@@ -55,7 +55,15 @@ typedef struct {
 	KubesimWorkload workload;  /* what the cluster was last loaded with */
 	KubesimSnapshot *snapshot; /* (nullable): for /kubesim/restore */
 	guint64 replaced;          /* times the whole state was replaced or restored */
+	/* paginated lists in progress: what their later pages give, as of the first page's
+	 * resourceVersion (etcd serves those pages from that revision) */
+	GHashTable *list_snapshots; /* id -> KubesimListSnapshot (kubesim-list.c) */
+	guint64 list_snapshot_next;
 } KubesimServer;
+
+/* Forgets every paginated list in progress (kubesim-list.c): their continue tokens expire. */
+void kubesim_list_snapshots_clear(KubesimServer *self);
+void kubesim_list_snapshot_free(gpointer snapshot);
 
 /* A parsed API path: /api/v1/..., /apis/<g>/<v>/... */
 typedef struct {
