@@ -6,12 +6,17 @@ is given; exec runs its built-in commands in-process over the v5 (kubectl) or v4
 channel protocol.
 """
 
+import json
 import queue
+import ssl
 import threading
+import urllib.parse
 
 import pytest
+import websocket
 from kubernetes import client
 from kubernetes.client.rest import ApiException
+from kubernetes.stream import stream
 
 from kubesim import Kubesim
 from test_kubectl import Kubectl
@@ -191,3 +196,212 @@ def test_python_follows_a_log(sim, api):
         assert resp.readline() == b"streamed\n"
     finally:
         resp.release_conn()
+
+
+# ---- exec: kubectl ----
+
+def test_kubectl_exec_echo_over_websocket(sim, kubectl):
+    before = sim.stats()["execsV5"]
+    proc = kubectl.run("exec", "-n", NS, "solo", "--", "echo", "hi")
+    assert proc.stdout == "hi\n"
+    # the dispatcher's kubectl (1.31 for kubesim's /version) took the WebSocket path, v5
+    assert sim.stats()["execsV5"] == before + 1
+
+
+def test_kubectl_exec_cat_echoes_stdin(sim, kubectl):
+    text = "hello stdin\nsecond line\n"
+    proc = kubectl.run("exec", "-i", "-n", NS, "solo", "--", "cat", stdin=text)
+    assert proc.stdout == text
+
+
+def test_kubectl_exec_exit_code_is_the_commands(sim, kubectl):
+    proc = kubectl.run("exec", "-n", NS, "solo", "--", "sh", "-c", "echo before; exit 3",
+                       check=False)
+    assert proc.returncode == 3
+    assert proc.stdout == "before\n"
+    assert "command terminated with exit code 3" in proc.stderr
+    assert kubectl.run("exec", "-n", NS, "solo", "--", "exit", "7",
+                       check=False).returncode == 7
+
+
+def test_kubectl_exec_sh_reads_commands_from_stdin(sim, kubectl):
+    script = "echo $APP_MODE\ncd /etc && pwd\nfalse || echo recovered\nexit 4\necho never\n"
+    proc = kubectl.run("exec", "-i", "-n", NS, "solo", "--", "sh", stdin=script, check=False)
+    assert proc.returncode == 4
+    assert proc.stdout == "production\n/etc\nrecovered\n"
+
+
+def test_kubectl_exec_errors_are_the_servers(sim, kubectl):
+    missing = kubectl.run("exec", "-n", NS, "ghost", "--", "ls", check=False)
+    assert missing.returncode != 0
+    assert 'pods "ghost" not found' in missing.stderr
+    bad = kubectl.run("exec", "-n", NS, "duo", "-c", "nope", "--", "ls", check=False)
+    assert bad.returncode != 0
+    assert "container nope is not valid for pod duo" in bad.stderr, bad.stderr
+    unknown = kubectl.run("exec", "-n", NS, "solo", "--", "no-such-binary", check=False)
+    assert unknown.returncode != 0
+    assert 'exec: "no-such-binary": executable file not found in $PATH' in unknown.stderr
+
+
+# ---- exec: python ----
+
+def test_python_stream_exec_stdout_and_error_channel(sim, api):
+    out = stream(api.connect_get_namespaced_pod_exec, "solo", NS, command=["echo", "hi there"],
+                 stderr=True, stdin=False, stdout=True, tty=False)
+    assert out == "hi there\n"
+    resp = stream(api.connect_get_namespaced_pod_exec, "duo", NS, container="sidecar",
+                  command=["sh", "-c", "echo out; ls /nope; exit 3"], stderr=True,
+                  stdin=False, stdout=True, tty=False, _preload_content=False)
+    resp.run_forever(timeout=WAIT)
+    assert not resp.is_open()
+    assert resp.read_stdout() == "out\n"
+    assert resp.read_stderr() == "ls: /nope: No such file or directory\n"
+    assert resp.returncode == 3
+    assert sim.stats()["execsV4"] >= 2
+
+
+def read_until(resp, text):
+    seen = ""
+    for _ in range(1000):
+        if text in seen:
+            return seen
+        assert resp.is_open(), f"closed before {text!r}; saw {seen!r}"
+        seen += resp.read_stdout(timeout=WAIT)
+    raise AssertionError(f"never saw {text!r}; saw {seen!r}")
+
+
+def test_python_stream_interactive_shell_on_a_tty(sim, api):
+    resp = stream(api.connect_get_namespaced_pod_exec, "solo", NS, command=["/bin/sh"],
+                  stderr=True, stdin=True, stdout=True, tty=True, _preload_content=False)
+    try:
+        read_until(resp, "/ # ")
+        resp.write_stdin("echo round trip\r")
+        # the terminal echoes what was typed, then the command's output, then a prompt
+        seen = read_until(resp, "round trip\r\n/ # ")
+        assert seen.startswith("echo round trip\r\n")
+        resp.write_stdin("exit 5\r")
+        resp.run_forever(timeout=WAIT)
+        assert resp.returncode == 5
+    finally:
+        resp.close()
+
+
+# ---- exec: the wire ----
+
+def ws_url(sim, pod, container, command, **flags):
+    params = [("command", arg) for arg in command] + [("container", container)]
+    params += [(key, "true") for key, on in flags.items() if on]
+    base = sim.url.replace("https://", "wss://").replace("http://", "ws://")
+    return f"{base}/api/v1/namespaces/{NS}/pods/{pod}/exec?{urllib.parse.urlencode(params)}"
+
+
+def ws_connect(sim, url, protocols):
+    return websocket.create_connection(
+        url, header=[f"Authorization: Bearer {sim.token}"], subprotocols=protocols,
+        sslopt={"cert_reqs": ssl.CERT_NONE}, timeout=WAIT)
+
+
+def ws_run(ws):
+    """Messages until the server closes: (stdout, stderr, the error channel's Status)."""
+    out = {1: b"", 2: b"", 3: b""}
+    while True:
+        opcode, data = ws.recv_data(control_frame=False)
+        if opcode == websocket.ABNF.OPCODE_CLOSE:
+            assert data[:2] == b"\x03\xe8", data  # 1000, normal
+            break
+        assert opcode == websocket.ABNF.OPCODE_BINARY
+        out[data[0]] += data[1:]
+    return out[1].decode(), out[2].decode(), json.loads(out[3])
+
+
+def test_wire_v5_opens_answers_pings_and_honours_close(sim):
+    ws = ws_connect(sim, ws_url(sim, "solo", "app", ["cat"], stdin=True, stdout=True,
+                                stderr=True), ["v5.channel.k8s.io", "v4.channel.k8s.io"])
+    try:
+        assert ws.getsubprotocol() == "v5.channel.k8s.io"
+        assert ws.recv() == b"\x01"  # one empty message on the lowest output channel
+        ws.ping(b"are you there")
+        opcode, frame = ws.recv_data_frame(control_frame=True)
+        assert opcode == websocket.ABNF.OPCODE_PONG and frame.data == b"are you there"
+        ws.send_binary(b"\x00ping pong\n")
+        assert ws.recv() == b"\x01ping pong\n"
+        ws.send_binary(b"\xff\x00")  # v5: stdin is done
+        stdout, stderr, status = ws_run(ws)
+        assert (stdout, stderr) == ("", "")
+        assert status == {"metadata": {}, "status": "Success"}
+    finally:
+        ws.close()
+
+
+def test_wire_error_channel_carries_the_exit_code_status(sim):
+    ws = ws_connect(sim, ws_url(sim, "solo", "app", ["sh", "-c", "exit 42"], stdout=True),
+                    ["v4.channel.k8s.io"])
+    try:
+        assert ws.getsubprotocol() == "v4.channel.k8s.io"
+        _, _, status = ws_run(ws)
+    finally:
+        ws.close()
+    assert status == {
+        "metadata": {}, "status": "Failure",
+        "message": "command terminated with non-zero exit code: error executing command "
+                   "[sh -c exit 42], exit code 42",
+        "reason": "NonZeroExitCode",
+        "details": {"causes": [{"reason": "ExitCode", "message": "42"}]}}
+
+
+def test_wire_refusals(sim):
+    with pytest.raises(websocket.WebSocketBadStatusException) as err:
+        ws_connect(sim, ws_url(sim, "solo", "app", ["ls"], stdout=True),
+                   ["base64.channel.k8s.io"])
+    assert err.value.status_code == 403
+    status, body = sim.request("GET", f"/api/v1/namespaces/{NS}/pods/solo/exec?command=ls"
+                                      "&stdout=true")
+    assert status == 400 and body["message"] == "Upgrade request required"
+    status, body = sim.request("GET", f"/api/v1/namespaces/{NS}/pods/duo/exec?command=ls"
+                                      "&stdout=true")
+    assert status == 400 and "choose one of: [app sidecar]" in body["message"]
+
+
+SHELL_CASES = [
+    (["echo", "-n", "a", "b"], "a b", "", 0),
+    (["sh", "-c", "echo 'single $HOME' \"double $HOME\" back\\ slash"],
+     "single $HOME double /root back slash\n", "", 0),
+    (["sh", "-c", "false; echo $?; true && echo and; false || echo or"], "1\nand\nor\n", "", 0),
+    (["sh", "-c", "X=1; export Y=2; printenv X Y"], "1\n2\n", "", 0),
+    (["sh", "-c", "cd /etc; pwd; ls"], "/etc\nhostname\nhosts\nos-release\npasswd\n"
+                                       "resolv.conf\n", "", 0),
+    (["cat", "/etc/hostname"], "solo\n", "", 0),
+    (["cat", "/nope"], "", "cat: can't open '/nope': No such file or directory\n", 1),
+    (["sh", "-c", "frobnicate"], "", "sh: frobnicate: not found\n", 127),
+    (["sh", "-c", "sleep 0.05 && echo slept"], "slept\n", "", 0),
+    (["sh", "-c", "ls | wc"], "", "sh: syntax error: pipes, redirections, background jobs "
+                                  "and subshells are not supported by kubesim's shell\n", 2),
+    (["sh", "-c", "exit 300"], "", "", 44),
+]
+
+
+@pytest.mark.parametrize("command,stdout,stderr,code", SHELL_CASES)
+def test_shell_commands(sim, command, stdout, stderr, code):
+    ws = ws_connect(sim, ws_url(sim, "solo", "app", command, stdout=True, stderr=True),
+                    ["v4.channel.k8s.io"])
+    try:
+        got_out, got_err, status = ws_run(ws)
+    finally:
+        ws.close()
+    assert (got_out, got_err) == (stdout, stderr)
+    got_code = 0 if status["status"] == "Success" else int(
+        status["details"]["causes"][0]["message"])
+    assert got_code == code
+
+
+def test_env_holds_the_containers_variables(sim):
+    ws = ws_connect(sim, ws_url(sim, "solo", "app", ["env"], stdout=True),
+                    ["v4.channel.k8s.io"])
+    try:
+        stdout, _, _ = ws_run(ws)
+    finally:
+        ws.close()
+    env = dict(line.split("=", 1) for line in stdout.splitlines())
+    assert env["APP_MODE"] == "production"
+    assert env["HOSTNAME"] == "solo"
+    assert env["KUBERNETES_SERVICE_HOST"] == "10.96.0.1"

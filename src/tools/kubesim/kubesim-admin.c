@@ -278,12 +278,13 @@ kubesim_admin_handle(KubesimServer *self,
 		                "\",\"listRequests\":%" G_GUINT64_FORMAT
 		                ",\"watchRequests\":%" G_GUINT64_FORMAT
 		                ",\"faultsArmed\":%u,\"replaced\":%" G_GUINT64_FORMAT
-		                ",\"execs\":%u}",
+		                ",\"execs\":%u,\"execsV5\":%" G_GUINT64_FORMAT
+		                ",\"execsV4\":%" G_GUINT64_FORMAT "}",
 		                kubesim_store_count_objects(self->store), self->watches->len,
 		                kubesim_store_get_rv(self->store),
 		                kubesim_store_get_history_floor(self->store), self->list_requests,
 		                self->watch_requests, kubesim_faults_count_armed(&self->faults),
-		                self->replaced, self->execs->len));
+		                self->replaced, self->execs->len, self->execs_v5, self->execs_v4));
 		return;
 	}
 	if (g_strcmp0(action, "faults") == 0) {

@@ -192,8 +192,8 @@ on_message(SoupWebsocketConnection *conn, gint type, GBytes *message, gpointer u
 	gsize len;
 	const guint8 *data = g_bytes_get_data(message, &len);
 
-	/* the channel protocols are binary; a text message carries no channel */
-	if (type != SOUP_WEBSOCKET_DATA_BINARY || len == 0)
+	/* the kubelet reads a text message as the same bytes (python writes str as text) */
+	if (len == 0)
 		return;
 	switch (data[0]) {
 	case CHANNEL_STDIN:

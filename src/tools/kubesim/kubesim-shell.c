@@ -296,7 +296,10 @@ parse_script(KubesimShell *shell, const gchar *script, GQueue *into)
 		} else if (ch == '\'' || ch == '"') {
 			quote = ch;
 		} else if (ch == '\\' && p[1] != '\0') {
+			/* the escaped character stays with its backslash for the word splitter */
 			g_string_append_c(cur, *p++);
+			g_string_append_c(cur, *p);
+			continue;
 		} else if (ch == '#' &&
 		           (cur->len == 0 || g_ascii_isspace(cur->str[cur->len - 1]))) {
 			while (p[1] != '\0' && p[1] != '\n')
@@ -795,9 +798,20 @@ shell_deliver(KubesimShell *shell, const gchar *data, gsize len)
 		shell_run(shell);
 }
 
+/* What the terminal echoes goes out in one message per read, before the command's output. */
+static void
+terminal_echo(KubesimShell *shell, GString *echo)
+{
+	if (echo->len > 0 && !shell->done)
+		shell->output(1, echo->str, echo->len, shell->user_data);
+	g_string_truncate(echo, 0);
+}
+
 void
 kubesim_shell_feed(KubesimShell *shell, const gchar *data, gsize len)
 {
+	g_autoptr(GString) echo = NULL;
+
 	if (shell->done || shell->stdin_closed || !shell->started)
 		return;
 	if (!shell->tty) {
@@ -805,40 +819,40 @@ kubesim_shell_feed(KubesimShell *shell, const gchar *data, gsize len)
 		return;
 	}
 	/* a terminal in canonical mode: echo, erase, ^C, ^D, lines end at \r or \n */
-	for (gsize i = 0; i < len && !shell->done; i++) {
+	echo = g_string_new(NULL);
+	for (gsize i = 0; i < len && !shell->done && !shell->stdin_closed; i++) {
 		gchar ch = data[i];
 		if (ch == '\r' || ch == '\n') {
-			g_string_append_c(shell->line, '\n');
-			shell->output(1, "\r\n", 2, shell->user_data);
-			{
-				g_autoptr(GString) line = g_steal_pointer(&shell->line);
-				shell->line = g_string_new(NULL);
-				shell_deliver(shell, line->str, line->len);
-			}
+			g_autoptr(GString) line = g_steal_pointer(&shell->line);
+			g_string_append_c(line, '\n');
+			shell->line = g_string_new(NULL);
+			g_string_append(echo, "\r\n");
+			terminal_echo(shell, echo);
+			shell_deliver(shell, line->str, line->len);
 		} else if (ch == 0x7f || ch == 0x08) {
 			if (shell->line->len > 0) {
 				g_string_truncate(shell->line, shell->line->len - 1);
-				shell->output(1, "\b \b", 3, shell->user_data);
+				g_string_append(echo, "\b \b");
 			}
 		} else if (ch == 0x03) {
-			shell->output(1, "^C\r\n", 4, shell->user_data);
+			g_string_append(echo, "^C\r\n");
+			terminal_echo(shell, echo);
 			g_string_truncate(shell->line, 0);
 			shell_interrupt(shell);
 		} else if (ch == 0x04) {
-			if (shell->line->len == 0) {
+			g_autoptr(GString) line = g_steal_pointer(&shell->line);
+			shell->line = g_string_new(NULL);
+			terminal_echo(shell, echo);
+			if (line->len == 0)
 				kubesim_shell_close_stdin(shell);
-				return;
-			}
-			{
-				g_autoptr(GString) line = g_steal_pointer(&shell->line);
-				shell->line = g_string_new(NULL);
+			else
 				shell_deliver(shell, line->str, line->len);
-			}
 		} else if (shell->line->len < SHELL_MAX_LINE) {
 			g_string_append_c(shell->line, ch);
-			shell->output(1, &ch, 1, shell->user_data);
+			g_string_append_c(echo, ch);
 		}
 	}
+	terminal_echo(shell, echo);
 }
 
 void
