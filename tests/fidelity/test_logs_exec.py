@@ -243,6 +243,32 @@ def test_kubectl_exec_errors_are_the_servers(sim, kubectl):
     assert 'exec: "no-such-binary": executable file not found in $PATH' in unknown.stderr
 
 
+def test_kubectl_spdy_exec_gets_an_error_at_once(sim, kubectl):
+    # kubesim speaks no SPDY: kubectl told not to use WebSockets gets a Status, not a hang
+    kubectl.env["KUBECTL_REMOTE_COMMAND_WEBSOCKETS"] = "false"
+    proc = kubectl.run("exec", "-n", NS, "solo", "--", "echo", "hi", check=False)
+    assert proc.returncode == 1
+    assert "Error from server (BadRequest): kubesim serves exec over WebSockets" in proc.stderr
+
+
+def test_python_interrupt_and_end_of_input_on_a_tty(sim, api):
+    resp = stream(api.connect_get_namespaced_pod_exec, "solo", NS, command=["sh"],
+                  stderr=True, stdin=True, stdout=True, tty=True, _preload_content=False)
+    try:
+        read_until(resp, "/ # ")
+        resp.write_stdin("sleep 3600\r")
+        read_until(resp, "sleep 3600\r\n")
+        resp.write_stdin("\x03")  # ^C ends the sleep, not the shell
+        read_until(resp, "^C\r\n/ # ")
+        resp.write_stdin("echo $?\r")
+        read_until(resp, "130\r\n/ # ")
+        resp.write_stdin("\x04")  # ^D: end of input; the shell exits with echo's status
+        resp.run_forever(timeout=WAIT)
+        assert resp.returncode == 0
+    finally:
+        resp.close()
+
+
 # ---- exec: python ----
 
 def test_python_stream_exec_stdout_and_error_channel(sim, api):

@@ -8,7 +8,8 @@
 #include <string.h>
 
 /* A line the shell reads, or typed at a terminal, is cut there: input is never held whole. */
-#define SHELL_MAX_LINE (64 * 1024)
+#define SHELL_MAX_LINE  (64 * 1024)
+#define SHELL_MAX_INPUT (1024 * 1024)
 /* The longest sleep: an exec nobody ends must not hold a timer for ever. */
 #define SHELL_MAX_SLEEP_S (24 * 3600)
 
@@ -790,6 +791,10 @@ shell_deliver(KubesimShell *shell, const gchar *data, gsize len)
 	}
 	if (!shell->is_shell)
 		return; /* nothing reads it */
+	/* what sh reads ahead is bounded: past that, input is dropped, as a full pipe would
+	 * stop its writer */
+	if (shell->input->len + len > SHELL_MAX_INPUT)
+		len = shell->input->len < SHELL_MAX_INPUT ? SHELL_MAX_INPUT - shell->input->len : 0;
 	g_string_append_len(shell->input, data, len);
 	if (shell->input->len > SHELL_MAX_LINE &&
 	    memchr(shell->input->str, '\n', shell->input->len) == NULL)
