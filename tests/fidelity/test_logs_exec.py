@@ -157,6 +157,40 @@ def test_kubectl_logs_follow_sees_appended_lines(sim, kubectl):
         proc.stderr.close()
 
 
+def test_a_restart_ends_followers_and_makes_the_output_the_previous_instance(sim, kubectl):
+    proc = kubectl.popen("logs", "-n", NS, "duo", "-c", "app", "-f", "--tail=0")
+    try:
+        lines = reader(proc.stdout)
+        sim.wait_for_log_followers(NS, "duo", "app")
+        sim.append_log(NS, "duo", "app", "last words")
+        wait_for_line(lines, "last words", [])
+        # the kubelet reports the container restarted: a new instance, the old one is last
+        status, pod = sim.request("GET", f"/api/v1/namespaces/{NS}/pods/duo")
+        assert status == 200
+        app = pod["status"]["containerStatuses"][0]
+        app["lastState"] = {"terminated": {
+            "exitCode": 1, "reason": "Error", "containerID": app["containerID"],
+            "startedAt": app["state"]["running"]["startedAt"],
+            "finishedAt": "2026-01-01T11:00:00Z"}}
+        app["containerID"] = "containerd://" + "2" * 64
+        app["state"] = {"running": {"startedAt": "2026-01-01T11:00:01Z"}}
+        app["restartCount"] = 1
+        sim.replace(pod)
+        assert proc.wait(timeout=WAIT) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+    previous = kubectl.run("logs", "-n", NS, "duo", "-c", "app", "--previous").stdout
+    # what it printed, then the line it exited with
+    assert previous.splitlines()[-2] == "last words"
+    assert '"exitCode":1' in previous.splitlines()[-1]
+    current = kubectl.run("logs", "-n", NS, "duo", "-c", "app").stdout
+    assert "last words" not in current and "starting app" in current
+
+
 def test_kubectl_logs_defaults_the_container_and_names_unknown_ones(sim, kubectl):
     proc = kubectl.run("logs", "-n", NS, "duo")
     assert 'Defaulted container "app" out of: app, sidecar' in proc.stderr

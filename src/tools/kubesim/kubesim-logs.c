@@ -170,19 +170,26 @@ format_time(gint64 us, gboolean go_log)
 	return g_strdup_printf("%s.%06" G_GINT64_FORMAT "000Z", base, us % G_USEC_PER_SEC);
 }
 
+/* The last line of an instance that ended at @end with @exit_code, after everything else. */
+static void
+add_exit_line(GPtrArray *out, gint64 end, gint exit_code)
+{
+	gint64 last = out->len > 0 ? ((LogLine *)g_ptr_array_index(out, out->len - 1))->time : 0;
+	gint64 when = MAX(end - 1000, last);
+	g_autofree gchar *ts = format_time(when, FALSE);
+
+	add_line(out, when,
+	         g_strdup_printf("{\"level\":\"fatal\",\"ts\":\"%s\",\"msg\":\"unrecoverable "
+	                         "error, exiting\",\"exitCode\":%d}",
+	                         ts, exit_code));
+}
+
 /*
  * What a container of @image printed from @start on: a fluent-bit sidecar, an nginx, or a Go
- * service logging JSON. @crash: the instance ended at @end with @exit_code (its last line says
- * so). Drawn from @id, so that the same instance always says the same.
+ * service logging JSON. Drawn from @id, so that the same instance always says the same.
  */
 static void
-generate(GPtrArray *out,
-         KubesimPod *pod,
-         KubesimContainer *c,
-         const gchar *id,
-         gint64 start,
-         gint64 end,
-         gint exit_code)
+generate(GPtrArray *out, KubesimPod *pod, KubesimContainer *c, const gchar *id, gint64 start)
 {
 	g_autoptr(GRand) rand = g_rand_new_with_seed(g_str_hash(id));
 	const gchar *image = c->image != NULL ? c->image : "";
@@ -257,15 +264,6 @@ generate(GPtrArray *out,
 		}
 	}
 #undef NEXT
-	if (end != 0) {
-		gint64 when = MAX(end - 1000, t);
-		g_autofree gchar *ts = format_time(when, FALSE);
-		add_line(out, when,
-		         g_strdup_printf(
-		                 "{\"level\":\"fatal\",\"ts\":\"%s\",\"msg\":\"unrecoverable "
-		                 "error, exiting\",\"exitCode\":%d}",
-		                 ts, exit_code));
-	}
 }
 
 /* ---- options ---- */
@@ -598,7 +596,7 @@ kubesim_logs_handle(KubesimServer *self,
 		kubesim_respond_status(msg, status);
 		return;
 	}
-	generate(lines, pod, c, inst.id, inst.start, inst.end, inst.exit_code);
+	generate(lines, pod, c, inst.id, inst.start);
 	log = g_hash_table_lookup(self->logs->by_id, inst.id);
 	for (GList *l = log != NULL ? log->lines.head : NULL; l != NULL; l = l->next) {
 		LogLine *src = l->data, *copy = g_new0(LogLine, 1);
@@ -606,6 +604,8 @@ kubesim_logs_handle(KubesimServer *self,
 		copy->text = g_strdup(src->text);
 		g_ptr_array_add(lines, copy);
 	}
+	if (inst.end != 0)
+		add_exit_line(lines, inst.end, inst.exit_code);
 	/* sinceSeconds first, then tailLines of what is left, as the kubelet reads */
 	while (first < lines->len && ((LogLine *)g_ptr_array_index(lines, first))->time < o.since)
 		first++;
@@ -656,34 +656,6 @@ kubesim_logs_handle(KubesimServer *self,
 		f->io_running = TRUE;
 	}
 	g_free(inst.id);
-}
-
-/* Repeated query parameters, which libsoup's decoded table collapses: every value of @key. */
-GPtrArray *
-kubesim_query_get_all(SoupServerMessage *msg, const gchar *key)
-{
-	GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
-	const gchar *query = g_uri_get_query(soup_server_message_get_uri(msg));
-	g_auto(GStrv) pairs = NULL;
-
-	if (query == NULL)
-		return out;
-	pairs = g_strsplit(query, "&", -1);
-	for (guint i = 0; pairs[i] != NULL; i++) {
-		gchar *eq = strchr(pairs[i], '=');
-		g_autofree gchar *name = NULL;
-		g_autofree gchar *value = NULL;
-
-		/* form encoding: '+' is a space, as Go's url.ParseQuery reads it */
-		g_strdelimit(pairs[i], "+", ' ');
-		name = g_uri_unescape_segment(pairs[i], eq, NULL);
-		if (name == NULL || g_strcmp0(name, key) != 0)
-			continue;
-		value = g_uri_unescape_string(eq != NULL ? eq + 1 : "", NULL);
-		if (value != NULL)
-			g_ptr_array_add(out, g_steal_pointer(&value));
-	}
-	return out;
 }
 
 /* POST /kubesim/logs?namespace=&pod=&container=&line=...: the body's lines, then each line=. */

@@ -114,6 +114,8 @@ void kubesim_respond_not_found_page(SoupServerMessage *msg);
 /* Go's strconv.ParseBool; absent or unparsable values give @fallback. */
 gboolean kubesim_query_bool(GHashTable *query, const gchar *key, gboolean fallback);
 const gchar *kubesim_query_get(GHashTable *query, const gchar *key);
+/* Every value of a repeated query parameter (libsoup's table keeps only the last). */
+GPtrArray *kubesim_query_get_all(SoupServerMessage *msg, const gchar *key);
 /* Whether the Accept header asks for a meta.k8s.io Table. */
 gboolean kubesim_wants_table(SoupServerMessage *msg);
 /* Whether the Accept header asks for aggregated discovery (apidiscovery.k8s.io/v2). */
@@ -181,8 +183,6 @@ void kubesim_logs_admin(KubesimServer *self, SoupServerMessage *msg, GHashTable 
 void kubesim_logs_admin_get(KubesimServer *self, SoupServerMessage *msg, GHashTable *query);
 /* Followers of container instances that stopped end; a deleted pod's output goes. */
 void kubesim_logs_pod_event(KubesimServer *self, const KubesimEvent *ev);
-/* Every value of a repeated query parameter (libsoup's table keeps only the last). */
-GPtrArray *kubesim_query_get_all(SoupServerMessage *msg, const gchar *key);
 
 /* GET .../pods/{name}/exec over a WebSocket (kubesim-exec.c). */
 void kubesim_exec_handle(KubesimServer *self,
