@@ -399,7 +399,7 @@ kubesim_exec_handle(KubesimServer *self,
 	r->server = self;
 	g_ptr_array_add(commands, NULL);
 	r->argv = (gchar **)g_ptr_array_steal(commands, NULL);
-	r->v5 = protocols[0] == (gchar *)PROTOCOL_V5;
+	r->v5 = g_strcmp0(protocols[0], PROTOCOL_V5) == 0;
 	r->want_stdin = kubesim_query_bool(query, "stdin", FALSE);
 	r->want_stdout = kubesim_query_bool(query, "stdout", FALSE);
 	r->want_stderr = kubesim_query_bool(query, "stderr", FALSE);
