@@ -222,17 +222,16 @@ generate(GPtrArray *out, KubesimPod *pod, KubesimContainer *c, const gchar *id, 
 			        g_strdup_printf("[%s] [ info] [sp] stream processor started", ts2));
 		}
 	} else if (strstr(image, "nginx") != NULL) {
+		/* the entrypoint's name is prefixed below: the lines stay one literal each */
 		static const gchar *const lines[] = {
-		        "/docker-entrypoint.sh: /docker-entrypoint.d/ is not empty, will attempt "
-		        "to "
-		        "perform configuration",
-		        "/docker-entrypoint.sh: Looking for shell scripts in /docker-entrypoint.d/",
-		        "/docker-entrypoint.sh: Launching "
-		        "/docker-entrypoint.d/10-listen-on-ipv6-by-default.sh",
-		        "/docker-entrypoint.sh: Configuration complete; ready for start up",
+		        "/docker-entrypoint.d/ is not empty, will attempt to perform configuration",
+		        "Looking for shell scripts in /docker-entrypoint.d/",
+		        "Launching /docker-entrypoint.d/10-listen-on-ipv6-by-default.sh",
+		        "Configuration complete; ready for start up",
 		};
 		for (i = 0; i < G_N_ELEMENTS(lines); i++)
-			add_line(out, NEXT(), g_strdup(lines[i]));
+			add_line(out, NEXT(),
+			         g_strdup_printf("/docker-entrypoint.sh: %s", lines[i]));
 		{
 			g_autofree gchar *ts = format_time(NEXT(), TRUE);
 			add_line(out, t,
