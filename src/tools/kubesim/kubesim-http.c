@@ -162,3 +162,31 @@ kubesim_body_to_json(GBytes *body, gboolean yaml_ok, KubesimStatus **status_out)
 	}
 	return kubesim_json_node_to_bytes(node);
 }
+
+/* Repeated query parameters, which libsoup's decoded table collapses: every value of @key. */
+GPtrArray *
+kubesim_query_get_all(SoupServerMessage *msg, const gchar *key)
+{
+	GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+	const gchar *query = g_uri_get_query(soup_server_message_get_uri(msg));
+	g_auto(GStrv) pairs = NULL;
+
+	if (query == NULL)
+		return out;
+	pairs = g_strsplit(query, "&", -1);
+	for (guint i = 0; pairs[i] != NULL; i++) {
+		gchar *eq = strchr(pairs[i], '=');
+		g_autofree gchar *name = NULL;
+		g_autofree gchar *value = NULL;
+
+		/* form encoding: '+' is a space, as Go's url.ParseQuery reads it */
+		g_strdelimit(pairs[i], "+", ' ');
+		name = g_uri_unescape_segment(pairs[i], eq, NULL);
+		if (name == NULL || g_strcmp0(name, key) != 0)
+			continue;
+		value = g_uri_unescape_string(eq != NULL ? eq + 1 : "", NULL);
+		if (value != NULL)
+			g_ptr_array_add(out, g_steal_pointer(&value));
+	}
+	return out;
+}

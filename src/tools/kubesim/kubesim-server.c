@@ -326,6 +326,17 @@ kubesim_server_wait_for_rv(KubesimServer *self,
 	g_timeout_add_full(G_PRIORITY_DEFAULT, RV_WAIT_POLL_MS, rv_wait_poll, w, rv_wait_free);
 }
 
+/* Every store event goes to the watches, and pod events to the logs' followers. */
+static void
+dispatch_event(const KubesimEvent *event, gpointer user_data)
+{
+	KubesimServer *self = user_data;
+
+	kubesim_watch_dispatch(event, self);
+	if (event->resource->group[0] == '\0' && g_strcmp0(event->resource->resource, "pods") == 0)
+		kubesim_logs_pod_event(self, event);
+}
+
 KubesimServer *
 kubesim_server_new(const KubesimConfig *config,
                    const KubesimWorkload *workload,
@@ -343,6 +354,9 @@ kubesim_server_new(const KubesimConfig *config,
 	self->list_snapshots = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL,
 	                                             kubesim_list_snapshot_free);
 	kubesim_store_set_listener(store, kubesim_watch_dispatch, self);
+	self->logs = kubesim_logs_new();
+	self->execs = g_ptr_array_new();
+	kubesim_store_set_listener(store, dispatch_event, self);
 	return self;
 }
 
@@ -360,6 +374,9 @@ kubesim_server_free(KubesimServer *self)
 	kubesim_watch_free_all(self);
 	g_ptr_array_unref(self->watches);
 	g_hash_table_unref(self->list_snapshots);
+	kubesim_exec_close_all(self);
+	g_ptr_array_unref(self->execs);
+	kubesim_logs_free(self->logs);
 	if (self->server != NULL) {
 		soup_server_remove_handler(self->server, NULL);
 		g_object_unref(self->server);
