@@ -6,6 +6,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <libsoup/soup.h>
 
 #include "meshsync-kube-config.h"
 
@@ -47,6 +48,18 @@ void msd_kube_client_stream_async(MsdKubeClient *self,
                                   gpointer user_data);
 GInputStream *
 msd_kube_client_stream_finish(MsdKubeClient *self, GAsyncResult *result, GError **error);
+
+/* Opens a WebSocket on @path_and_query (GET with Upgrade) offering @protocols, with the same
+ * credentials and TLS checks as every other request: for exec. A refused upgrade (any answer
+ * but 101) is an error with its HTTP status; the body of that answer is not available. */
+void msd_kube_client_websocket_async(MsdKubeClient *self,
+                                     const gchar *path_and_query,
+                                     const gchar *const *protocols,
+                                     GCancellable *cancellable,
+                                     GAsyncReadyCallback callback,
+                                     gpointer user_data);
+SoupWebsocketConnection *
+msd_kube_client_websocket_finish(MsdKubeClient *self, GAsyncResult *result, GError **error);
 
 /* Turns a non-2xx answer into a MESHSYNC_ERROR: 401, 403, 404, 410 get their own codes, other
  * statuses MESHSYNC_ERROR_HTTP; the message carries the Status body's message when there is
