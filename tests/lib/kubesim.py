@@ -166,6 +166,31 @@ class Kubesim:
         return self.admin("settings", **{key.replace("_", "-"): str(value)
                                          for key, value in params.items()})
 
+    def append_log(self, namespace, pod, container, *lines):
+        """Appends @lines to the output of @container (None: the pod's only container) of
+        @pod's current instance; followers see them at once. Returns
+        {"appended", "followers"}."""
+        params = {"namespace": namespace, "pod": pod}
+        if container:
+            params["container"] = container
+        body = "".join(line + "\n" for line in lines).encode()
+        return self.admin("logs", body=body, **params)
+
+    def log_followers(self, namespace, pod, container=None):
+        """How many clients follow @container's output (logs with follow=true)."""
+        params = {"namespace": namespace, "pod": pod}
+        if container:
+            params["container"] = container
+        return self.admin("logs", method="GET", **params)["followers"]
+
+    def wait_for_log_followers(self, namespace, pod, container=None, count=1, timeout=30.0):
+        self.wait_for(lambda: self.log_followers(namespace, pod, container) >= count,
+                      f"{count} followers of {namespace}/{pod} {container or ''}", timeout)
+
+    def exec_sessions(self):
+        """The number of open exec sessions."""
+        return self.stats().get("execs", 0)
+
     def watch(self, path, timeout=60):
         """Opens a watch (@path with its query, e.g. "/api/v1/pods?watch=true&...") and
         yields each event as a dict {"type", "object"} as it arrives. The socket @timeout

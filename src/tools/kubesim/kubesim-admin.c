@@ -272,21 +272,29 @@ kubesim_admin_handle(KubesimServer *self,
 	if (g_strcmp0(action, "stats") == 0 && g_strcmp0(method, "GET") == 0) {
 		kubesim_respond_json_take(
 		        msg, 200,
-		        g_strdup_printf("{\"objects\":%u,\"watches\":%u,\"resourceVersion\":"
-		                        "\"%" G_GUINT64_FORMAT
-		                        "\",\"historyFloor\":\"%" G_GUINT64_FORMAT
-		                        "\",\"listRequests\":%" G_GUINT64_FORMAT
-		                        ",\"watchRequests\":%" G_GUINT64_FORMAT
-		                        ",\"faultsArmed\":%u,\"replaced\":%" G_GUINT64_FORMAT "}",
-		                        kubesim_store_count_objects(self->store),
-		                        self->watches->len, kubesim_store_get_rv(self->store),
-		                        kubesim_store_get_history_floor(self->store),
-		                        self->list_requests, self->watch_requests,
-		                        kubesim_faults_count_armed(&self->faults), self->replaced));
+		        g_strdup_printf(
+		                "{\"objects\":%u,\"watches\":%u,\"resourceVersion\":"
+		                "\"%" G_GUINT64_FORMAT "\",\"historyFloor\":\"%" G_GUINT64_FORMAT
+		                "\",\"listRequests\":%" G_GUINT64_FORMAT
+		                ",\"watchRequests\":%" G_GUINT64_FORMAT
+		                ",\"faultsArmed\":%u,\"replaced\":%" G_GUINT64_FORMAT
+		                ",\"execs\":%u}",
+		                kubesim_store_count_objects(self->store), self->watches->len,
+		                kubesim_store_get_rv(self->store),
+		                kubesim_store_get_history_floor(self->store), self->list_requests,
+		                self->watch_requests, kubesim_faults_count_armed(&self->faults),
+		                self->replaced, self->execs->len));
 		return;
 	}
 	if (g_strcmp0(action, "faults") == 0) {
 		admin_faults(self, msg, method, query);
+		return;
+	}
+	if (g_strcmp0(action, "logs") == 0) {
+		if (g_strcmp0(method, "GET") == 0)
+			kubesim_logs_admin_get(self, msg, query);
+		else
+			kubesim_logs_admin(self, msg, query);
 		return;
 	}
 	if (g_strcmp0(method, "POST") != 0) {

@@ -87,6 +87,8 @@ kubesim_cluster_replace(KubesimServer *self,
 
 	/* a restarted server drops every connection; its clients watch again */
 	kubesim_watch_close_all(self);
+	kubesim_exec_close_all(self);
+	kubesim_logs_clear(self->logs);
 	kubesim_store_reset(self->store, rv);
 	ok = kubesim_workload_load(self->store, workload, &loaded, &refused, error);
 	g_free(self->workload.data);
@@ -106,6 +108,8 @@ kubesim_cluster_restore(KubesimServer *self, guint64 bump)
 
 	g_return_if_fail(self->snapshot != NULL);
 	kubesim_watch_close_all(self);
+	kubesim_exec_close_all(self);
+	kubesim_logs_clear(self->logs);
 	kubesim_store_restore(self->store, self->snapshot, bump);
 	self->replaced++;
 	g_message("cluster restored: %u objects, resourceVersion %" G_GUINT64_FORMAT

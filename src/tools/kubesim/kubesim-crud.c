@@ -244,8 +244,15 @@ crud_handle(KubesimServer *self, SoupServerMessage *msg, KubesimRequest *req, GH
 	KubesimStatus *status = NULL;
 	KubesimObject *existing;
 
-	if (g_strcmp0(req->subresource, "log") == 0 || g_strcmp0(req->subresource, "exec") == 0 ||
-	    g_strcmp0(req->subresource, "attach") == 0 ||
+	if (g_strcmp0(req->subresource, "log") == 0) {
+		kubesim_logs_handle(self, msg, req, query);
+		return;
+	}
+	if (g_strcmp0(req->subresource, "exec") == 0) {
+		kubesim_exec_handle(self, msg, req, query);
+		return;
+	}
+	if (g_strcmp0(req->subresource, "attach") == 0 ||
 	    g_strcmp0(req->subresource, "portforward") == 0) {
 		kubesim_respond_status(msg, kubesim_status_new(501, "NotImplemented",
 		                                               "pods/%s is not implemented yet by "

@@ -326,6 +326,17 @@ kubesim_server_wait_for_rv(KubesimServer *self,
 	g_timeout_add_full(G_PRIORITY_DEFAULT, RV_WAIT_POLL_MS, rv_wait_poll, w, rv_wait_free);
 }
 
+/* Every store event goes to the watches, and pod events to the logs' followers. */
+static void
+dispatch_event(const KubesimEvent *event, gpointer user_data)
+{
+	KubesimServer *self = user_data;
+
+	kubesim_watch_dispatch(event, self);
+	if (event->resource->group[0] == '\0' && g_strcmp0(event->resource->resource, "pods") == 0)
+		kubesim_logs_pod_event(self, event);
+}
+
 KubesimServer *
 kubesim_server_new(const KubesimConfig *config,
                    const KubesimWorkload *workload,
@@ -340,7 +351,9 @@ kubesim_server_new(const KubesimConfig *config,
 	kubesim_faults_init(&self->faults);
 	self->store = store;
 	self->watches = g_ptr_array_new();
-	kubesim_store_set_listener(store, kubesim_watch_dispatch, self);
+	self->logs = kubesim_logs_new();
+	self->execs = g_ptr_array_new();
+	kubesim_store_set_listener(store, dispatch_event, self);
 	return self;
 }
 
@@ -357,6 +370,9 @@ kubesim_server_free(KubesimServer *self)
 	kubesim_store_set_listener(self->store, NULL, NULL);
 	kubesim_watch_free_all(self);
 	g_ptr_array_unref(self->watches);
+	kubesim_exec_close_all(self);
+	g_ptr_array_unref(self->execs);
+	kubesim_logs_free(self->logs);
 	if (self->server != NULL) {
 		soup_server_remove_handler(self->server, NULL);
 		g_object_unref(self->server);

@@ -37,6 +37,13 @@ gboolean kubesim_workload_load(KubesimStore *store,
                                guint *refused,
                                GError **error);
 
+/* Pod logs (kubesim-logs.c): the output of container instances and who follows it. */
+typedef struct _KubesimLogs KubesimLogs;
+KubesimLogs *kubesim_logs_new(void);
+/* Ends every follower and forgets every appended line. */
+void kubesim_logs_clear(KubesimLogs *logs);
+void kubesim_logs_free(KubesimLogs *logs);
+
 /* The state every request handler shares. */
 typedef struct {
 	KubesimConfig config;
@@ -55,6 +62,8 @@ typedef struct {
 	KubesimWorkload workload;  /* what the cluster was last loaded with */
 	KubesimSnapshot *snapshot; /* (nullable): for /kubesim/restore */
 	guint64 replaced;          /* times the whole state was replaced or restored */
+	KubesimLogs *logs;
+	GPtrArray *execs; /* KubesimExec, open exec sessions */
 } KubesimServer;
 
 /* A parsed API path: /api/v1/..., /apis/<g>/<v>/... */
@@ -159,6 +168,27 @@ void kubesim_admin_handle(KubesimServer *self,
                           SoupServerMessage *msg,
                           const gchar *path,
                           GHashTable *query);
+
+/* GET .../pods/{name}/log (kubesim-logs.c). */
+void kubesim_logs_handle(KubesimServer *self,
+                         SoupServerMessage *msg,
+                         KubesimRequest *req,
+                         GHashTable *query);
+/* POST /kubesim/logs appends lines to a container's output; GET tells its followers. */
+void kubesim_logs_admin(KubesimServer *self, SoupServerMessage *msg, GHashTable *query);
+void kubesim_logs_admin_get(KubesimServer *self, SoupServerMessage *msg, GHashTable *query);
+/* Followers of container instances that stopped end; a deleted pod's output goes. */
+void kubesim_logs_pod_event(KubesimServer *self, const KubesimEvent *ev);
+/* Every value of a repeated query parameter (libsoup's table keeps only the last). */
+GPtrArray *kubesim_query_get_all(SoupServerMessage *msg, const gchar *key);
+
+/* GET .../pods/{name}/exec over a WebSocket (kubesim-exec.c). */
+void kubesim_exec_handle(KubesimServer *self,
+                         SoupServerMessage *msg,
+                         KubesimRequest *req,
+                         GHashTable *query);
+/* Ends every exec session, as a restarted server drops its connections. */
+void kubesim_exec_close_all(KubesimServer *self);
 
 /* Parses a request body or manifest (JSON, or YAML when @yaml_ok) into compact JSON. */
 GBytes *kubesim_body_to_json(GBytes *body, gboolean yaml_ok, KubesimStatus **status_out);
