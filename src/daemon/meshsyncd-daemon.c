@@ -231,6 +231,16 @@ meshsyncd_daemon_new_service(const MeshsyncdDaemonOptions *options, GError **err
 		if (nats == NULL)
 			return NULL;
 		meshsync_service_set_broker(service, nats);
+		g_object_set(service, "max-sessions", options->max_sessions, "exec-enabled",
+		             !options->disable_exec, "exec-idle-timeout",
+		             options->exec_idle_timeout_s, NULL);
+		if (options->exec_namespaces != NULL) {
+			g_auto(GStrv) namespaces = g_strsplit(options->exec_namespaces, ",", -1);
+
+			for (guint i = 0; namespaces[i] != NULL; i++)
+				g_strstrip(namespaces[i]);
+			g_object_set(service, "exec-namespaces", namespaces, NULL);
+		}
 		meshsync_service_set_content_dedup(
 		        service,
 		        meshsyncd_daemon_parse_go_bool(g_getenv("MESHSYNC_BROKER_CONTENT_DEDUP")));
