@@ -64,6 +64,8 @@ typedef struct {
 	guint64 replaced;          /* times the whole state was replaced or restored */
 	KubesimLogs *logs;
 	GPtrArray *execs; /* KubesimExec, open exec sessions */
+	guint64 execs_v5; /* exec sessions upgraded, by protocol */
+	guint64 execs_v4;
 } KubesimServer;
 
 /* A parsed API path: /api/v1/..., /apis/<g>/<v>/... */
