@@ -16,6 +16,8 @@
 #include "meshsync-session-private.h"
 #include "util/msd-json-string.h"
 
+#define MSD_SESSION_POOL_IDLE_SECONDS 5
+
 #define MSD_SESSIONS_REFUSED_METRIC "meshsync_sessions_refused_total"
 #define MSD_SESSIONS_REFUSED_HELP   "Log and exec session requests refused, by kind and reason"
 #define MSD_SESSIONS_STARTED_METRIC "meshsync_sessions_started_total"
@@ -392,8 +394,13 @@ msd_session_request_read(JsonNode *node, MsdSessionRequest *req, GError **error)
 static MsdKubeClient *
 msd_session_relay_get_client(MsdSessionRelay *self, GError **error)
 {
-	if (self->client == NULL)
-		self->client = msd_kube_client_new(self->config, error);
+	if (self->client != NULL)
+		return self->client;
+	self->client = msd_kube_client_new(self->config, error);
+	/* sessions come in bursts (a dashboard opening many shells), and each exec leaves the
+	 * connection of its pod lookup behind: do not keep a burst's worth of them for long */
+	if (self->client != NULL)
+		msd_kube_client_set_idle_timeout(self->client, MSD_SESSION_POOL_IDLE_SECONDS);
 	return self->client;
 }
 

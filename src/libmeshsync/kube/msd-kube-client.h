@@ -30,6 +30,8 @@ const gchar *msd_kube_client_get_server(MsdKubeClient *self);
 /* The largest body msd_kube_client_get_async() reads (256 MiB by default); beyond it the call
  * fails with MESHSYNC_ERROR_TOO_LARGE naming the URL. For tests and tuning. */
 void msd_kube_client_set_max_body(MsdKubeClient *self, gsize bytes);
+/* How long an unused keep-alive connection stays open (libsoup's default: 60 s). */
+void msd_kube_client_set_idle_timeout(MsdKubeClient *self, guint seconds);
 
 /* GET @path_and_query (such as "/api/v1/pods?limit=500") and read the whole 2xx body. */
 void msd_kube_client_get_async(MsdKubeClient *self,
