@@ -28,7 +28,9 @@
  * ([method@MeshSync.Service.set_output_file]), the broker
  * ([method@MeshSync.Service.set_broker]: every event on `meshery.meshsync.core`, and the
  * requests on `meshery.meshsync.request` answered: `informer-store`, `resync-discovery`,
- * `meshsync-meta`, `active-exec`), any writers of the caller's
+ * `meshsync-meta`, `active-exec`, and the log and exec sessions of `log-stream` and
+ * `exec-request`, see [class@MeshSync.Session] and
+ * [property@MeshSync.Service:max-sessions]), any writers of the caller's
  * ([method@MeshSync.Service.add_writer]), or several of them at once. With
  * [method@MeshSync.Service.set_health] it serves `/healthz`, `/readyz` and `/metrics`.
  *
