@@ -309,6 +309,7 @@ meshsyncd_daemon_run(const MeshsyncdDaemonOptions *options)
 		        meshsync_kube_config_get_server(
 		                meshsync_service_get_kube_config(self.service)),
 		        options->dbus_bus);
+		meshsyncd_dbus_service_set_service(self.dbus, self.service);
 		g_signal_connect(self.dbus, "name-lost", G_CALLBACK(meshsyncd_daemon_name_lost_cb),
 		                 &self);
 		meshsyncd_dbus_service_start(self.dbus);

@@ -120,6 +120,7 @@ static GParamSpec *props[N_PROPS];
 
 enum {
 	SIGNAL_FAILED,
+	SIGNAL_SESSIONS_CHANGED,
 	N_SIGNALS,
 };
 
@@ -178,6 +179,12 @@ meshsync_service_handler_failed_cb(MeshSyncHandler *handler,
                                    MeshSyncService *self)
 {
 	g_signal_emit(self, signals[SIGNAL_FAILED], 0, error);
+}
+
+static void
+meshsync_service_sessions_changed_cb(MeshSyncService *self)
+{
+	g_signal_emit(self, signals[SIGNAL_SESSIONS_CHANGED], 0);
 }
 
 static gboolean
@@ -277,6 +284,8 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 		                             self->exec_idle_timeout);
 		if (self->metrics != NULL)
 			msd_session_relay_set_metrics(self->sessions, self->metrics);
+		g_signal_connect_swapped(self->sessions, "changed",
+		                         G_CALLBACK(meshsync_service_sessions_changed_cb), self);
 		msd_request_listener_set_sessions(self->listener, self->sessions);
 		if (!msd_request_listener_start(self->listener, error))
 			return FALSE;
@@ -564,8 +573,10 @@ meshsync_service_dispose(GObject *object)
 	if (self->listener != NULL)
 		msd_request_listener_stop(self->listener);
 	g_clear_object(&self->listener);
-	if (self->sessions != NULL)
+	if (self->sessions != NULL) {
+		g_signal_handlers_disconnect_by_data(self->sessions, self);
 		msd_session_relay_stop_all(self->sessions);
+	}
 	g_clear_object(&self->sessions);
 	if (self->metrics != NULL) {
 		/* the gauges read the handler and the broker: drop them first */
@@ -673,6 +684,17 @@ meshsync_service_class_init(MeshSyncServiceClass *klass)
 	        "exec-idle-timeout", NULL, NULL, 0, G_MAXUINT, MSD_SESSION_DEFAULT_IDLE_SECONDS,
 	        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
 	g_object_class_install_properties(object_class, N_PROPS, props);
+
+	/**
+	 * MeshSyncService::sessions-changed:
+	 * @self: the service
+	 *
+	 * A log or exec session was opened or closed; see
+	 * [method@MeshSync.Service.dup_sessions].
+	 */
+	signals[SIGNAL_SESSIONS_CHANGED] =
+	        g_signal_new("sessions-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+	                     NULL, NULL, NULL, G_TYPE_NONE, 0);
 
 	/**
 	 * MeshSyncService::failed:

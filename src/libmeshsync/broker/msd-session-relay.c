@@ -44,6 +44,13 @@ struct _MsdSessionRelay {
 
 G_DEFINE_FINAL_TYPE(MsdSessionRelay, msd_session_relay, G_TYPE_OBJECT)
 
+enum {
+	SIGNAL_CHANGED,
+	N_SIGNALS,
+};
+
+static guint signals[N_SIGNALS];
+
 typedef struct {
 	MsdSessionRelay *relay;   /* (unowned): the relay owns the entry */
 	MeshSyncSession *session; /* (owned) */
@@ -296,6 +303,7 @@ msd_relay_entry_closed_cb(MeshSyncSession *session, MsdRelayEntry *entry)
 	g_debug("session %s closed", entry->id);
 	/* frees the entry: the session keeps itself alive while it emits */
 	g_hash_table_remove(self->entries, entry->id);
+	g_signal_emit(self, signals[SIGNAL_CHANGED], 0);
 }
 
 static void msd_relay_entry_input_cb(MeshSyncBroker *broker,
@@ -503,6 +511,7 @@ msd_session_relay_open(MsdSessionRelay *self,
 	g_signal_connect(entry->session, "error", G_CALLBACK(msd_relay_entry_error_cb), entry);
 	g_signal_connect(entry->session, "closed", G_CALLBACK(msd_relay_entry_closed_cb), entry);
 	g_hash_table_insert(self->entries, entry->id, entry);
+	g_signal_emit(self, signals[SIGNAL_CHANGED], 0);
 
 	if (kind == MESHSYNC_SESSION_KIND_EXEC) {
 		g_autofree gchar *input = g_strconcat("input.", id, NULL);
@@ -515,6 +524,7 @@ msd_session_relay_open(MsdSessionRelay *self,
 			msd_session_relay_publish_exec(self, id, "error", error->message,
 			                               strlen(error->message));
 			g_hash_table_remove(self->entries, id);
+			g_signal_emit(self, signals[SIGNAL_CHANGED], 0);
 			return;
 		}
 		msd_session_relay_publish_active(self);
@@ -688,7 +698,10 @@ msd_session_relay_stop_all(MsdSessionRelay *self)
 		g_message("stopping %u sessions", sessions->len);
 	for (guint i = 0; i < sessions->len; i++)
 		meshsync_session_stop(g_ptr_array_index(sessions, i));
-	g_hash_table_remove_all(self->entries);
+	if (g_hash_table_size(self->entries) > 0) {
+		g_hash_table_remove_all(self->entries);
+		g_signal_emit(self, signals[SIGNAL_CHANGED], 0);
+	}
 }
 
 void
@@ -740,6 +753,11 @@ msd_session_relay_class_init(MsdSessionRelayClass *klass)
 
 	object_class->dispose = msd_session_relay_dispose;
 	object_class->finalize = msd_session_relay_finalize;
+
+	/* ::changed: a session was added or removed. */
+	signals[SIGNAL_CHANGED] =
+	        g_signal_new("changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
+	                     NULL, G_TYPE_NONE, 0);
 }
 
 static void
