@@ -178,7 +178,9 @@ meshsync_session_release_ws(MeshSyncSession *self)
 	g_signal_handlers_disconnect_by_data(priv->ws, self);
 	if (soup_websocket_connection_get_state(priv->ws) == SOUP_WEBSOCKET_STATE_OPEN)
 		soup_websocket_connection_close(priv->ws, SOUP_WEBSOCKET_CLOSE_NORMAL, NULL);
-	g_clear_object(&priv->ws);
+	/* the session may end from inside one of the connection's own signals: let go of it
+	 * once that emission is over */
+	g_idle_add_once((GSourceOnceFunc)g_object_unref, g_steal_pointer(&priv->ws));
 }
 
 /* The one way a session ends: releases everything, then says so. Runs once. */

@@ -353,6 +353,13 @@ def test_subject_tokens_are_encoded(tmp_path, sim, nats, nc):
                                                  container="app"))
         msgs = collect(nc, lambda got: exec_errors(got, sid), "the error on the encoded id")
         assert exec_errors(msgs, sid)
+        # a pod's dots stay: the subject is the one Meshery Server builds
+        dotted = f"exec.{NS}.db.primary.app.r2"
+        nc.subscribe(dotted)
+        request(nc, "exec-request", exec_request(id="r2", name="db.primary", namespace=NS,
+                                                 container="app"))
+        msgs = collect(nc, lambda got: exec_errors(got, dotted), "the dotted pod's error")
+        assert 'pods "db.primary" not found' in exec_errors(msgs, dotted)[0]
         run.wait_until(lambda: run.metric("meshsync_sessions_active", kind="exec") == 0,
                        "no exec session")
 

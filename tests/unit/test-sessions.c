@@ -111,8 +111,9 @@ test_subject_ids(void)
 	/* real names keep upstream's ids */
 	g_assert_cmpstr(plain, ==, "exec.default.web-0.app.abc");
 	g_assert_cmpstr(logs, ==, "logs.default.web-0.app");
-	/* a dot, an empty field, wildcards, a space and the escape itself are encoded */
-	g_assert_cmpstr(odd, ==, "exec.ns.pod%2Ev1.%.a%20b%2A%3E%25");
+	/* an empty field, wildcards, a space, the escape itself and a dot outside the pod are
+	 * encoded; a pod's dots are kept, as Meshery Server writes the subject */
+	g_assert_cmpstr(odd, ==, "exec.ns.pod.v1.%.a%20b%2A%3E%25");
 }
 
 static void
@@ -125,20 +126,61 @@ test_subject_round_trip(void)
 		g_autoptr(GString) token = g_string_new(NULL);
 		g_autofree gchar *back = NULL;
 
-		msd_session_subject_append_token(token, fields[i]);
+		msd_session_subject_append_token(token, fields[i], FALSE);
 		g_assert_null(strchr(token->str, '.'));
 		g_assert_null(strchr(token->str, ' '));
 		g_assert_null(strchr(token->str, '*'));
 		g_assert_null(strchr(token->str, '>'));
 		g_assert_cmpuint(token->len, >, 0);
-		back = msd_session_subject_decode_token(token->str);
+		back = msd_session_subject_decode_token(token->str, FALSE);
 		g_assert_cmpstr(back, ==, fields[i]);
 	}
-	g_assert_null(msd_session_subject_decode_token("a.b"));
-	g_assert_null(msd_session_subject_decode_token("%zz"));
-	g_assert_null(msd_session_subject_decode_token("%2"));
-	g_assert_null(msd_session_subject_decode_token("%00"));
-	g_assert_null(msd_session_subject_decode_token(""));
+	g_assert_null(msd_session_subject_decode_token("a.b", FALSE));
+	g_assert_null(msd_session_subject_decode_token("%zz", FALSE));
+	g_assert_null(msd_session_subject_decode_token("%2", FALSE));
+	g_assert_null(msd_session_subject_decode_token("%00", FALSE));
+	g_assert_null(msd_session_subject_decode_token("", FALSE));
+}
+
+/* Whole ids split back into their fields, a dotted pod included. */
+static void
+test_subject_parse(void)
+{
+	const gchar *cases[][4] = {
+	        {"default", "web-0", "app", "3f1c"},
+	        {"ns", "db.primary.v2", "", "a.b c"},
+	        {"", "", "", ""},
+	        {"x", "p*>%", "c d", "%"},
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree gchar *exec = msd_session_subject_exec(cases[i][0], cases[i][1],
+		                                                  cases[i][2], cases[i][3]);
+		g_autofree gchar *logs =
+		        msd_session_subject_logs(cases[i][0], cases[i][1], cases[i][2]);
+		g_autofree gchar *ns = NULL;
+		g_autofree gchar *pod = NULL;
+		g_autofree gchar *container = NULL;
+		g_autofree gchar *id = NULL;
+
+		g_assert_true(msd_session_subject_parse(exec, &ns, &pod, &container, &id));
+		g_assert_cmpstr(ns, ==, cases[i][0]);
+		g_assert_cmpstr(pod, ==, cases[i][1]);
+		g_assert_cmpstr(container, ==, cases[i][2]);
+		g_assert_cmpstr(id, ==, cases[i][3]);
+		g_clear_pointer(&ns, g_free);
+		g_clear_pointer(&pod, g_free);
+		g_clear_pointer(&container, g_free);
+		g_clear_pointer(&id, g_free);
+		g_assert_true(msd_session_subject_parse(logs, &ns, &pod, &container, &id));
+		g_assert_cmpstr(pod, ==, cases[i][1]);
+		g_assert_cmpstr(container, ==, cases[i][2]);
+		g_assert_null(id);
+	}
+	g_assert_false(msd_session_subject_parse("exec.a.b", NULL, NULL, NULL, NULL));
+	g_assert_false(msd_session_subject_parse("shell.a.b.c.d", NULL, NULL, NULL, NULL));
+	g_assert_false(msd_session_subject_parse("exec.a..b.c.d", NULL, NULL, NULL, NULL));
+	g_assert_false(msd_session_subject_parse("logs.a.b.c d", NULL, NULL, NULL, NULL));
 }
 
 static void
@@ -224,6 +266,7 @@ main(int argc, char **argv)
 	g_test_add_func("/sessions/chunker-tail", test_chunker_flushes_an_incomplete_tail);
 	g_test_add_func("/sessions/subject-ids", test_subject_ids);
 	g_test_add_func("/sessions/subject-round-trip", test_subject_round_trip);
+	g_test_add_func("/sessions/subject-parse", test_subject_parse);
 	g_test_add_func("/sessions/exec-status", test_exec_status);
 	g_test_add_func("/sessions/closes-once", test_session_closes_once);
 	return g_test_run();
