@@ -24,6 +24,8 @@
 #define MSD_SESSIONS_STARTED_HELP   "Log and exec sessions started, by kind"
 #define MSD_SESSIONS_FAILED_METRIC  "meshsync_sessions_failed_total"
 #define MSD_SESSIONS_FAILED_HELP    "Log and exec sessions that ended with an error, by kind"
+#define MSD_SESSIONS_DROPPED_METRIC "meshsync_session_messages_dropped_total"
+#define MSD_SESSIONS_DROPPED_HELP   "Session messages the broker did not take"
 #define MSD_SESSIONS_ACTIVE_METRIC  "meshsync_sessions_active"
 #define MSD_SESSIONS_ACTIVE_HELP    "Log and exec sessions open now, by kind"
 
@@ -40,6 +42,7 @@ struct _MsdSessionRelay {
 	GStrv exec_namespaces; /* (nullable) */
 	guint exec_idle_seconds;
 	gboolean stopped;
+	gboolean publish_failing;
 };
 
 G_DEFINE_FINAL_TYPE(MsdSessionRelay, msd_session_relay, G_TYPE_OBJECT)
@@ -114,8 +117,20 @@ msd_session_relay_publish(MsdSessionRelay *self, const gchar *subject, GString *
 	g_autoptr(GBytes) payload = g_bytes_new(envelope->str, envelope->len);
 	g_autoptr(GError) error = NULL;
 
-	if (!meshsync_broker_publish(self->broker, subject, payload, &error))
-		g_warning("%s", error->message);
+	if (meshsync_broker_publish(self->broker, subject, payload, &error)) {
+		self->publish_failing = FALSE;
+		return;
+	}
+	/* a stream goes on while the broker is away: say so once per outage, not per chunk */
+	if (!self->publish_failing)
+		g_warning("%s (further session output is dropped until the broker takes it)",
+		          error->message);
+	else
+		g_debug("%s", error->message);
+	self->publish_failing = TRUE;
+	if (self->metrics != NULL)
+		msd_metrics_counter_add(self->metrics, MSD_SESSIONS_DROPPED_METRIC,
+		                        MSD_SESSIONS_DROPPED_HELP, 1, NULL);
 }
 
 static void
