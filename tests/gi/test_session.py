@@ -168,3 +168,32 @@ def test_exec_session_of_a_missing_container_fails():
         session.start()
         _run_until(loop, GLib, lambda: seen.closed, "the end")
         assert seen.errors == ["container nope is not valid for pod solo"], seen.errors
+
+
+def test_subclass_handles_the_signals_in_its_class():
+    GLib, MeshSync = _import()
+
+    class Recorded(MeshSync.Session):
+        def __init__(self, loop, **props):
+            super().__init__(**props)
+            self.loop = loop
+            self.errors = []
+            self.closed = 0
+
+        def do_error(self, error):
+            self.errors.append(error.message)
+
+        def do_closed(self):
+            self.closed += 1
+            self.loop.quit()
+
+    with _sim() as sim:
+        config = MeshSync.KubeConfig.new_from_file(sim.kubeconfig, None)
+        loop = GLib.MainLoop()
+        session = Recorded(loop, kube_config=config, kind=MeshSync.SessionKind.LOG,
+                           namespace=NS, pod="ghost")
+        assert session.get_id() == f"logs.{NS}.ghost."
+        session.start()
+        _run_until(loop, GLib, lambda: session.closed, "the end")
+        assert session.closed == 1
+        assert len(session.errors) == 1 and "not found" in session.errors[0]
