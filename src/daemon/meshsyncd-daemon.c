@@ -231,6 +231,16 @@ meshsyncd_daemon_new_service(const MeshsyncdDaemonOptions *options, GError **err
 		if (nats == NULL)
 			return NULL;
 		meshsync_service_set_broker(service, nats);
+		g_object_set(service, "max-sessions", options->max_sessions, "exec-enabled",
+		             !options->disable_exec, "exec-idle-timeout",
+		             options->exec_idle_timeout_s, NULL);
+		if (options->exec_namespaces != NULL) {
+			g_auto(GStrv) namespaces = g_strsplit(options->exec_namespaces, ",", -1);
+
+			for (guint i = 0; namespaces[i] != NULL; i++)
+				g_strstrip(namespaces[i]);
+			g_object_set(service, "exec-namespaces", namespaces, NULL);
+		}
 		meshsync_service_set_content_dedup(
 		        service,
 		        meshsyncd_daemon_parse_go_bool(g_getenv("MESHSYNC_BROKER_CONTENT_DEDUP")));
@@ -299,6 +309,7 @@ meshsyncd_daemon_run(const MeshsyncdDaemonOptions *options)
 		        meshsync_kube_config_get_server(
 		                meshsync_service_get_kube_config(self.service)),
 		        options->dbus_bus);
+		meshsyncd_dbus_service_set_service(self.dbus, self.service);
 		g_signal_connect(self.dbus, "name-lost", G_CALLBACK(meshsyncd_daemon_name_lost_cb),
 		                 &self);
 		meshsyncd_dbus_service_start(self.dbus);

@@ -31,6 +31,11 @@ typedef struct {
 	const gchar *health_address; /* NULL: every address */
 	guint health_port;           /* 0: any free port (logged) */
 	GBusType dbus_bus;           /* G_BUS_TYPE_NONE: no D-Bus interface */
+	/* log and exec sessions (broker mode) */
+	guint max_sessions;
+	gboolean disable_exec;
+	const gchar *exec_namespaces; /* comma-separated; NULL: every namespace */
+	guint exec_idle_timeout_s;    /* 0: never */
 } MeshsyncdDaemonOptions;
 
 /* Go's strconv.ParseBool true values, which upstream takes for

@@ -22,6 +22,7 @@ struct _MeshsyncdDBusService {
 	GObject parent_instance;
 
 	MeshSyncHandler *handler;  /* (owned) */
+	MeshSyncService *service;  /* (owned) (nullable): its sessions */
 	MsdDBusManager *skeleton;  /* (owned): composition, the generated type stays private */
 	MeshSyncDiscovery *table;  /* (owned) (nullable): the last completed discovery */
 	GDBusConnection *exported; /* (owned) (nullable): where the skeleton is exported */
@@ -47,6 +48,40 @@ static const gchar *
 meshsyncd_dbus_service_bus_text(GBusType bus_type)
 {
 	return bus_type == G_BUS_TYPE_SYSTEM ? "system" : "session";
+}
+
+static gint
+meshsyncd_dbus_service_session_compare(gconstpointer a, gconstpointer b)
+{
+	MeshSyncSession *left = *(MeshSyncSession *const *)a;
+	MeshSyncSession *right = *(MeshSyncSession *const *)b;
+
+	return g_strcmp0(meshsync_session_get_id(left), meshsync_session_get_id(right));
+}
+
+static void
+meshsyncd_dbus_service_refresh_sessions(MeshsyncdDBusService *self)
+{
+	g_autoptr(GPtrArray) sessions = NULL;
+	g_auto(GVariantBuilder) builder = G_VARIANT_BUILDER_INIT(G_VARIANT_TYPE("a(sssss)"));
+
+	if (self->service != NULL) {
+		sessions = meshsync_service_dup_sessions(self->service);
+		g_ptr_array_sort(sessions, meshsyncd_dbus_service_session_compare);
+		for (guint i = 0; i < sessions->len; i++) {
+			MeshSyncSession *session = g_ptr_array_index(sessions, i);
+
+			g_variant_builder_add(&builder, "(sssss)", meshsync_session_get_id(session),
+			                      meshsync_session_get_kind(session) ==
+			                                      MESHSYNC_SESSION_KIND_LOG
+			                              ? "log"
+			                              : "exec",
+			                      meshsync_session_get_namespace(session),
+			                      meshsync_session_get_pod(session),
+			                      meshsync_session_get_container(session));
+		}
+	}
+	msd_dbus_manager_set_sessions(self->skeleton, g_variant_builder_end(&builder));
 }
 
 /* Copies the handler's state to the skeleton; the skeleton only announces values that
@@ -223,6 +258,9 @@ meshsyncd_dbus_service_dispose(GObject *object)
 	MeshsyncdDBusService *self = MESHSYNCD_DBUS_SERVICE(object);
 
 	g_clear_handle_id(&self->owner_id, g_bus_unown_name);
+	if (self->service != NULL)
+		g_signal_handlers_disconnect_by_data(self->service, self);
+	g_clear_object(&self->service);
 	g_clear_handle_id(&self->refresh_idle, g_source_remove);
 	g_clear_handle_id(&self->refresh_timer, g_source_remove);
 	if (self->exported != NULL)
@@ -283,6 +321,7 @@ meshsyncd_dbus_service_new(MeshSyncHandler *handler, const gchar *server, GBusTy
 	msd_dbus_manager_set_version(self->skeleton, meshsync_get_version());
 	msd_dbus_manager_set_server(self->skeleton, self->server);
 	meshsyncd_dbus_service_refresh(self);
+	meshsyncd_dbus_service_refresh_sessions(self);
 
 	g_signal_connect_swapped(handler, "ready-changed",
 	                         G_CALLBACK(meshsyncd_dbus_service_state_cb), self);
@@ -337,4 +376,18 @@ meshsyncd_dbus_service_parse_bus(const gchar *text, GBusType *bus_type, GError *
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
 	            "--dbus must be session or system, not \"%s\"", text);
 	return FALSE;
+}
+
+void
+meshsyncd_dbus_service_set_service(MeshsyncdDBusService *self, MeshSyncService *service)
+{
+	g_return_if_fail(MESHSYNCD_IS_DBUS_SERVICE(self));
+	g_return_if_fail(MESHSYNC_IS_SERVICE(service));
+
+	if (self->service != NULL)
+		g_signal_handlers_disconnect_by_data(self->service, self);
+	g_set_object(&self->service, service);
+	g_signal_connect_swapped(service, "sessions-changed",
+	                         G_CALLBACK(meshsyncd_dbus_service_refresh_sessions), self);
+	meshsyncd_dbus_service_refresh_sessions(self);
 }

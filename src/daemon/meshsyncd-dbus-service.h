@@ -27,6 +27,9 @@ meshsyncd_dbus_service_new(MeshSyncHandler *handler, const gchar *server, GBusTy
  * reached, the name is taken, or it is lost later; the service stays idle afterwards. */
 void meshsyncd_dbus_service_start(MeshsyncdDBusService *self);
 
+/* Publishes @service's log and exec sessions as the Sessions property. */
+void meshsyncd_dbus_service_set_service(MeshsyncdDBusService *self, MeshSyncService *service);
+
 gboolean meshsyncd_dbus_service_get_name_owned(MeshsyncdDBusService *self);
 
 /* The --dbus values: "session", "system"; FALSE with @error for anything else. */

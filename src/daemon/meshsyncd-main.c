@@ -103,6 +103,10 @@ main(int argc, char **argv)
 	g_autofree gchar *broker_tls_key = NULL;
 	g_autofree gchar *health_address = NULL;
 	g_autofree gchar *dbus = NULL;
+	g_autofree gchar *exec_namespaces = NULL;
+	g_autofree gchar *exec_idle_timeout = NULL;
+	gint max_sessions = 64;
+	gboolean disable_exec = FALSE;
 	gint broker_connect_timeout = 300;
 	gint health_port = MESHSYNC_HEALTH_PORT;
 	gboolean output_extended = FALSE;
@@ -180,6 +184,20 @@ main(int argc, char **argv)
 	         N_("Publish Secrets with their data, binaryData and stringData values replaced by "
 	            "[REDACTED] (as MESHSYNC_REDACT_SECRETS=true does)"),
 	         NULL},
+	        {"max-sessions", 0, 0, G_OPTION_ARG_INT, &max_sessions,
+	         N_("Most log and exec sessions open at once (default 64); more are refused with "
+	            "an "
+	            "error message"),
+	         N_("N")},
+	        {"disable-exec", 0, 0, G_OPTION_ARG_NONE, &disable_exec,
+	         N_("Refuse every exec-request (log streams still work)"), NULL},
+	        {"exec-namespaces", 0, 0, G_OPTION_ARG_STRING, &exec_namespaces,
+	         N_("Comma-separated namespaces exec sessions may be opened in (default: all)"),
+	         N_("LIST")},
+	        {"exec-idle-timeout", 0, 0, G_OPTION_ARG_STRING, &exec_idle_timeout,
+	         N_("Close an exec session without input or output for this long (Go duration, "
+	            "default 30m; 0: never)"),
+	         N_("DURATION")},
 	        {"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, N_("Log debug messages"), NULL},
 	        {"version", 0, 0, G_OPTION_ARG_NONE, &version, N_("Print the version and exit"),
 	         NULL},
@@ -235,6 +253,30 @@ main(int argc, char **argv)
 		g_printerr("meshsync: --health-port must be between 0 and 65535\n");
 		return 2;
 	}
+	if (max_sessions < 0) {
+		g_printerr("meshsync: --max-sessions must not be negative\n");
+		return 2;
+	}
+	options.exec_idle_timeout_s = 30 * 60;
+	if (exec_idle_timeout != NULL) {
+		gint64 ns = 0;
+
+		if (!meshsyncd_go_duration_parse(g_strstrip(exec_idle_timeout), &ns, &error)) {
+			g_printerr("meshsync: --exec-idle-timeout: %s\n", error->message);
+			return 2;
+		}
+		if (ns < 0) {
+			g_printerr("meshsync: --exec-idle-timeout must not be negative\n");
+			return 2;
+		}
+		/* whole seconds, rounded up so that a short timeout never becomes "never" */
+		options.exec_idle_timeout_s = (guint)MIN((ns + G_TIME_SPAN_SECOND * 1000 - 1) /
+		                                                 (G_TIME_SPAN_SECOND * 1000),
+		                                         G_MAXUINT);
+	}
+	options.max_sessions = (guint)max_sessions;
+	options.disable_exec = disable_exec;
+	options.exec_namespaces = exec_namespaces;
 	options.dbus_bus = G_BUS_TYPE_NONE;
 	if (dbus != NULL && !meshsyncd_dbus_service_parse_bus(dbus, &options.dbus_bus, &error)) {
 		g_printerr("meshsync: %s\n", error->message);

@@ -23,9 +23,11 @@ static const GDBusErrorEntry meshsync_error_entries[] = {
         {MESHSYNC_ERROR_NOT_SUPPORTED, "io.meshery.MeshSync1.Error.NotSupported"},
         {MESHSYNC_ERROR_WRITE, "io.meshery.MeshSync1.Error.Write"},
         {MESHSYNC_ERROR_TOO_LARGE, "io.meshery.MeshSync1.Error.TooLarge"},
+        {MESHSYNC_ERROR_TIMED_OUT, "io.meshery.MeshSync1.Error.TimedOut"},
+        {MESHSYNC_ERROR_REFUSED, "io.meshery.MeshSync1.Error.Refused"},
 };
 
-G_STATIC_ASSERT(G_N_ELEMENTS(meshsync_error_entries) == MESHSYNC_ERROR_TOO_LARGE + 1);
+G_STATIC_ASSERT(G_N_ELEMENTS(meshsync_error_entries) == MESHSYNC_ERROR_REFUSED + 1);
 
 /**
  * meshsync_error_quark:

@@ -39,6 +39,9 @@ G_BEGIN_DECLS
  * @MESHSYNC_ERROR_WRITE: output could not be written (disk full, permission denied)
  * @MESHSYNC_ERROR_TOO_LARGE: input exceeds one of the engine's limits (a response body, an
  *   object, a line, the nesting depth, the number of labels); the message names the limit
+ * @MESHSYNC_ERROR_TIMED_OUT: something took or waited longer than allowed (an idle session)
+ * @MESHSYNC_ERROR_REFUSED: a request was refused by configuration (a session limit, exec
+ *   disabled, a namespace not allowed)
  *
  * Error codes of the %MESHSYNC_ERROR domain. Over D-Bus they travel as
  * `io.meshery.MeshSync1.Error.<Name>`.
@@ -57,6 +60,8 @@ typedef enum /*< underscore_name=meshsync_error >*/ {
 	MESHSYNC_ERROR_NOT_SUPPORTED,
 	MESHSYNC_ERROR_WRITE,
 	MESHSYNC_ERROR_TOO_LARGE,
+	MESHSYNC_ERROR_TIMED_OUT,
+	MESHSYNC_ERROR_REFUSED,
 } MeshSyncError;
 
 MESHSYNC_AVAILABLE_IN_ALL

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "broker/msd-request-listener.h"
+#include "broker/msd-session-relay.h"
 #include "health/msd-engine-metrics.h"
 #include "health/msd-metrics.h"
 #include "meshsync-broker-writer.h"
@@ -27,7 +28,9 @@
  * ([method@MeshSync.Service.set_output_file]), the broker
  * ([method@MeshSync.Service.set_broker]: every event on `meshery.meshsync.core`, and the
  * requests on `meshery.meshsync.request` answered: `informer-store`, `resync-discovery`,
- * `meshsync-meta`, `active-exec`), any writers of the caller's
+ * `meshsync-meta`, `active-exec`, and the log and exec sessions of `log-stream` and
+ * `exec-request`, see [class@MeshSync.Session] and
+ * [property@MeshSync.Service:max-sessions]), any writers of the caller's
  * ([method@MeshSync.Service.add_writer]), or several of them at once. With
  * [method@MeshSync.Service.set_health] it serves `/healthz`, `/readyz` and `/metrics`.
  *
@@ -83,6 +86,10 @@ struct _MeshSyncService {
 	gchar *health_address; /* (owned) (nullable) */
 	guint health_port;
 	guint flush_timeout_ms;
+	guint max_sessions;
+	gboolean exec_enabled;
+	GStrv exec_namespaces; /* (owned) (nullable): every namespace */
+	guint exec_idle_timeout;
 
 	/* assembled by start */
 	MeshSyncServiceState state;
@@ -93,6 +100,7 @@ struct _MeshSyncService {
 	MeshSyncWriter *writer;              /* (owned) (nullable): what the handler writes to */
 	MeshSyncHandler *handler;            /* (owned) (nullable) */
 	MsdRequestListener *listener;        /* (owned) (nullable) */
+	MsdSessionRelay *sessions;           /* (owned) (nullable): log and exec sessions */
 };
 
 G_DEFINE_FINAL_TYPE(MeshSyncService, meshsync_service, G_TYPE_OBJECT)
@@ -101,6 +109,10 @@ enum {
 	PROP_0,
 	PROP_KUBE_CONFIG,
 	PROP_READY,
+	PROP_MAX_SESSIONS,
+	PROP_EXEC_ENABLED,
+	PROP_EXEC_NAMESPACES,
+	PROP_EXEC_IDLE_TIMEOUT,
 	N_PROPS,
 };
 
@@ -108,6 +120,7 @@ static GParamSpec *props[N_PROPS];
 
 enum {
 	SIGNAL_FAILED,
+	SIGNAL_SESSIONS_CHANGED,
 	N_SIGNALS,
 };
 
@@ -166,6 +179,12 @@ meshsync_service_handler_failed_cb(MeshSyncHandler *handler,
                                    MeshSyncService *self)
 {
 	g_signal_emit(self, signals[SIGNAL_FAILED], 0, error);
+}
+
+static void
+meshsync_service_sessions_changed_cb(MeshSyncService *self)
+{
+	g_signal_emit(self, signals[SIGNAL_SESSIONS_CHANGED], 0);
 }
 
 static gboolean
@@ -259,6 +278,15 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 		                                          meshsync_get_version());
 		if (self->metrics != NULL)
 			msd_request_listener_set_metrics(self->listener, self->metrics);
+		self->sessions = msd_session_relay_new(self->broker, self->config);
+		msd_session_relay_set_limits(self->sessions, self->max_sessions, self->exec_enabled,
+		                             (const gchar *const *)self->exec_namespaces,
+		                             self->exec_idle_timeout);
+		if (self->metrics != NULL)
+			msd_session_relay_set_metrics(self->sessions, self->metrics);
+		g_signal_connect_swapped(self->sessions, "changed",
+		                         G_CALLBACK(meshsync_service_sessions_changed_cb), self);
+		msd_request_listener_set_sessions(self->listener, self->sessions);
 		if (!msd_request_listener_start(self->listener, error))
 			return FALSE;
 	}
@@ -440,6 +468,8 @@ meshsync_service_stop_async(MeshSyncService *self,
 	g_message("meshsync: shutting down");
 	if (self->listener != NULL)
 		msd_request_listener_stop(self->listener);
+	if (self->sessions != NULL)
+		msd_session_relay_stop_all(self->sessions);
 	meshsync_handler_stop(self->handler);
 	if (self->writer != NULL && !meshsync_writer_close(self->writer, &error))
 		g_task_set_task_data(task, g_steal_pointer(&error), (GDestroyNotify)g_error_free);
@@ -489,6 +519,18 @@ meshsync_service_get_property(GObject *object, guint prop_id, GValue *value, GPa
 	case PROP_READY:
 		g_value_set_boolean(value, meshsync_service_get_ready(self));
 		break;
+	case PROP_MAX_SESSIONS:
+		g_value_set_uint(value, self->max_sessions);
+		break;
+	case PROP_EXEC_ENABLED:
+		g_value_set_boolean(value, self->exec_enabled);
+		break;
+	case PROP_EXEC_NAMESPACES:
+		g_value_set_boxed(value, self->exec_namespaces);
+		break;
+	case PROP_EXEC_IDLE_TIMEOUT:
+		g_value_set_uint(value, self->exec_idle_timeout);
+		break;
 	default:
 		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
 	}
@@ -506,6 +548,18 @@ meshsync_service_set_property(GObject *object,
 	case PROP_KUBE_CONFIG:
 		self->config = g_value_dup_object(value);
 		break;
+	case PROP_MAX_SESSIONS:
+		meshsync_service_set_max_sessions(self, g_value_get_uint(value));
+		break;
+	case PROP_EXEC_ENABLED:
+		meshsync_service_set_exec_enabled(self, g_value_get_boolean(value));
+		break;
+	case PROP_EXEC_NAMESPACES:
+		meshsync_service_set_exec_namespaces(self, g_value_get_boxed(value));
+		break;
+	case PROP_EXEC_IDLE_TIMEOUT:
+		meshsync_service_set_exec_idle_timeout(self, g_value_get_uint(value));
+		break;
 	default:
 		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
 	}
@@ -519,6 +573,11 @@ meshsync_service_dispose(GObject *object)
 	if (self->listener != NULL)
 		msd_request_listener_stop(self->listener);
 	g_clear_object(&self->listener);
+	if (self->sessions != NULL) {
+		g_signal_handlers_disconnect_by_data(self->sessions, self);
+		msd_session_relay_stop_all(self->sessions);
+	}
+	g_clear_object(&self->sessions);
 	if (self->metrics != NULL) {
 		/* the gauges read the handler and the broker: drop them first */
 		msd_engine_metrics_unbind_handler(self->metrics, self->handler);
@@ -555,6 +614,7 @@ meshsync_service_finalize(GObject *object)
 	g_free(self->output_namespaces);
 	g_free(self->output_file);
 	g_free(self->health_address);
+	g_strfreev(self->exec_namespaces);
 	g_ptr_array_unref(self->extra_writers);
 	G_OBJECT_CLASS(meshsync_service_parent_class)->finalize(object);
 }
@@ -587,7 +647,54 @@ meshsync_service_class_init(MeshSyncServiceClass *klass)
 	props[PROP_READY] = g_param_spec_boolean("ready", NULL, NULL, FALSE,
 	                                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS |
 	                                                 G_PARAM_EXPLICIT_NOTIFY);
+
+	/**
+	 * MeshSyncService:max-sessions: (getter get_max_sessions) (setter set_max_sessions)
+	 *
+	 * How many log and exec sessions may be open at once (64 by default); the request for
+	 * one more gets an `error` message.
+	 */
+	props[PROP_MAX_SESSIONS] = g_param_spec_uint(
+	        "max-sessions", NULL, NULL, 0, G_MAXUINT, MSD_SESSION_DEFAULT_MAX,
+	        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+	/**
+	 * MeshSyncService:exec-enabled: (getter get_exec_enabled) (setter set_exec_enabled)
+	 *
+	 * Whether `exec-request` may open a shell in a container (the daemon's
+	 * `--disable-exec` turns it off).
+	 */
+	props[PROP_EXEC_ENABLED] = g_param_spec_boolean("exec-enabled", NULL, NULL, TRUE,
+	                                                G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+	                                                        G_PARAM_EXPLICIT_NOTIFY);
+	/**
+	 * MeshSyncService:exec-namespaces:
+	 *
+	 * The only namespaces exec sessions may be opened in; %NULL for all of them.
+	 */
+	props[PROP_EXEC_NAMESPACES] = g_param_spec_boxed(
+	        "exec-namespaces", NULL, NULL, G_TYPE_STRV,
+	        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+	/**
+	 * MeshSyncService:exec-idle-timeout:
+	 *
+	 * Seconds an exec session may go without input or output before it is closed (30
+	 * minutes by default); 0 for never.
+	 */
+	props[PROP_EXEC_IDLE_TIMEOUT] = g_param_spec_uint(
+	        "exec-idle-timeout", NULL, NULL, 0, G_MAXUINT, MSD_SESSION_DEFAULT_IDLE_SECONDS,
+	        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
 	g_object_class_install_properties(object_class, N_PROPS, props);
+
+	/**
+	 * MeshSyncService::sessions-changed:
+	 * @self: the service
+	 *
+	 * A log or exec session was opened or closed; see
+	 * [method@MeshSync.Service.dup_sessions].
+	 */
+	signals[SIGNAL_SESSIONS_CHANGED] =
+	        g_signal_new("sessions-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+	                     NULL, NULL, NULL, G_TYPE_NONE, 0);
 
 	/**
 	 * MeshSyncService::failed:
@@ -608,6 +715,9 @@ meshsync_service_init(MeshSyncService *self)
 	self->extra_writers = g_ptr_array_new_with_free_func(g_object_unref);
 	self->flush_timeout_ms = MESHSYNC_SERVICE_FLUSH_TIMEOUT_MS;
 	self->health_port = MESHSYNC_HEALTH_PORT;
+	self->max_sessions = MSD_SESSION_DEFAULT_MAX;
+	self->exec_enabled = TRUE;
+	self->exec_idle_timeout = MSD_SESSION_DEFAULT_IDLE_SECONDS;
 }
 
 /**
@@ -882,4 +992,144 @@ meshsync_service_get_ready(MeshSyncService *self)
 {
 	g_return_val_if_fail(MESHSYNC_IS_SERVICE(self), FALSE);
 	return self->handler != NULL && meshsync_handler_get_ready(self->handler);
+}
+
+/**
+ * meshsync_service_set_max_sessions: (set-property max-sessions)
+ * @self: a #MeshSyncService
+ * @max_sessions: the most log and exec sessions open at once
+ *
+ * Call it before starting.
+ */
+void
+meshsync_service_set_max_sessions(MeshSyncService *self, guint max_sessions)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	if (self->max_sessions == max_sessions)
+		return;
+	self->max_sessions = max_sessions;
+	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_MAX_SESSIONS]);
+}
+
+/**
+ * meshsync_service_get_max_sessions: (get-property max-sessions)
+ * @self: a #MeshSyncService
+ *
+ * Returns: the most log and exec sessions open at once
+ */
+guint
+meshsync_service_get_max_sessions(MeshSyncService *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_SERVICE(self), 0);
+	return self->max_sessions;
+}
+
+/**
+ * meshsync_service_set_exec_enabled: (set-property exec-enabled)
+ * @self: a #MeshSyncService
+ * @enabled: whether exec sessions may be opened
+ *
+ * Call it before starting.
+ */
+void
+meshsync_service_set_exec_enabled(MeshSyncService *self, gboolean enabled)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	if (self->exec_enabled == !!enabled)
+		return;
+	self->exec_enabled = !!enabled;
+	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_EXEC_ENABLED]);
+}
+
+/**
+ * meshsync_service_get_exec_enabled: (get-property exec-enabled)
+ * @self: a #MeshSyncService
+ *
+ * Returns: whether exec sessions may be opened
+ */
+gboolean
+meshsync_service_get_exec_enabled(MeshSyncService *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_SERVICE(self), FALSE);
+	return self->exec_enabled;
+}
+
+/**
+ * meshsync_service_set_exec_namespaces: (set-property exec-namespaces)
+ * @self: a #MeshSyncService
+ * @namespaces: (array zero-terminated=1) (nullable): the namespaces exec is allowed in;
+ *   %NULL or empty for all
+ *
+ * Call it before starting.
+ */
+void
+meshsync_service_set_exec_namespaces(MeshSyncService *self, const gchar *const *namespaces)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	g_strfreev(self->exec_namespaces);
+	self->exec_namespaces = namespaces != NULL && namespaces[0] != NULL
+	                                ? g_strdupv((gchar **)namespaces)
+	                                : NULL;
+	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_EXEC_NAMESPACES]);
+}
+
+/**
+ * meshsync_service_get_exec_namespaces: (get-property exec-namespaces)
+ * @self: a #MeshSyncService
+ *
+ * Returns: (array zero-terminated=1) (transfer none) (nullable): the namespaces exec is
+ *   allowed in, %NULL for all
+ */
+const gchar *const *
+meshsync_service_get_exec_namespaces(MeshSyncService *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_SERVICE(self), NULL);
+	return (const gchar *const *)self->exec_namespaces;
+}
+
+/**
+ * meshsync_service_set_exec_idle_timeout: (set-property exec-idle-timeout)
+ * @self: a #MeshSyncService
+ * @seconds: how long an exec session may be idle; 0 for ever
+ *
+ * Call it before starting.
+ */
+void
+meshsync_service_set_exec_idle_timeout(MeshSyncService *self, guint seconds)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	if (self->exec_idle_timeout == seconds)
+		return;
+	self->exec_idle_timeout = seconds;
+	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_EXEC_IDLE_TIMEOUT]);
+}
+
+/**
+ * meshsync_service_get_exec_idle_timeout: (get-property exec-idle-timeout)
+ * @self: a #MeshSyncService
+ *
+ * Returns: the seconds an exec session may be idle, 0 for ever
+ */
+guint
+meshsync_service_get_exec_idle_timeout(MeshSyncService *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_SERVICE(self), 0);
+	return self->exec_idle_timeout;
+}
+
+/**
+ * meshsync_service_dup_sessions:
+ * @self: a #MeshSyncService
+ *
+ * Lists the log and exec sessions the broker's requests opened and that are still open.
+ *
+ * Returns: (transfer container) (element-type MeshSyncSession): the sessions
+ */
+GPtrArray *
+meshsync_service_dup_sessions(MeshSyncService *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_SERVICE(self), NULL);
+	if (self->sessions == NULL)
+		return g_ptr_array_new_with_free_func(g_object_unref);
+	return msd_session_relay_dup_sessions(self->sessions);
 }

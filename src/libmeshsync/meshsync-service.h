@@ -16,6 +16,7 @@
 #include "meshsync-handler.h"
 #include "meshsync-health-server.h"
 #include "meshsync-kube-config.h"
+#include "meshsync-session.h"
 #include "meshsync-version.h"
 #include "meshsync-watch-config.h"
 #include "meshsync-writer.h"
@@ -47,6 +48,25 @@ MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_set_health(MeshSyncService *self, const gchar *address, guint port);
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_set_flush_timeout(MeshSyncService *self, guint milliseconds);
+
+MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_service_set_max_sessions(MeshSyncService *self, guint max_sessions);
+MESHSYNC_AVAILABLE_IN_ALL
+guint meshsync_service_get_max_sessions(MeshSyncService *self);
+MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_service_set_exec_enabled(MeshSyncService *self, gboolean enabled);
+MESHSYNC_AVAILABLE_IN_ALL
+gboolean meshsync_service_get_exec_enabled(MeshSyncService *self);
+MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_service_set_exec_namespaces(MeshSyncService *self, const gchar *const *namespaces);
+MESHSYNC_AVAILABLE_IN_ALL
+const gchar *const *meshsync_service_get_exec_namespaces(MeshSyncService *self);
+MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_service_set_exec_idle_timeout(MeshSyncService *self, guint seconds);
+MESHSYNC_AVAILABLE_IN_ALL
+guint meshsync_service_get_exec_idle_timeout(MeshSyncService *self);
+MESHSYNC_AVAILABLE_IN_ALL
+GPtrArray *meshsync_service_dup_sessions(MeshSyncService *self);
 
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_start_async(MeshSyncService *self,

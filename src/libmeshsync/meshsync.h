@@ -25,6 +25,7 @@
 #include <libmeshsync/meshsync-broker.h>
 #include <libmeshsync/meshsync-broker-writer.h>
 #include <libmeshsync/meshsync-health-server.h>
+#include <libmeshsync/meshsync-session.h>
 #include <libmeshsync/meshsync-service.h>
 
 #undef __MESHSYNC_H_INSIDE__

@@ -149,7 +149,8 @@ def test_properties_match_kubesim(tmp_path):
         log = run.wait_synced()
         props = bus.get_all()
         assert set(props) == {"Version", "Server", "ServerVersion", "Ready", "ClusterId",
-                              "Objects"}
+                              "Objects", "Sessions"}
+        assert props["Sessions"] == []
         assert props["Version"] == daemon_version()
         assert props["Server"] == sim.url
         assert props["ServerVersion"] == server_version(sim)
@@ -216,6 +217,7 @@ def test_meshsyncctl_status(tmp_path):
             "Ready": "yes",
             "Cluster id": kube_system_uid(sim),
             "Objects": str(bus.get("Objects")),
+            "Sessions": "0",
         }
         assert run.terminate() == 0, run.log()
     bus.close()
@@ -295,7 +297,7 @@ def test_second_daemon_exits_1(tmp_path):
 def test_meshsyncctl_without_daemon():
     bus = Bus()
     assert not bus.has_owner()
-    for command in ("status", "resources", "resync"):
+    for command in ("status", "resources", "resync", "sessions"):
         result = meshsyncctl(command)
         assert result.returncode == 1, result
         assert result.stdout == ""
@@ -308,7 +310,7 @@ def test_meshsyncctl_without_daemon():
 def test_meshsyncctl_usage():
     result = meshsyncctl("--help")
     assert result.returncode == 0
-    for command in ("status", "resources", "resync", "--system"):
+    for command in ("status", "resources", "resync", "sessions", "--system"):
         assert command in result.stdout
     for args, message in ((), "no command given"), (("frobnicate",), "unknown command"), (
             ("status", "resync"), "one command at a time"):
@@ -322,3 +324,40 @@ def test_bad_bus_option(tmp_path):
                             text=True, check=False, timeout=TIMEOUT)
     assert result.returncode == 2
     assert "--dbus must be session or system" in result.stderr
+
+
+def test_sessions_property_and_meshsyncctl(tmp_path):
+    """A log session opened over NATS appears in Sessions and in meshsyncctl, and leaves
+    both when it is stopped."""
+    from nats_server import NatsServer
+    from test_broker_mode import Daemon, request, wait_for_listener
+
+    bus = Bus()
+    pod = {"apiVersion": "v1", "kind": "Pod",
+           "metadata": {"name": "solo", "namespace": "default"},
+           "spec": {"nodeName": "node-1", "containers": [{"name": "app", "image": "x:1"}]},
+           "status": {"phase": "Running", "containerStatuses": [
+               {"name": "app", "ready": True, "restartCount": 0, "started": True,
+                "image": "x:1", "imageID": "", "containerID": "containerd://" + "0" * 40,
+                "state": {"running": {"startedAt": "2026-01-01T10:00:00Z"}},
+                "lastState": {}}]}}
+    with Kubesim(pods=2, namespaces=1) as sim, NatsServer() as nats, nats.client() as nc:
+        sim.create(pod)
+        with Daemon(str(tmp_path), sim.kubeconfig, nats.url, "--dbus=session") as run:
+            wait_for_name(run)
+            wait_for_listener(nats)
+            entry = ("logs.default.solo.app", "log", "default", "solo", "app")
+            request(nc, "log-stream", {"v": {"id": "r1", "name": "solo", "namespace": "default",
+                                             "container": "app", "follow": True}})
+            index = bus.wait_change("Sessions", [entry], run)
+            assert bus.get("Sessions") == [entry]
+            listed = meshsyncctl("sessions")
+            assert listed.returncode == 0, listed.stderr
+            assert listed.stdout.splitlines()[1].split() == ["log", "default", "solo", "app",
+                                                             "logs.default.solo.app"]
+            assert status_fields(meshsyncctl("status").stdout)["Sessions"] == "1"
+            request(nc, "log-stream", {"v": {"id": "r1", "name": "solo", "namespace": "default",
+                                             "container": "app", "stop": True}})
+            bus.wait_change("Sessions", [], run, start=index)
+            assert run.terminate() == 0, run.log()
+    bus.close()

@@ -27,9 +27,10 @@
 struct _MsdRequestListener {
 	GObject parent_instance;
 
-	MeshSyncBroker *broker;   /* (owned) */
-	MeshSyncHandler *handler; /* (owned) */
-	MsdMetrics *metrics;      /* (owned) (nullable) */
+	MeshSyncBroker *broker;    /* (owned) */
+	MeshSyncHandler *handler;  /* (owned) */
+	MsdMetrics *metrics;       /* (owned) (nullable) */
+	MsdSessionRelay *sessions; /* (owned) (nullable): log and exec sessions */
 	gchar *version;
 	guint subscription;
 	guint active_exec_source;
@@ -471,13 +472,16 @@ msd_request_listener_publish_meta(MsdRequestListener *self)
 	msd_request_listener_publish_envelope(self, MSD_SUBJECT_META, "", version->str);
 }
 
-/* Exec sessions arrive with a later release: the list is always empty for now. */
+/* Every session, exec and log alike, as upstream lists them. */
 static gboolean
 msd_request_listener_active_exec_cb(gpointer data)
 {
 	MsdRequestListener *self = data;
+	g_autofree gchar *list = self->sessions != NULL
+	                                 ? msd_session_relay_dup_active_json(self->sessions)
+	                                 : g_strdup("[]");
 
-	msd_request_listener_publish_envelope(self, MSD_SUBJECT_ACTIVE_EXEC, "active-exec", "[]");
+	msd_request_listener_publish_envelope(self, MSD_SUBJECT_ACTIVE_EXEC, "active-exec", list);
 	return G_SOURCE_CONTINUE;
 }
 
@@ -559,7 +563,14 @@ msd_request_listener_handle(MsdRequestListener *self, GBytes *envelope)
 		msd_request_listener_start_active_exec(self);
 	} else if (g_str_equal(request->entity, "log-stream") ||
 	           g_str_equal(request->entity, "exec-request")) {
-		g_debug("%s request: not supported yet", request->entity);
+		if (self->sessions == NULL) {
+			g_debug("%s request: no sessions here", request->entity);
+			return;
+		}
+		if (g_str_equal(request->entity, "log-stream"))
+			msd_session_relay_handle_logs(self->sessions, request->payload);
+		else
+			msd_session_relay_handle_exec(self->sessions, request->payload);
 	} else {
 		g_debug("ignoring a request for unknown entity \"%s\"", request->entity);
 	}
@@ -618,6 +629,14 @@ msd_request_listener_set_metrics(MsdRequestListener *self, MsdMetrics *metrics)
 }
 
 void
+msd_request_listener_set_sessions(MsdRequestListener *self, MsdSessionRelay *sessions)
+{
+	g_return_if_fail(MSD_IS_REQUEST_LISTENER(self));
+
+	g_set_object(&self->sessions, sessions);
+}
+
+void
 msd_request_listener_set_active_exec_period(MsdRequestListener *self, guint milliseconds)
 {
 	g_return_if_fail(MSD_IS_REQUEST_LISTENER(self));
@@ -646,6 +665,7 @@ msd_request_listener_finalize(GObject *object)
 	g_clear_object(&self->broker);
 	g_clear_object(&self->handler);
 	g_clear_object(&self->metrics);
+	g_clear_object(&self->sessions);
 	g_free(self->version);
 	g_clear_object(&self->cancellable);
 	G_OBJECT_CLASS(msd_request_listener_parent_class)->finalize(object);

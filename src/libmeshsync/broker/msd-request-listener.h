@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
 
+#include "broker/msd-session-relay.h"
 #include "meshsync-broker.h"
 #include "meshsync-handler.h"
 #include "health/msd-metrics.h"
@@ -53,6 +54,9 @@ msd_request_listener_new(MeshSyncBroker *broker, MeshSyncHandler *handler, const
 
 /* Counts requests by entity in @metrics. */
 void msd_request_listener_set_metrics(MsdRequestListener *self, MsdMetrics *metrics);
+
+/* Hands log-stream and exec-request to @sessions, and lists them for active-exec. */
+void msd_request_listener_set_sessions(MsdRequestListener *self, MsdSessionRelay *sessions);
 
 /* How often the active-exec ticker publishes; for tests. */
 void msd_request_listener_set_active_exec_period(MsdRequestListener *self, guint milliseconds);

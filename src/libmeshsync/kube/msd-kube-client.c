@@ -60,6 +60,7 @@ typedef struct {
 	gchar *path_and_query; /* (owned) */
 	gchar *url;            /* (owned) */
 	gboolean stream;       /* hand the body stream over instead of reading it */
+	GStrv ws_protocols;    /* (owned) (nullable): a WebSocket upgrade offering these */
 	gboolean retried;      /* a 401 was answered already */
 	SoupMessage *msg;      /* (owned) (nullable) */
 	gchar *tls_reason;     /* (owned) (nullable): why the certificate was refused */
@@ -90,6 +91,7 @@ msd_kube_request_free(MsdKubeRequest *req)
 	g_free(req->path_and_query);
 	g_free(req->url);
 	g_free(req->tls_reason);
+	g_strfreev(req->ws_protocols);
 	g_clear_object(&req->body);
 	g_clear_pointer(&req->read, g_byte_array_unref);
 	g_free(req);
@@ -315,6 +317,13 @@ msd_kube_client_set_max_body(MsdKubeClient *self, gsize bytes)
 {
 	g_return_if_fail(MSD_IS_KUBE_CLIENT(self));
 	self->max_body = MAX(bytes, 1);
+}
+
+void
+msd_kube_client_set_idle_timeout(MsdKubeClient *self, guint seconds)
+{
+	g_return_if_fail(MSD_IS_KUBE_CLIENT(self));
+	g_object_set(self->session, "idle-timeout", seconds, NULL);
 }
 
 const gchar *
@@ -727,6 +736,36 @@ msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 }
 
 static void
+msd_kube_client_websocket_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(GTask) task = G_TASK(user_data);
+	MsdKubeRequest *req = g_task_get_task_data(task);
+	g_autoptr(GError) error = NULL;
+	SoupWebsocketConnection *conn;
+	guint status;
+
+	conn = soup_session_websocket_connect_finish(SOUP_SESSION(source), result, &error);
+	if (conn != NULL) {
+		g_task_return_pointer(task, conn, g_object_unref);
+		return;
+	}
+	status = soup_message_get_status(req->msg);
+	/* an answer other than 101: the body is gone by now, the status tells what it was */
+	if (error->domain == SOUP_WEBSOCKET_ERROR && status != SOUP_STATUS_NONE &&
+	    status != SOUP_STATUS_SWITCHING_PROTOCOLS) {
+		msd_kube_client_return_status_error(task, status, NULL);
+		return;
+	}
+	if (error->domain == SOUP_WEBSOCKET_ERROR) {
+		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_SUPPORTED,
+		                        "GET %s: WebSocket upgrade refused: %s", req->url,
+		                        error->message);
+		return;
+	}
+	g_task_return_error(task, msd_kube_client_transport_error(req, error));
+}
+
+static void
 msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
 	g_autoptr(GTask) task = G_TASK(user_data);
@@ -773,6 +812,15 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 	g_signal_connect(req->msg, "accept-certificate",
 	                 G_CALLBACK(msd_kube_client_accept_certificate_cb), req);
 
+	if (req->ws_protocols != NULL) {
+		/* WebSocket frames are never compressed by the API server, and the upgrade
+		 * answer has no body */
+		soup_message_headers_remove(headers, "Accept-Encoding");
+		soup_session_websocket_connect_async(
+		        self->session, req->msg, NULL, req->ws_protocols, G_PRIORITY_DEFAULT,
+		        cancellable, msd_kube_client_websocket_cb, g_steal_pointer(&task));
+		return;
+	}
 	soup_session_send_async(self->session, req->msg, G_PRIORITY_DEFAULT, cancellable,
 	                        msd_kube_client_send_cb, g_steal_pointer(&task));
 }
@@ -910,4 +958,54 @@ GInputStream *
 msd_kube_client_stream_finish(MsdKubeClient *self, GAsyncResult *result, GError **error)
 {
 	return msd_kube_client_request_finish(self, result, msd_kube_client_stream_async, error);
+}
+
+/**
+ * msd_kube_client_websocket_async:
+ * @self: a #MsdKubeClient
+ * @path_and_query: the path below the server URL, with its query string
+ * @protocols: the subprotocols to offer, most preferred first
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: called in the caller's thread-default main context once the upgrade is done
+ * @user_data: data for @callback
+ *
+ * Opens a WebSocket on @path_and_query with the client's credentials and TLS checks: for
+ * exec and attach.
+ */
+void
+msd_kube_client_websocket_async(MsdKubeClient *self,
+                                const gchar *path_and_query,
+                                const gchar *const *protocols,
+                                GCancellable *cancellable,
+                                GAsyncReadyCallback callback,
+                                gpointer user_data)
+{
+	g_autoptr(GTask) task = NULL;
+	MsdKubeRequest *req;
+
+	g_return_if_fail(MSD_IS_KUBE_CLIENT(self));
+	g_return_if_fail(path_and_query != NULL);
+	g_return_if_fail(protocols != NULL && protocols[0] != NULL);
+
+	task = msd_kube_client_request_new(self, path_and_query, FALSE, cancellable, callback,
+	                                   user_data);
+	g_task_set_source_tag(task, msd_kube_client_websocket_async);
+	req = g_task_get_task_data(task);
+	req->ws_protocols = g_strdupv((gchar **)protocols);
+	msd_kube_client_request_start(task);
+}
+
+/**
+ * msd_kube_client_websocket_finish:
+ * @self: a #MsdKubeClient
+ * @result: the #GAsyncResult given to the callback
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full): the open connection, or %NULL with @error set (a refused
+ *   upgrade carries its HTTP status, see msd_kube_client_error_get_status())
+ */
+SoupWebsocketConnection *
+msd_kube_client_websocket_finish(MsdKubeClient *self, GAsyncResult *result, GError **error)
+{
+	return msd_kube_client_request_finish(self, result, msd_kube_client_websocket_async, error);
 }

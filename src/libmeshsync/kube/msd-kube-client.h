@@ -6,6 +6,7 @@
 #pragma once
 
 #include <gio/gio.h>
+#include <libsoup/soup.h>
 
 #include "meshsync-kube-config.h"
 
@@ -29,6 +30,8 @@ const gchar *msd_kube_client_get_server(MsdKubeClient *self);
 /* The largest body msd_kube_client_get_async() reads (256 MiB by default); beyond it the call
  * fails with MESHSYNC_ERROR_TOO_LARGE naming the URL. For tests and tuning. */
 void msd_kube_client_set_max_body(MsdKubeClient *self, gsize bytes);
+/* How long an unused keep-alive connection stays open (libsoup's default: 60 s). */
+void msd_kube_client_set_idle_timeout(MsdKubeClient *self, guint seconds);
 
 /* GET @path_and_query (such as "/api/v1/pods?limit=500") and read the whole 2xx body. */
 void msd_kube_client_get_async(MsdKubeClient *self,
@@ -47,6 +50,18 @@ void msd_kube_client_stream_async(MsdKubeClient *self,
                                   gpointer user_data);
 GInputStream *
 msd_kube_client_stream_finish(MsdKubeClient *self, GAsyncResult *result, GError **error);
+
+/* Opens a WebSocket on @path_and_query (GET with Upgrade) offering @protocols, with the same
+ * credentials and TLS checks as every other request: for exec. A refused upgrade (any answer
+ * but 101) is an error with its HTTP status; the body of that answer is not available. */
+void msd_kube_client_websocket_async(MsdKubeClient *self,
+                                     const gchar *path_and_query,
+                                     const gchar *const *protocols,
+                                     GCancellable *cancellable,
+                                     GAsyncReadyCallback callback,
+                                     gpointer user_data);
+SoupWebsocketConnection *
+msd_kube_client_websocket_finish(MsdKubeClient *self, GAsyncResult *result, GError **error);
 
 /* Turns a non-2xx answer into a MESHSYNC_ERROR: 401, 403, 404, 410 get their own codes, other
  * statuses MESHSYNC_ERROR_HTTP; the message carries the Status body's message when there is

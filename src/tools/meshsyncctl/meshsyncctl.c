@@ -98,6 +98,28 @@ meshsyncctl_status(MsdDBusManager *manager)
 	g_print("%-16s %s\n", _("Cluster id:"),
 	        meshsyncctl_or_none(msd_dbus_manager_get_cluster_id(manager)));
 	g_print("%-16s %u\n", _("Objects:"), msd_dbus_manager_get_objects(manager));
+	g_print("%-16s %" G_GSIZE_FORMAT "\n", _("Sessions:"),
+	        msd_dbus_manager_get_sessions(manager) != NULL
+	                ? g_variant_n_children(msd_dbus_manager_get_sessions(manager))
+	                : 0);
+	return EXIT_SUCCESS;
+}
+
+/* One line per open log or exec session: kind, namespace, pod, container, then the id. */
+static gint
+meshsyncctl_sessions(MsdDBusManager *manager)
+{
+	GVariant *sessions = msd_dbus_manager_get_sessions(manager);
+	GVariantIter iter;
+	const gchar *id, *kind, *ns, *pod, *container;
+
+	g_print("%-5s %-20s %-32s %-20s %s\n", _("KIND"), _("NAMESPACE"), _("POD"), _("CONTAINER"),
+	        _("SESSION"));
+	if (sessions == NULL)
+		return EXIT_SUCCESS;
+	g_variant_iter_init(&iter, sessions);
+	while (g_variant_iter_next(&iter, "(&s&s&s&s&s)", &id, &kind, &ns, &pod, &container))
+		g_print("%-5s %-20s %-32s %-20s %s\n", kind, ns, pod, container, id);
 	return EXIT_SUCCESS;
 }
 
@@ -199,7 +221,9 @@ main(int argc, char **argv)
 	g_option_context_set_summary(
 	        context, _("Queries and controls a running meshsync daemon over D-Bus.\n\n"
 	                   "Commands:\n"
-	                   "  status      Version, API server, readiness, cluster id and objects\n"
+	                   "  status      Version, API server, readiness, cluster id, objects and "
+	                   "sessions\n"
+	                   "  sessions    The log and exec sessions open now\n"
 	                   "  resources   The API server's resource types, as a table\n"
 	                   "  resync      Ask the daemon to discover and list everything again\n\n"
 	                   "The daemon must run with --dbus=session (or --dbus=system, then use "
@@ -216,7 +240,7 @@ main(int argc, char **argv)
 	}
 	command = argc == 2 ? argv[1] : NULL;
 	if (g_strcmp0(command, "status") != 0 && g_strcmp0(command, "resources") != 0 &&
-	    g_strcmp0(command, "resync") != 0) {
+	    g_strcmp0(command, "resync") != 0 && g_strcmp0(command, "sessions") != 0) {
 		if (argc < 2)
 			g_printerr(_("meshsyncctl: no command given\n"));
 		else if (argc > 2)
@@ -237,5 +261,7 @@ main(int argc, char **argv)
 		return meshsyncctl_status(manager);
 	if (g_str_equal(command, "resources"))
 		return meshsyncctl_resources(manager);
+	if (g_str_equal(command, "sessions"))
+		return meshsyncctl_sessions(manager);
 	return meshsyncctl_resync(manager);
 }
