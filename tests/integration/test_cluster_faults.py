@@ -284,5 +284,8 @@ def test_endless_list_is_bounded(tmp_path):
         with Run(tmp_path, sim) as run:
             run.wait_matches(sim, "the initial sync after an endless page")
             assert sim.fault(endless)["consumed"] == 1
-            # the body limit (256 MiB) plus what a sync of 30 pods needs
-            assert peak_rss_mb(run.proc.pid) < 700, peak_rss_mb(run.proc.pid)
+            # the body limit (256 MiB, with the copy a growing buffer makes) plus what a
+            # sync of 30 pods needs; AddressSanitizer keeps freed blocks in its quarantine
+            # (256 MiB) and adds its shadow, so its bound is looser
+            bound = 1536 if "ASAN_OPTIONS" in os.environ else 700
+            assert peak_rss_mb(run.proc.pid) < bound, peak_rss_mb(run.proc.pid)
