@@ -1015,6 +1015,8 @@ meshsync_service_set_max_sessions(MeshSyncService *self, guint max_sessions)
  * meshsync_service_get_max_sessions: (get-property max-sessions)
  * @self: a #MeshSyncService
  *
+ * Gets how many log and exec sessions may be open at once.
+ *
  * Returns: the most log and exec sessions open at once
  */
 guint
@@ -1044,6 +1046,8 @@ meshsync_service_set_exec_enabled(MeshSyncService *self, gboolean enabled)
 /**
  * meshsync_service_get_exec_enabled: (get-property exec-enabled)
  * @self: a #MeshSyncService
+ *
+ * Gets whether exec requests are answered.
  *
  * Returns: whether exec sessions may be opened
  */
@@ -1077,6 +1081,8 @@ meshsync_service_set_exec_namespaces(MeshSyncService *self, const gchar *const *
  * meshsync_service_get_exec_namespaces: (get-property exec-namespaces)
  * @self: a #MeshSyncService
  *
+ * Gets the namespaces exec sessions may open in.
+ *
  * Returns: (array zero-terminated=1) (transfer none) (nullable): the namespaces exec is
  *   allowed in, %NULL for all
  */
@@ -1107,6 +1113,8 @@ meshsync_service_set_exec_idle_timeout(MeshSyncService *self, guint seconds)
 /**
  * meshsync_service_get_exec_idle_timeout: (get-property exec-idle-timeout)
  * @self: a #MeshSyncService
+ *
+ * Gets how long an exec session may go without input or output before it is stopped.
  *
  * Returns: the seconds an exec session may be idle, 0 for ever
  */

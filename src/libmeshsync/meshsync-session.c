@@ -971,6 +971,8 @@ meshsync_session_set_client(MeshSyncSession *self, MsdKubeClient *client)
  * meshsync_session_get_kind:
  * @self: a #MeshSyncSession
  *
+ * Gets the session's kind.
+ *
  * Returns: whether this is a log or an exec session
  */
 MeshSyncSessionKind
@@ -983,6 +985,8 @@ meshsync_session_get_kind(MeshSyncSession *self)
 /**
  * meshsync_session_get_state:
  * @self: a #MeshSyncSession
+ *
+ * Gets the session's state.
  *
  * Returns: where the session is in its life
  */
@@ -997,6 +1001,8 @@ meshsync_session_get_state(MeshSyncSession *self)
  * meshsync_session_get_id:
  * @self: a #MeshSyncSession
  *
+ * Gets the session's id.
+ *
  * Returns: the session's name
  */
 const gchar *
@@ -1009,6 +1015,8 @@ meshsync_session_get_id(MeshSyncSession *self)
 /**
  * meshsync_session_get_namespace:
  * @self: a #MeshSyncSession
+ *
+ * Gets the namespace of the session's pod.
  *
  * Returns: the pod's namespace
  */
@@ -1023,6 +1031,8 @@ meshsync_session_get_namespace(MeshSyncSession *self)
  * meshsync_session_get_pod:
  * @self: a #MeshSyncSession
  *
+ * Gets the session's pod.
+ *
  * Returns: the pod's name
  */
 const gchar *
@@ -1035,6 +1045,8 @@ meshsync_session_get_pod(MeshSyncSession *self)
 /**
  * meshsync_session_get_container:
  * @self: a #MeshSyncSession
+ *
+ * Gets the session's container.
  *
  * Returns: the container's name, "" for the pod's only container
  */
@@ -1049,6 +1061,8 @@ meshsync_session_get_container(MeshSyncSession *self)
  * meshsync_session_get_exit_code:
  * @self: a #MeshSyncSession
  *
+ * Gets the exit status of an exec session's command.
+ *
  * Returns: the exit status of an exec session's command once it ended, -1 before or when
  *   the server did not tell
  */
@@ -1062,6 +1076,8 @@ meshsync_session_get_exit_code(MeshSyncSession *self)
 /**
  * meshsync_session_get_protocol:
  * @self: a #MeshSyncSession
+ *
+ * Gets the exec protocol the server chose.
  *
  * Returns: (nullable): the WebSocket subprotocol the server chose for an exec session
  */

@@ -1272,6 +1272,31 @@ assert_one_congestion(BurstFixture *f)
 	g_assert_true(meshsync_writer_is_writable(MESHSYNC_WRITER(f->writer)));
 }
 
+/* The same, for a socket that may still take data while the server is stopped (a loaded
+ * machine lets the kernel grow a loopback buffer while the flusher runs late): writable may
+ * turn off and on more than once, but it alternates, off only past the high mark and on
+ * only at or below the low one, and ends on. */
+static void
+assert_congestions(BurstFixture *f)
+{
+	guint n = f->log.writable->len;
+
+	g_assert_cmpuint(n, >=, 2);
+	g_assert_cmpuint(n % 2, ==, 0);
+	for (guint i = 0; i < n; i++) {
+		gboolean writable = g_array_index(f->log.writable, gboolean, i);
+		guint64 buffered = g_array_index(f->log.buffered, guint64, i);
+
+		g_assert_cmpint(writable, ==, i % 2 == 1);
+		if (writable)
+			g_assert_cmpuint(buffered, <=, MARK_LOW);
+		else
+			g_assert_cmpuint(buffered, >, MARK_HIGH);
+	}
+	g_assert_cmpuint(f->writer_changes, ==, n);
+	g_assert_true(meshsync_writer_is_writable(MESHSYNC_WRITER(f->writer)));
+}
+
 /* Without returning to the loop nothing reaches the socket: writable turns off exactly at
  * the publish that takes the buffer over the high mark. */
 static void
@@ -1319,13 +1344,13 @@ test_write_buffer_stopped_server(BurstFixture *f, gconstpointer data)
 	}
 	g_assert_cmpuint(meshsync_broker_get_buffered_bytes(f->publisher), >, MARK_HIGH);
 	g_assert_false(meshsync_writer_is_writable(MESHSYNC_WRITER(f->writer)));
-	g_assert_cmpuint(f->writer_changes, ==, 1);
+	g_assert_cmpuint(f->writer_changes % 2, ==, 1);
 	g_test_message("%u messages of %u bytes before the buffer passed its mark", n,
 	               BURST_MESSAGE);
 
 	g_subprocess_send_signal(f->server.proc, SIGCONT);
 	WAIT_FOR(meshsync_broker_get_writable(f->publisher));
-	assert_one_congestion(f);
+	assert_congestions(f);
 	WAIT_FOR(f->r->payloads->len == n);
 	assert_numbered_all(f->r, n);
 }
