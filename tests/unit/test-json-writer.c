@@ -586,6 +586,28 @@ test_nested_writer(void)
 	}
 }
 
+/* A value the tokenizer left opaque (MsdJsonSkip) is written like any other when asked for. */
+static void
+test_opaque_value(void)
+{
+	static const MsdJsonSkip skip = {0, "metadata", "managedFields"};
+	static const gchar *doc =
+	        "{\"metadata\":{\"managedFields\":[{\"z\":1,\"a\":[\"<\",2.50]}],\"name\":\"x\"}}";
+	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_autofree gchar *expected = msd_json_canonicalize(doc, -1, NULL);
+
+	g_assert_true(msd_json_tokens_parse_skipping(&tokens, doc, strlen(doc), &skip, NULL));
+	g_assert_true(
+	        tokens.tokens[msd_json_tokens_path(&tokens, 0, "metadata", "managedFields", NULL)]
+	                .opaque);
+	msd_json_write_value(out, &tokens, 0);
+	g_assert_cmpstr(out->str, ==, expected);
+	g_assert_cmpstr(out->str, ==,
+	                "{\"metadata\":{\"managedFields\":[{\"a\":[\"\\u003c\",2.5],\"z\":1}],"
+	                "\"name\":\"x\"}}");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -602,6 +624,7 @@ main(int argc, char **argv)
 	g_test_add_func("/json-writer/nesting", test_literals_and_nesting);
 	g_test_add_func("/json-writer/top-level-primitives", test_top_level_primitives);
 	g_test_add_func("/json-writer/raw-spans", test_raw_spans);
+	g_test_add_func("/json-writer/opaque-value", test_opaque_value);
 	g_test_add_func("/json-writer/malformed", test_malformed);
 	g_test_add_func("/json-writer/malformed/embedded-nul", test_embedded_nul_rejected);
 	g_test_add_func("/json-writer/malformed/depth", test_depth_limit);

@@ -361,6 +361,18 @@ write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nes
 {
 	const MsdJsonToken *t = &doc->tokens[idx];
 
+	if (G_UNLIKELY(t->opaque)) {
+		/* left untokenized by the parse (MsdJsonSkip) but asked for after all: its span
+		 * was checked then, so tokenizing it now cannot fail */
+		MsdJsonTokens inner;
+
+		msd_json_tokens_init(&inner);
+		if (msd_json_tokens_parse(&inner, doc->data + t->start, (gsize)(t->end - t->start),
+		                          NULL))
+			write_value_depth(out, &inner, 0, nested);
+		msd_json_tokens_clear(&inner);
+		return;
+	}
 	switch ((MsdJsonType)t->type) {
 	case MSD_JSON_OBJECT: {
 		MsdJsonMembers members;
