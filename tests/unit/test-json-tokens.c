@@ -247,6 +247,32 @@ test_json_tokens_depth(void)
 	}
 }
 
+/* Whether there is whitespace between the tokens: the store copies compact text as it is. */
+static void
+test_json_tokens_compact(void)
+{
+	static const struct {
+		const gchar *text;
+		gboolean compact;
+	} cases[] = {
+	        {"{\"a\":[1,{\"b\":\"x y\"}]}", TRUE},
+	        {" {\"a\":\" \"}\n", TRUE},
+	        {"{\"a\": 1}", FALSE},
+	        {"{\"a\":[1 ]}", FALSE},
+	        {"[\n]", FALSE},
+	        {"\"\\n\"", TRUE},
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+
+		g_test_message("case %u: %s", i, cases[i].text);
+		g_assert_true(
+		        msd_json_tokens_parse(&tokens, cases[i].text, strlen(cases[i].text), NULL));
+		g_assert_cmpint(tokens.compact, ==, cases[i].compact);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -258,5 +284,6 @@ main(int argc, char **argv)
 	g_test_add_func("/json-tokens/grows-and-reuses", test_json_tokens_grows_and_reuses);
 	g_test_add_func("/json-tokens/skipping", test_json_tokens_skipping);
 	g_test_add_func("/json-tokens/depth", test_json_tokens_depth);
+	g_test_add_func("/json-tokens/compact", test_json_tokens_compact);
 	return g_test_run();
 }

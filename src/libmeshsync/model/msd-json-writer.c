@@ -38,6 +38,11 @@ write_string_body(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nes
 	MsdJsonStringMode mode = nested ? MSD_JSON_STRING_GO_NESTED : MSD_JSON_STRING_GO_DECODED;
 	gsize i = 0;
 
+	if (t->verbatim) {
+		/* nothing Go would escape, at either level */
+		msd_json_string_append_raw(out, p, n);
+		return;
+	}
 	if (t->plain) {
 		msd_json_string_append_escaped(out, p, (gssize)n, mode);
 		return;
@@ -384,7 +389,17 @@ write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nes
 
 			if (k > 0)
 				g_string_append_c(out, ',');
-			if (nested) {
+			if (doc->tokens[m->key_tok].verbatim) {
+				if (nested)
+					msd_json_string_append_raw(out, "\\\"", 2);
+				else
+					g_string_append_c(out, '"');
+				msd_json_string_append_raw(out, m->key, m->key_len);
+				if (nested)
+					msd_json_string_append_raw(out, "\\\":", 3);
+				else
+					msd_json_string_append_raw(out, "\":", 2);
+			} else if (nested) {
 				msd_json_string_append_raw(out, "\\\"", 2);
 				msd_json_string_append_escaped(out, m->key, (gssize)m->key_len,
 				                               MSD_JSON_STRING_GO_NESTED);

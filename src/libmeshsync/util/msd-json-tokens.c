@@ -150,14 +150,26 @@ typedef struct {
 	gsize member_len;
 	const gchar *fail_at;
 	FailKind fail;
+	gboolean spaced;
 } Parser;
 
 static inline const gchar *
-skip_ws(const gchar *s, const gchar *end)
+skip_ws_outside(const gchar *s, const gchar *end)
 {
 	while (s < end && is_ws(*s))
 		s++;
 	return s;
+}
+
+/* Whitespace inside the document's value: noted, so that callers know when the text is
+ * already compact. */
+static inline const gchar *
+skip_ws_inside(Parser *p, const gchar *s)
+{
+	if (G_LIKELY(s >= p->end || !is_ws(*s)))
+		return s;
+	p->spaced = TRUE;
+	return skip_ws_outside(s, p->end);
 }
 
 static inline const gchar *
@@ -209,12 +221,10 @@ first_lane(Bytes16 mask)
 }
 
 /* Bytes inside a string that need a look: the end, escapes, control bytes (not allowed raw),
- * and non-ASCII (the text is then not "plain"). */
+ * non-ASCII (the text is then not "plain") and what Go's encoder escapes (not "verbatim"). */
 static const guint8 string_special[256] = {
-        [0x00 ... 0x1f] = 1,
-        ['"'] = 1,
-        ['\\'] = 1,
-        [0x80 ... 0xff] = 1,
+        [0x00 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1,          ['<'] = 1,
+        ['>'] = 1,           ['&'] = 1, [0x80 ... 0xff] = 1,
 };
 
 static inline gboolean
@@ -223,13 +233,28 @@ is_hex(gchar c)
 	return is_digit(c) || ((c | 0x20) >= 'a' && (c | 0x20) <= 'f');
 }
 
+/* The lanes of @x that scan_string() must look at; @flags adds what only matters to the
+ * plain and verbatim flags (non-ASCII, < > &). */
+static inline __attribute__((always_inline)) Bytes16
+string_lanes(Bytes16 x, gboolean flags)
+{
+	if (!flags)
+		return (Bytes16)((x < 0x20) | (x == '"') | (x == '\\'));
+	/* below 0x20 or from 0x80 on: one subtraction that wraps and one comparison; '<' and
+	 * '>' are the two bytes that give '>' when or-ed with 2 */
+	return (Bytes16)(((Bytes16)(x - 0x20) >= 0x60) | (x == '"') | (x == '\\') |
+	                 ((x | 2) == '>') | (x == '&'));
+}
+
 /* Scans the string whose text starts at @s (after the opening quote); returns its closing
- * quote, or NULL. Sets *@plain when the raw bytes are the decoded text. */
-static const gchar *
-scan_string(Parser *p, const gchar *s, guint8 *plain)
+ * quote, or NULL. With @flags, sets *@plain when the raw bytes are the decoded text, and
+ * *@verbatim when Go would also write them back unchanged. */
+static inline __attribute__((always_inline)) const gchar *
+scan_string_impl(Parser *p, const gchar *s, guint8 *plain, guint8 *verbatim, gboolean flags)
 {
 	const gchar *end = p->end;
 	guint8 is_plain = 1;
+	guint8 is_verbatim = 1;
 
 	for (;;) {
 		guchar c;
@@ -240,8 +265,7 @@ scan_string(Parser *p, const gchar *s, guint8 *plain)
 				guint lane;
 
 				memcpy(&x, s, sizeof(x));
-				lane = first_lane((Bytes16)((x < 0x20) | (x == '"') | (x == '\\') |
-				                            (x >= 0x80)));
+				lane = first_lane(string_lanes(x, flags));
 				s += lane;
 				if (lane < 16)
 					break;
@@ -255,11 +279,19 @@ scan_string(Parser *p, const gchar *s, guint8 *plain)
 		}
 		c = (guchar)*s;
 		if (c == '"') {
-			*plain = is_plain;
+			if (flags) {
+				*plain = is_plain;
+				*verbatim = is_plain & is_verbatim;
+			}
 			return s;
 		}
 		if (c < 0x20)
 			return fail(p, s, FAIL_SYNTAX);
+		if (c == '<' || c == '>' || c == '&') {
+			is_verbatim = 0;
+			s++;
+			continue;
+		}
 		is_plain = 0;
 		if (c >= 0x80) {
 			s++;
@@ -289,6 +321,19 @@ scan_string(Parser *p, const gchar *s, guint8 *plain)
 			return fail(p, s, FAIL_SYNTAX);
 		}
 	}
+}
+
+static const gchar *
+scan_string(Parser *p, const gchar *s, guint8 *plain, guint8 *verbatim)
+{
+	return scan_string_impl(p, s, plain, verbatim, TRUE);
+}
+
+/* For values checked but not tokenized: no flags to work out. */
+static const gchar *
+check_string(Parser *p, const gchar *s)
+{
+	return scan_string_impl(p, s, NULL, NULL, FALSE);
 }
 
 /* A number as RFC 8259 spells it, -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?, within a
@@ -364,12 +409,11 @@ static const gchar *
 check_value(Parser *p, const gchar *s, guint level)
 {
 	const gchar *end = p->end;
-	guint8 plain;
 	gchar close;
 
 	switch (*s) {
 	case '"':
-		s = scan_string(p, s + 1, &plain);
+		s = check_string(p, s + 1);
 		return s != NULL ? s + 1 : NULL;
 	case '{':
 	case '[':
@@ -388,7 +432,7 @@ check_value(Parser *p, const gchar *s, guint level)
 	if (level >= MSD_JSON_MAX_DEPTH)
 		return fail(p, s, FAIL_DEPTH);
 	close = *s == '{' ? '}' : ']';
-	s = skip_ws(s + 1, end);
+	s = skip_ws_inside(p, s + 1);
 	if (s < end && *s == close)
 		return s + 1;
 	for (;;) {
@@ -397,22 +441,22 @@ check_value(Parser *p, const gchar *s, guint level)
 		if (close == '}') {
 			if (*s != '"')
 				return fail(p, s, FAIL_SYNTAX);
-			s = scan_string(p, s + 1, &plain);
+			s = check_string(p, s + 1);
 			if (s == NULL)
 				return NULL;
-			s = skip_ws(s + 1, end);
+			s = skip_ws_inside(p, s + 1);
 			if (s >= end || *s != ':')
 				return fail(p, s, FAIL_SYNTAX);
-			s = skip_ws(s + 1, end);
+			s = skip_ws_inside(p, s + 1);
 			if (s >= end)
 				return fail(p, s, FAIL_SYNTAX);
 		}
 		s = check_value(p, s, level + 1);
 		if (s == NULL)
 			return NULL;
-		s = skip_ws(s, end);
+		s = skip_ws_inside(p, s);
 		if (s < end && *s == ',') {
-			s = skip_ws(s + 1, end);
+			s = skip_ws_inside(p, s + 1);
 			continue;
 		}
 		if (s < end && *s == close)
@@ -439,9 +483,10 @@ parse_object(Parser *p, const gchar *s, guint level, Role role)
 
 	p->self->tokens[index].type = MSD_JSON_OBJECT;
 	p->self->tokens[index].plain = 0;
+	p->self->tokens[index].verbatim = 0;
 	p->self->tokens[index].opaque = 0;
 	p->self->tokens[index].start = (gint32)(s - p->js);
-	s = skip_ws(s + 1, end);
+	s = skip_ws_inside(p, s + 1);
 	if (s < end && *s == '}') {
 		s++;
 		goto done;
@@ -459,16 +504,16 @@ parse_object(Parser *p, const gchar *s, guint level, Role role)
 		key->type = MSD_JSON_STRING;
 		key->opaque = 0;
 		key->start = (gint32)(s + 1 - p->js);
-		q = scan_string(p, s + 1, &key->plain);
+		q = scan_string(p, s + 1, &key->plain, &key->verbatim);
 		if (q == NULL)
 			return NULL;
 		key->end = (gint32)(q - p->js);
 		key->size = 0;
 		key->next = key_index + 1;
-		s = skip_ws(q + 1, end);
+		s = skip_ws_inside(p, q + 1);
 		if (s >= end || *s != ':')
 			return fail(p, s, FAIL_SYNTAX);
-		s = skip_ws(s + 1, end);
+		s = skip_ws_inside(p, s + 1);
 		if (s >= end)
 			return fail(p, s, FAIL_SYNTAX);
 		if (G_UNLIKELY(role != ROLE_NONE)) {
@@ -483,6 +528,7 @@ parse_object(Parser *p, const gchar *s, guint level, Role role)
 
 				t->type = *s == '[' ? MSD_JSON_ARRAY : MSD_JSON_OBJECT;
 				t->plain = 0;
+				t->verbatim = 0;
 				t->opaque = 1;
 				t->start = (gint32)(s - p->js);
 				t->size = 0;
@@ -499,9 +545,9 @@ parse_object(Parser *p, const gchar *s, guint level, Role role)
 			return NULL;
 	member_done:
 		size++;
-		s = skip_ws(s, end);
+		s = skip_ws_inside(p, s);
 		if (s < end && *s == ',') {
-			s = skip_ws(s + 1, end);
+			s = skip_ws_inside(p, s + 1);
 			continue;
 		}
 		if (s < end && *s == '}') {
@@ -526,9 +572,10 @@ parse_array(Parser *p, const gchar *s, guint level)
 
 	p->self->tokens[index].type = MSD_JSON_ARRAY;
 	p->self->tokens[index].plain = 0;
+	p->self->tokens[index].verbatim = 0;
 	p->self->tokens[index].opaque = 0;
 	p->self->tokens[index].start = (gint32)(s - p->js);
-	s = skip_ws(s + 1, end);
+	s = skip_ws_inside(p, s + 1);
 	if (s < end && *s == ']') {
 		s++;
 		goto done;
@@ -540,9 +587,9 @@ parse_array(Parser *p, const gchar *s, guint level)
 		if (s == NULL)
 			return NULL;
 		size++;
-		s = skip_ws(s, end);
+		s = skip_ws_inside(p, s);
 		if (s < end && *s == ',') {
-			s = skip_ws(s + 1, end);
+			s = skip_ws_inside(p, s + 1);
 			continue;
 		}
 		if (s < end && *s == ']') {
@@ -585,7 +632,7 @@ parse_value(Parser *p, const gchar *s, guint level, Role role)
 		t->type = MSD_JSON_STRING;
 		t->opaque = 0;
 		t->start = (gint32)(s + 1 - p->js);
-		q = scan_string(p, s + 1, &t->plain);
+		q = scan_string(p, s + 1, &t->plain, &t->verbatim);
 		if (q == NULL)
 			return NULL;
 		t->end = (gint32)(q - p->js);
@@ -603,6 +650,7 @@ parse_value(Parser *p, const gchar *s, guint level, Role role)
 		t = &p->self->tokens[index];
 		t->type = MSD_JSON_NUMBER;
 		t->plain = 0;
+		t->verbatim = 0;
 		t->opaque = 0;
 		t->start = (gint32)(s - p->js);
 		t->end = (gint32)(q - p->js);
@@ -620,6 +668,7 @@ parse_value(Parser *p, const gchar *s, guint level, Role role)
 		t = &p->self->tokens[index];
 		t->type = type;
 		t->plain = 0;
+		t->verbatim = 0;
 		t->opaque = 0;
 		t->start = (gint32)(s - p->js);
 		t->end = (gint32)(q - p->js);
@@ -652,6 +701,7 @@ msd_json_tokens_parse_skipping(MsdJsonTokens *self,
 	self->data = data;
 	self->length = length;
 	self->n_tokens = 0;
+	self->compact = FALSE;
 	/* offsets are gint32 */
 	if (length > G_MAXINT32 / 2) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
@@ -664,7 +714,7 @@ msd_json_tokens_parse_skipping(MsdJsonTokens *self,
 		self->allocated = (gint)MIN(length / 10 + 16, 1 << 16);
 		self->tokens = g_new(MsdJsonToken, self->allocated);
 	}
-	s = skip_ws(data, p.end);
+	s = skip_ws_outside(data, p.end);
 	if (s == p.end) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		            "malformed JSON (no value in %" G_GSIZE_FORMAT " bytes)", length);
@@ -672,7 +722,7 @@ msd_json_tokens_parse_skipping(MsdJsonTokens *self,
 	}
 	s = parse_value(&p, s, 0, ROLE_NONE);
 	if (s != NULL) {
-		s = skip_ws(s, p.end);
+		s = skip_ws_outside(s, p.end);
 		if (s != p.end) {
 			self->n_tokens = 0;
 			/* several values in a row are not one document */
@@ -683,6 +733,7 @@ msd_json_tokens_parse_skipping(MsdJsonTokens *self,
 			        tok_text_end(&self->tokens[0]), length);
 			return FALSE;
 		}
+		self->compact = !p.spaced;
 		return TRUE;
 	}
 	self->n_tokens = 0;

@@ -32,14 +32,16 @@ typedef enum {
 } MsdJsonType;
 
 typedef struct {
-	guint8 type;   /* MsdJsonType */
-	guint8 plain;  /* strings: no escapes, ASCII only, so the raw bytes are the decoded text */
-	guint8 opaque; /* objects and arrays left untokenized on request (MsdJsonSkip): their
-	                * span is checked JSON, size is 0 and nothing inside has a token */
-	gint32 start;  /* strings: first byte after the opening quote */
-	gint32 end;    /* strings: the closing quote; others: one past the last byte */
-	gint32 size;   /* objects: members; arrays: elements */
-	gint32 next;   /* index of the first token after this value (a key's value is key + 1) */
+	guint8 type;  /* MsdJsonType */
+	guint8 plain; /* strings: no escapes, ASCII only, so the raw bytes are the decoded text */
+	guint8 verbatim; /* strings: plain and without < > &, so Go's encoder writes the raw
+	                  * bytes back unchanged, inside a JSON string too */
+	guint8 opaque;   /* objects and arrays left untokenized on request (MsdJsonSkip): their
+	                  * span is checked JSON, size is 0 and nothing inside has a token */
+	gint32 start;    /* strings: first byte after the opening quote */
+	gint32 end;      /* strings: the closing quote; others: one past the last byte */
+	gint32 size;     /* objects: members; arrays: elements */
+	gint32 next;     /* index of the first token after this value (a key's value is key + 1) */
 } MsdJsonToken;
 
 typedef struct {
@@ -48,11 +50,12 @@ typedef struct {
 	MsdJsonToken *tokens; /* (owned) */
 	gint n_tokens;
 	gint allocated;
+	gboolean compact; /* no whitespace between the tokens of the value (only around it) */
 } MsdJsonTokens;
 
-#define MSD_JSON_TOKENS_INIT        \
-	{                           \
-		NULL, 0, NULL, 0, 0 \
+#define MSD_JSON_TOKENS_INIT           \
+	{                              \
+		NULL, 0, NULL, 0, 0, 0 \
 	}
 
 /* Deepest nesting accepted: far beyond any Kubernetes object, small enough for recursion. */
