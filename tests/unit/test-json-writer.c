@@ -111,6 +111,13 @@ test_key_sorting(void)
 	             "{\"a\":true,\"z\":{\"x\":null,\"y\":[{\"p\":2,\"q\":1}]}}");
 	/* duplicates: the last one wins, as decoding into a Go map does */
 	assert_canon("{\"k\":1,\"j\":0,\"k\":2}", "{\"j\":0,\"k\":2}");
+	assert_canon("{\"b\":1,\"a\":2,\"b\":3,\"a\":4,\"b\":5,\"ab\":6}",
+	             "{\"a\":4,\"ab\":6,\"b\":5}");
+	/* past the small-object path (16 members): the same order and the same last-wins */
+	assert_canon("{\"q\":1,\"p\":1,\"o\":1,\"n\":1,\"m\":1,\"l\":1,\"k\":1,\"j\":1,\"i\":1,"
+	             "\"h\":1,\"g\":1,\"f\":1,\"e\":1,\"d\":1,\"c\":1,\"b\":1,\"a\":1,\"q\":2}",
+	             "{\"a\":1,\"b\":1,\"c\":1,\"d\":1,\"e\":1,\"f\":1,\"g\":1,\"h\":1,\"i\":1,"
+	             "\"j\":1,\"k\":1,\"l\":1,\"m\":1,\"n\":1,\"o\":1,\"p\":1,\"q\":2}");
 	/* keys compare by decoded text: "\u0062" is "b" and collides with it */
 	assert_canon("{\"\\u0062\":1,\"a\":2,\"b\":3}", "{\"a\":2,\"b\":3}");
 	/* byte order, not code point collation: "é" (0xc3...) after "z" */
