@@ -156,6 +156,123 @@ test_json_tokens_grows_and_reuses(void)
 	g_assert_cmpint(tokens.tokens[0].type, ==, MSD_JSON_OBJECT);
 }
 
+/* The informer's watch lines: metadata.managedFields of the object is checked, not tokenized. */
+static void
+test_json_tokens_skipping(void)
+{
+	static const MsdJsonSkip skip = {1, "metadata", "managedFields"};
+	g_autofree gchar *line = g_strdup_printf("{\"type\":\"MODIFIED\",\"object\":%s}", pod);
+	g_auto(MsdJsonTokens) full = MSD_JSON_TOKENS_INIT;
+	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+	gint managed;
+	gint uid;
+	const gchar *broken[] = {
+	        /* broken inside the skipped value: still rejected */
+	        "{\"object\":{\"metadata\":{\"managedFields\":[{\"f\":[1,2,]}]}}}",
+	        "{\"object\":{\"metadata\":{\"managedFields\":[{\"f\" 1}]}}}",
+	        "{\"object\":{\"metadata\":{\"managedFields\":[\"\x01\"]}}}",
+	        "{\"object\":{\"metadata\":{\"managedFields\":[01]}}}",
+	        "{\"object\":{\"metadata\":{\"managedFields\":[tru]}}}",
+	        "{\"object\":{\"metadata\":{\"managedFields\":[\"\\x\"]}}}",
+	        "{\"object\":{\"metadata\":{\"managedFields\":[{}}}}",
+	};
+
+	g_assert_true(msd_json_tokens_parse(&full, line, strlen(line), NULL));
+	g_assert_true(msd_json_tokens_parse_skipping(&tokens, line, strlen(line), &skip, NULL));
+	managed = msd_json_tokens_path(&tokens, 0, "object", "metadata", "managedFields", NULL);
+	g_assert_cmpint(msd_json_tokens_type(&tokens, managed), ==, MSD_JSON_ARRAY);
+	g_assert_true(tokens.tokens[managed].opaque);
+	g_assert_cmpint(msd_json_tokens_size(&tokens, managed), ==, 0);
+	g_assert_cmpint(msd_json_tokens_skip(&tokens, managed), ==, managed + 1);
+	/* one token instead of the nine of [{"f":[1,2,{"g":null}]}] */
+	g_assert_cmpint(tokens.n_tokens, ==, full.n_tokens - 8);
+	{
+		gsize a_len;
+		gsize b_len;
+		const gchar *a = msd_json_tokens_span(&tokens, managed, &a_len);
+		const gchar *b = msd_json_tokens_span(
+		        &full,
+		        msd_json_tokens_path(&full, 0, "object", "metadata", "managedFields", NULL),
+		        &b_len);
+
+		g_assert_cmpmem(a, a_len, b, b_len);
+	}
+	uid = msd_json_tokens_path(&tokens, 0, "object", "metadata", "uid", NULL);
+	g_assert_true(msd_json_tokens_string_equals(&tokens, uid, "u-1"));
+	g_assert_true(msd_json_tokens_string_equals(
+	        &tokens, msd_json_tokens_path(&tokens, 0, "object", "status", "phase", NULL),
+	        "Running"));
+
+	/* at another depth, nothing is skipped */
+	g_assert_true(msd_json_tokens_parse_skipping(&tokens, pod, strlen(pod), &skip, NULL));
+	g_assert_cmpint(tokens.n_tokens, ==, full.n_tokens - 4);
+	g_assert_false(
+	        tokens.tokens[msd_json_tokens_path(&tokens, 0, "metadata", "managedFields", NULL)]
+	                .opaque);
+
+	for (guint i = 0; i < G_N_ELEMENTS(broken); i++) {
+		g_autoptr(GError) error = NULL;
+
+		g_test_message("case %u: %s", i, broken[i]);
+		g_assert_false(msd_json_tokens_parse_skipping(&tokens, broken[i], strlen(broken[i]),
+		                                              &skip, &error));
+		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA);
+	}
+}
+
+/* The depth limit is a limit (TOO_LARGE) whether or not the text is also broken elsewhere. */
+static void
+test_json_tokens_depth(void)
+{
+	g_autoptr(GString) ok = g_string_new(NULL);
+	g_autoptr(GString) deep = g_string_new(NULL);
+	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+
+	for (guint i = 0; i < MSD_JSON_MAX_DEPTH; i++)
+		g_string_append_c(ok, '[');
+	for (guint i = 0; i < MSD_JSON_MAX_DEPTH; i++)
+		g_string_append_c(ok, ']');
+	g_assert_true(msd_json_tokens_parse(&tokens, ok->str, ok->len, NULL));
+	g_assert_cmpint(tokens.n_tokens, ==, MSD_JSON_MAX_DEPTH);
+
+	for (guint i = 0; i <= MSD_JSON_MAX_DEPTH; i++)
+		g_string_append_c(deep, '[');
+	for (guint broken = 0; broken < 2; broken++) {
+		g_autoptr(GError) error = NULL;
+
+		if (broken)
+			g_string_prepend(deep, "{\"a\" 1,\"b\":");
+		g_assert_false(msd_json_tokens_parse(&tokens, deep->str, deep->len, &error));
+		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE);
+	}
+}
+
+/* Whether there is whitespace between the tokens: the store copies compact text as it is. */
+static void
+test_json_tokens_compact(void)
+{
+	static const struct {
+		const gchar *text;
+		gboolean compact;
+	} cases[] = {
+	        {"{\"a\":[1,{\"b\":\"x y\"}]}", TRUE},
+	        {" {\"a\":\" \"}\n", TRUE},
+	        {"{\"a\": 1}", FALSE},
+	        {"{\"a\":[1 ]}", FALSE},
+	        {"[\n]", FALSE},
+	        {"\"\\n\"", TRUE},
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+
+		g_test_message("case %u: %s", i, cases[i].text);
+		g_assert_true(
+		        msd_json_tokens_parse(&tokens, cases[i].text, strlen(cases[i].text), NULL));
+		g_assert_cmpint(tokens.compact, ==, cases[i].compact);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -165,5 +282,8 @@ main(int argc, char **argv)
 	g_test_add_func("/json-tokens/malformed", test_json_tokens_malformed);
 	g_test_add_func("/json-tokens/top-level-primitives", test_json_tokens_top_level_primitives);
 	g_test_add_func("/json-tokens/grows-and-reuses", test_json_tokens_grows_and_reuses);
+	g_test_add_func("/json-tokens/skipping", test_json_tokens_skipping);
+	g_test_add_func("/json-tokens/depth", test_json_tokens_depth);
+	g_test_add_func("/json-tokens/compact", test_json_tokens_compact);
 	return g_test_run();
 }

@@ -111,6 +111,13 @@ test_key_sorting(void)
 	             "{\"a\":true,\"z\":{\"x\":null,\"y\":[{\"p\":2,\"q\":1}]}}");
 	/* duplicates: the last one wins, as decoding into a Go map does */
 	assert_canon("{\"k\":1,\"j\":0,\"k\":2}", "{\"j\":0,\"k\":2}");
+	assert_canon("{\"b\":1,\"a\":2,\"b\":3,\"a\":4,\"b\":5,\"ab\":6}",
+	             "{\"a\":4,\"ab\":6,\"b\":5}");
+	/* past the small-object path (16 members): the same order and the same last-wins */
+	assert_canon("{\"q\":1,\"p\":1,\"o\":1,\"n\":1,\"m\":1,\"l\":1,\"k\":1,\"j\":1,\"i\":1,"
+	             "\"h\":1,\"g\":1,\"f\":1,\"e\":1,\"d\":1,\"c\":1,\"b\":1,\"a\":1,\"q\":2}",
+	             "{\"a\":1,\"b\":1,\"c\":1,\"d\":1,\"e\":1,\"f\":1,\"g\":1,\"h\":1,\"i\":1,"
+	             "\"j\":1,\"k\":1,\"l\":1,\"m\":1,\"n\":1,\"o\":1,\"p\":1,\"q\":2}");
 	/* keys compare by decoded text: "\u0062" is "b" and collides with it */
 	assert_canon("{\"\\u0062\":1,\"a\":2,\"b\":3}", "{\"a\":2,\"b\":3}");
 	/* byte order, not code point collation: "é" (0xc3...) after "z" */
@@ -586,6 +593,28 @@ test_nested_writer(void)
 	}
 }
 
+/* A value the tokenizer left opaque (MsdJsonSkip) is written like any other when asked for. */
+static void
+test_opaque_value(void)
+{
+	static const MsdJsonSkip skip = {0, "metadata", "managedFields"};
+	static const gchar *doc =
+	        "{\"metadata\":{\"managedFields\":[{\"z\":1,\"a\":[\"<\",2.50]}],\"name\":\"x\"}}";
+	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+	g_autoptr(GString) out = g_string_new(NULL);
+	g_autofree gchar *expected = msd_json_canonicalize(doc, -1, NULL);
+
+	g_assert_true(msd_json_tokens_parse_skipping(&tokens, doc, strlen(doc), &skip, NULL));
+	g_assert_true(
+	        tokens.tokens[msd_json_tokens_path(&tokens, 0, "metadata", "managedFields", NULL)]
+	                .opaque);
+	msd_json_write_value(out, &tokens, 0);
+	g_assert_cmpstr(out->str, ==, expected);
+	g_assert_cmpstr(out->str, ==,
+	                "{\"metadata\":{\"managedFields\":[{\"a\":[\"\\u003c\",2.5],\"z\":1}],"
+	                "\"name\":\"x\"}}");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -602,6 +631,7 @@ main(int argc, char **argv)
 	g_test_add_func("/json-writer/nesting", test_literals_and_nesting);
 	g_test_add_func("/json-writer/top-level-primitives", test_top_level_primitives);
 	g_test_add_func("/json-writer/raw-spans", test_raw_spans);
+	g_test_add_func("/json-writer/opaque-value", test_opaque_value);
 	g_test_add_func("/json-writer/malformed", test_malformed);
 	g_test_add_func("/json-writer/malformed/embedded-nul", test_embedded_nul_rejected);
 	g_test_add_func("/json-writer/malformed/depth", test_depth_limit);

@@ -163,6 +163,13 @@ msd_informer_op_is_current(MsdInformerOp *op)
 	       !g_cancellable_is_cancelled(op->cancellable);
 }
 
+/* Nothing reads inside metadata.managedFields (the store cuts it, the model drops it): the
+ * tokenizer checks it and gives it one token, for an object alone, the items of a list page
+ * and the object of a watch line. */
+static const MsdJsonSkip msd_informer_skip_item = {0, "metadata", "managedFields"};
+static const MsdJsonSkip msd_informer_skip_page = {2, "metadata", "managedFields"};
+static const MsdJsonSkip msd_informer_skip_line = {1, "metadata", "managedFields"};
+
 static void msd_informer_list(MsdInformer *self);
 static void msd_informer_fetch_page(MsdInformer *self, const gchar *continue_token);
 static void msd_informer_watch(MsdInformer *self, gboolean initial);
@@ -478,8 +485,9 @@ msd_informer_salvage_page(
 		MsdJsonDelimitSpan *span = &g_array_index(elements, MsdJsonDelimitSpan, i);
 		g_autoptr(GError) error_local = NULL;
 
-		if (!msd_json_tokens_parse(&self->tokens, data + span->start,
-		                           span->end - span->start, &error_local)) {
+		if (!msd_json_tokens_parse_skipping(&self->tokens, data + span->start,
+		                                    span->end - span->start,
+		                                    &msd_informer_skip_item, &error_local)) {
 			g_autofree gchar *what = g_strdup_printf("list item %u", i);
 
 			msd_informer_skip(self, what, error_local);
@@ -502,7 +510,8 @@ msd_informer_parse_page(MsdInformer *self, GBytes *body, gchar **continue_token,
 	gint count;
 
 	data = g_bytes_get_data(body, &size);
-	if (!msd_json_tokens_parse(&self->tokens, data, size, error)) {
+	if (!msd_json_tokens_parse_skipping(&self->tokens, data, size, &msd_informer_skip_page,
+	                                    error)) {
 		if (!g_error_matches(*error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE))
 			return FALSE;
 		g_clear_error(error);
@@ -783,7 +792,8 @@ msd_informer_handle_line(MsdInformer *self, const gchar *line, gsize length)
 	gint type_index;
 	gint object;
 
-	if (!msd_json_tokens_parse(&self->tokens, line, length, &error) &&
+	if (!msd_json_tokens_parse_skipping(&self->tokens, line, length, &msd_informer_skip_line,
+	                                    &error) &&
 	    g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE)) {
 		/* well delimited but past a limit (nested too deep): this event alone is lost */
 		self->watch_events++;

@@ -252,7 +252,19 @@ msd_store_entry_new_from_tokens(const MsdJsonTokens *tokens,
 			out--;
 		start++;
 	}
-	out = msd_store_copy_compact(out, start, end, cut_start, cut_end);
+	if (tokens->compact) {
+		/* what API servers send: the text is compact already, so only the cut is left */
+		const gchar *split = cut_start != NULL ? cut_start : end;
+
+		memcpy(out, start, (gsize)(split - start));
+		out += split - start;
+		if (cut_start != NULL) {
+			memcpy(out, cut_end, (gsize)(end - cut_end));
+			out += end - cut_end;
+		}
+	} else {
+		out = msd_store_copy_compact(out, start, end, cut_start, cut_end);
+	}
 
 	entry = g_atomic_rc_box_new0(MsdStoreEntry);
 	entry->object =

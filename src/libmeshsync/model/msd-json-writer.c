@@ -38,6 +38,11 @@ write_string_body(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nes
 	MsdJsonStringMode mode = nested ? MSD_JSON_STRING_GO_NESTED : MSD_JSON_STRING_GO_DECODED;
 	gsize i = 0;
 
+	if (t->verbatim) {
+		/* nothing Go would escape, at either level */
+		msd_json_string_append_raw(out, p, n);
+		return;
+	}
 	if (t->plain) {
 		msd_json_string_append_escaped(out, p, (gssize)n, mode);
 		return;
@@ -354,6 +359,107 @@ msd_json_append_number(GString *out, const gchar *text, gsize len)
 	msd_json_append_double(out, g_ascii_strtod(z, NULL));
 }
 
+static void write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nested);
+
+/* A member's key (decoded text @key) with its quotes and colon. */
+static inline void
+write_key(GString *out,
+          const MsdJsonTokens *doc,
+          gint key_tok,
+          const gchar *key,
+          gsize key_len,
+          gboolean nested)
+{
+	if (doc->tokens[key_tok].verbatim) {
+		if (nested)
+			msd_json_string_append_raw(out, "\\\"", 2);
+		else
+			g_string_append_c(out, '"');
+		msd_json_string_append_raw(out, key, key_len);
+		if (nested)
+			msd_json_string_append_raw(out, "\\\":", 3);
+		else
+			msd_json_string_append_raw(out, "\":", 2);
+	} else if (nested) {
+		msd_json_string_append_raw(out, "\\\"", 2);
+		msd_json_string_append_escaped(out, key, (gssize)key_len,
+		                               MSD_JSON_STRING_GO_NESTED);
+		msd_json_string_append_raw(out, "\\\":", 3);
+	} else {
+		g_string_append_c(out, '"');
+		msd_json_string_append_escaped(out, key, (gssize)key_len, MSD_JSON_STRING_GO);
+		msd_json_string_append_raw(out, "\":", 2);
+	}
+}
+
+/* Go's map order of two plain keys (their raw bytes are the decoded text): bytewise, the
+ * shorter first. */
+static inline gint
+plain_key_cmp(const MsdJsonTokens *doc, gint a, gint b)
+{
+	const MsdJsonToken *ta = &doc->tokens[a];
+	const MsdJsonToken *tb = &doc->tokens[b];
+	const gchar *pa = doc->data + ta->start;
+	const gchar *pb = doc->data + tb->start;
+	gsize la = (gsize)(ta->end - ta->start);
+	gsize lb = (gsize)(tb->end - tb->start);
+	gint c;
+
+	if (la > 0 && lb > 0 && pa[0] != pb[0])
+		return (guchar)pa[0] < (guchar)pb[0] ? -1 : 1;
+	c = memcmp(pa, pb, MIN(la, lb));
+	if (c != 0)
+		return c;
+	return la < lb ? -1 : la > lb ? 1 : 0;
+}
+
+#define SMALL_OBJECT_MEMBERS 16
+
+/* Most objects of a Kubernetes object have a few members with plain keys: those sort as
+ * token indices on the stack, without the member records of msd_json_members_init_sorted().
+ * FALSE (nothing written) for any other object. */
+static gboolean
+write_small_object(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nested)
+{
+	gint keys[SMALL_OBJECT_MEMBERS];
+	gint size = doc->tokens[idx].size;
+	gint j = idx + 1;
+	gboolean first = TRUE;
+
+	if (size > SMALL_OBJECT_MEMBERS)
+		return FALSE;
+	for (gint k = 0; k < size; k++) {
+		if (!doc->tokens[j].plain)
+			return FALSE;
+		keys[k] = j;
+		j = doc->tokens[j + 1].next;
+	}
+	/* stable: equal keys keep document order, so that the last of a run is the one Go keeps */
+	for (gint k = 1; k < size; k++) {
+		gint x = keys[k];
+		gint i = k;
+
+		for (; i > 0 && plain_key_cmp(doc, keys[i - 1], x) > 0; i--)
+			keys[i] = keys[i - 1];
+		keys[i] = x;
+	}
+	g_string_append_c(out, '{');
+	for (gint k = 0; k < size; k++) {
+		const MsdJsonToken *kt = &doc->tokens[keys[k]];
+
+		if (k + 1 < size && plain_key_cmp(doc, keys[k], keys[k + 1]) == 0)
+			continue;
+		if (!first)
+			g_string_append_c(out, ',');
+		first = FALSE;
+		write_key(out, doc, keys[k], doc->data + kt->start, (gsize)(kt->end - kt->start),
+		          nested);
+		write_value_depth(out, doc, keys[k] + 1, nested);
+	}
+	g_string_append_c(out, '}');
+	return TRUE;
+}
+
 /* @nested: the serialization as it reads inside a JSON string (every quote and backslash of
  * it escaped), written in the same pass. */
 static void
@@ -361,10 +467,24 @@ write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nes
 {
 	const MsdJsonToken *t = &doc->tokens[idx];
 
+	if (G_UNLIKELY(t->opaque)) {
+		/* left untokenized by the parse (MsdJsonSkip) but asked for after all: its span
+		 * was checked then, so tokenizing it now cannot fail */
+		MsdJsonTokens inner;
+
+		msd_json_tokens_init(&inner);
+		if (msd_json_tokens_parse(&inner, doc->data + t->start, (gsize)(t->end - t->start),
+		                          NULL))
+			write_value_depth(out, &inner, 0, nested);
+		msd_json_tokens_clear(&inner);
+		return;
+	}
 	switch ((MsdJsonType)t->type) {
 	case MSD_JSON_OBJECT: {
 		MsdJsonMembers members;
 
+		if (write_small_object(out, doc, idx, nested))
+			break;
 		msd_json_members_init_sorted(&members, doc, idx);
 		g_string_append_c(out, '{');
 		for (gint k = 0; k < members.n; k++) {
@@ -372,17 +492,7 @@ write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nes
 
 			if (k > 0)
 				g_string_append_c(out, ',');
-			if (nested) {
-				msd_json_string_append_raw(out, "\\\"", 2);
-				msd_json_string_append_escaped(out, m->key, (gssize)m->key_len,
-				                               MSD_JSON_STRING_GO_NESTED);
-				msd_json_string_append_raw(out, "\\\":", 3);
-			} else {
-				g_string_append_c(out, '"');
-				msd_json_string_append_escaped(out, m->key, (gssize)m->key_len,
-				                               MSD_JSON_STRING_GO);
-				msd_json_string_append_raw(out, "\":", 2);
-			}
+			write_key(out, doc, m->key_tok, m->key, m->key_len, nested);
 			write_value_depth(out, doc, m->value_tok, nested);
 		}
 		g_string_append_c(out, '}');
