@@ -155,7 +155,9 @@ def test_killed_broker_loses_nothing(tmp_path):
                 text = metrics(run)
                 assert_broker_metrics(text)
                 assert metric(text, "meshsync_broker_reconnects") >= 1
-                assert metric(text, "meshsync_broker_resent_messages_total") > 0
+                # No re-send count is asserted here: a socket that fails at once may leave
+                # nothing unconfirmed when it goes (what it had was confirmed, what came
+                # after was held, not sent); the hung broker above always leaves some.
                 # the events held while the broker was gone are sent, then confirmed
                 wait_metric(run, "meshsync_broker_window_bytes", lambda v: v < 4 << 20,
                             "the window confirmed")
