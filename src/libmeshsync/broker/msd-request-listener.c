@@ -15,6 +15,7 @@
 #include "meshsync-watch-config.h"
 #include "util/msd-json-string.h"
 #include "meshsync-resource-private.h"
+#include "util/msd-json-object.h"
 
 /* Work done per main-loop dispatch while answering informer-store, so that a large store
  * never holds the loop (informer events and health probes keep being served meanwhile). */
@@ -50,21 +51,6 @@ msd_request_free(MsdRequest *request)
 	g_free(request);
 }
 
-/* Go's decoder assigns every key that folds to the field name, in document order, so the
- * last such key wins. */
-static JsonNode *
-msd_request_member(JsonObject *object, const gchar *name)
-{
-	g_autoptr(GList) members = json_object_get_members(object);
-	JsonNode *found = NULL;
-
-	for (GList *l = members; l != NULL; l = l->next) {
-		if (g_ascii_strcasecmp(l->data, name) == 0)
-			found = json_object_get_member(object, l->data);
-	}
-	return found;
-}
-
 MsdRequest *
 msd_request_parse(const gchar *data, gsize length, GError **error)
 {
@@ -89,7 +75,7 @@ msd_request_parse(const gchar *data, gsize length, GError **error)
 		                    "request envelope is not a JSON object");
 		return NULL;
 	}
-	node = msd_request_member(json_node_get_object(root), "Request");
+	node = msd_json_object_get_member_folded(json_node_get_object(root), "Request");
 	if (node == NULL || JSON_NODE_HOLDS_NULL(node)) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		                    "request envelope has no Request");
@@ -101,7 +87,7 @@ msd_request_parse(const gchar *data, gsize length, GError **error)
 		return NULL;
 	}
 	object = json_node_get_object(node);
-	entity = msd_request_member(object, "Entity");
+	entity = msd_json_object_get_member_folded(object, "Entity");
 	request = g_new0(MsdRequest, 1);
 	if (entity == NULL || JSON_NODE_HOLDS_NULL(entity)) {
 		request->entity = g_strdup("");
@@ -113,7 +99,7 @@ msd_request_parse(const gchar *data, gsize length, GError **error)
 		                    "Entity of the request is not a string");
 		return NULL;
 	}
-	node = msd_request_member(object, "Payload");
+	node = msd_json_object_get_member_folded(object, "Payload");
 	if (node != NULL)
 		request->payload = json_node_ref(node);
 	return g_steal_pointer(&request);
@@ -126,7 +112,7 @@ msd_request_dup_reply(JsonNode *payload)
 
 	if (payload == NULL || !JSON_NODE_HOLDS_OBJECT(payload))
 		return NULL;
-	reply = msd_request_member(json_node_get_object(payload), "Reply");
+	reply = msd_json_object_get_member_folded(json_node_get_object(payload), "Reply");
 	if (reply == NULL || !JSON_NODE_HOLDS_VALUE(reply) ||
 	    json_node_get_value_type(reply) != G_TYPE_STRING)
 		return NULL;

@@ -15,6 +15,7 @@
 #include "meshsync-error.h"
 #include "meshsync-session-private.h"
 #include "util/msd-json-string.h"
+#include "util/msd-json-object.h"
 
 #define MSD_SESSION_POOL_IDLE_SECONDS 5
 
@@ -331,23 +332,10 @@ static void msd_relay_entry_input_cb(MeshSyncBroker *broker,
  * requests
  */
 
-static JsonNode *
-msd_member_folded(JsonObject *object, const gchar *name)
-{
-	g_autoptr(GList) members = json_object_get_members(object);
-	JsonNode *found = NULL;
-
-	for (GList *l = members; l != NULL; l = l->next) {
-		if (g_ascii_strcasecmp(l->data, name) == 0)
-			found = json_object_get_member(object, l->data);
-	}
-	return found;
-}
-
 static gboolean
 msd_read_string(JsonObject *object, const gchar *name, gchar **out, GError **error)
 {
-	JsonNode *node = msd_member_folded(object, name);
+	JsonNode *node = msd_json_object_get_member_folded(object, name);
 
 	if (node == NULL || JSON_NODE_HOLDS_NULL(node))
 		return TRUE;
@@ -364,7 +352,7 @@ msd_read_string(JsonObject *object, const gchar *name, gchar **out, GError **err
 static gboolean
 msd_read_bool(JsonObject *object, const gchar *name, gboolean *out, GError **error)
 {
-	JsonNode *node = msd_member_folded(object, name);
+	JsonNode *node = msd_json_object_get_member_folded(object, name);
 
 	if (node == NULL || JSON_NODE_HOLDS_NULL(node))
 		return TRUE;
@@ -380,7 +368,7 @@ msd_read_bool(JsonObject *object, const gchar *name, gboolean *out, GError **err
 static gboolean
 msd_read_int(JsonObject *object, const gchar *name, gint64 *out, GError **error)
 {
-	JsonNode *node = msd_member_folded(object, name);
+	JsonNode *node = msd_json_object_get_member_folded(object, name);
 
 	if (node == NULL || JSON_NODE_HOLDS_NULL(node))
 		return TRUE;
@@ -643,8 +631,8 @@ msd_relay_entry_input_cb(MeshSyncBroker *broker,
 		g_warning("session %s: ignoring input that is not an envelope", entry->id);
 		return;
 	}
-	type = msd_member_folded(json_node_get_object(root), "ObjectType");
-	object = msd_member_folded(json_node_get_object(root), "Object");
+	type = msd_json_object_get_member_folded(json_node_get_object(root), "ObjectType");
+	object = msd_json_object_get_member_folded(json_node_get_object(root), "Object");
 	if (type == NULL || !JSON_NODE_HOLDS_VALUE(type) ||
 	    json_node_get_value_type(type) != G_TYPE_STRING ||
 	    !g_str_equal(json_node_get_string(type), "exec-input") || object == NULL ||

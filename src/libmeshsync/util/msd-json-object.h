@@ -34,4 +34,19 @@ msd_json_object_get_boolean(JsonObject *object, const gchar *member, gboolean fa
 	return json_node_get_boolean(node);
 }
 
+/* A member as Go's decoder finds a struct field: every key that folds to @name (ASCII case)
+ * is assigned in document order, so the last such key wins. */
+static inline JsonNode *
+msd_json_object_get_member_folded(JsonObject *object, const gchar *name)
+{
+	g_autoptr(GList) members = json_object_get_members(object);
+	JsonNode *found = NULL;
+
+	for (GList *l = members; l != NULL; l = l->next) {
+		if (g_ascii_strcasecmp(l->data, name) == 0)
+			found = json_object_get_member(object, l->data);
+	}
+	return found;
+}
+
 G_END_DECLS

@@ -158,6 +158,17 @@ continue_token_decode(const gchar *text, ContinueToken *token)
 	return TRUE;
 }
 
+/* A continue token past its time, past a compaction, or of a list this server forgot. */
+static void
+respond_continue_expired(SoupServerMessage *msg)
+{
+	kubesim_respond_status(
+	        msg, kubesim_status_new(410, "Expired",
+	                                "The provided continue parameter is too old to display "
+	                                "a consistent list result. You can start a new list "
+	                                "without the continue parameter."));
+}
+
 /* A list waiting for the store to reach its resourceVersion. */
 typedef struct {
 	KubesimRequest req;
@@ -363,13 +374,7 @@ serve_list(KubesimServer *self,
 		if (g_get_real_time() / G_USEC_PER_SEC - token.issued >
 		            self->config.page_token_ttl ||
 		    token.rv < kubesim_store_get_history_floor(self->store)) {
-			kubesim_respond_status(
-			        msg,
-			        kubesim_status_new(
-			                410, "Expired",
-			                "The provided continue parameter is too old to display "
-			                "a consistent list result. You can start a new list "
-			                "without the continue parameter."));
+			respond_continue_expired(msg);
 			return;
 		}
 		if (token.rv > kubesim_store_get_rv(self->store)) {
@@ -402,13 +407,7 @@ serve_list(KubesimServer *self,
 		guint64 end;
 
 		if (later == NULL || at > later->objects->len) {
-			kubesim_respond_status(
-			        msg,
-			        kubesim_status_new(
-			                410, "Expired",
-			                "The provided continue parameter is too old to display "
-			                "a consistent list result. You can start a new list "
-			                "without the continue parameter."));
+			respond_continue_expired(msg);
 			return;
 		}
 		end = limit > 0 ? MIN(at + (guint64)limit, later->objects->len)
