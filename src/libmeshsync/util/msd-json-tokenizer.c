@@ -31,13 +31,6 @@ is_digit(gchar c)
 	return c >= '0' && c <= '9';
 }
 
-/* First byte of the value's text (the opening quote for strings). */
-static inline gint32
-tok_text_start(const MsdJsonToken *t)
-{
-	return t->type == MSD_JSON_STRING ? t->start - 1 : t->start;
-}
-
 /* One past the last byte of the value's text. */
 static inline gint32
 tok_text_end(const MsdJsonToken *t)
