@@ -227,15 +227,9 @@ test_session_closes_once(void)
 	                    "    server: http://127.0.0.1:1\ncontexts:\n- name: x\n  context:\n"
 	                    "    cluster: c\n    user: u\nusers:\n- name: u\n  user: {}\n"
 	                    "current-context: x\n";
-	g_autofree gchar *path = NULL;
-	gint fd;
 	guint closed = 0;
 
-	fd = g_file_open_tmp("test-sessions-XXXXXX.yaml", &path, &error);
-	g_assert_no_error(error);
-	g_assert_true(g_file_set_contents(path, yaml, -1, &error));
-	close(fd);
-	config = meshsync_kube_config_new_from_file(path, NULL, &error);
+	config = meshsync_kube_config_new_from_data(yaml, -1, NULL, &error);
 	g_assert_no_error(error);
 	session = meshsync_session_new_exec(config, "ns", "pod", NULL, NULL);
 	g_assert_cmpstr(meshsync_session_get_id(session), ==, "exec.ns.pod.");
@@ -253,7 +247,6 @@ test_session_closes_once(void)
 	while (g_main_context_iteration(NULL, FALSE))
 		;
 	g_assert_cmpuint(closed, ==, 1);
-	g_unlink(path);
 }
 
 int
