@@ -386,6 +386,32 @@ scan_literal(Parser *p, const gchar *s, const gchar **after)
 	return (MsdJsonType)0;
 }
 
+/* The token of an object or array starting at @s; its members' tokens follow it. */
+static inline gint
+open_container(Parser *p, const gchar *s, MsdJsonType type)
+{
+	gint index = push_token(p->self);
+	MsdJsonToken *t = &p->self->tokens[index];
+
+	t->type = type;
+	t->plain = 0;
+	t->verbatim = 0;
+	t->opaque = 0;
+	t->start = (gint32)(s - p->js);
+	return index;
+}
+
+/* @s is one past the closing bracket of the container at @index, which has @size members. */
+static inline void
+close_container(Parser *p, gint index, const gchar *s, gint32 size)
+{
+	MsdJsonToken *t = &p->self->tokens[index];
+
+	t->end = (gint32)(s - p->js);
+	t->size = size;
+	t->next = p->self->n_tokens;
+}
+
 /* Checks the value at @s (not whitespace) and everything in it without writing tokens: for
  * a value the caller left out on purpose. Returns the byte after it, or NULL. */
 static const gchar *
@@ -461,14 +487,9 @@ static const gchar *
 parse_object(Parser *p, const gchar *s, guint level, Role role)
 {
 	const gchar *end = p->end;
-	gint index = push_token(p->self);
+	gint index = open_container(p, s, MSD_JSON_OBJECT);
 	gint32 size = 0;
 
-	p->self->tokens[index].type = MSD_JSON_OBJECT;
-	p->self->tokens[index].plain = 0;
-	p->self->tokens[index].verbatim = 0;
-	p->self->tokens[index].opaque = 0;
-	p->self->tokens[index].start = (gint32)(s - p->js);
 	s = skip_ws_inside(p, s + 1);
 	if (s < end && *s == '}') {
 		s++;
@@ -540,9 +561,7 @@ parse_object(Parser *p, const gchar *s, guint level, Role role)
 		return fail(p, s, FAIL_SYNTAX);
 	}
 done:
-	p->self->tokens[index].end = (gint32)(s - p->js);
-	p->self->tokens[index].size = size;
-	p->self->tokens[index].next = p->self->n_tokens;
+	close_container(p, index, s, size);
 	return s;
 }
 
@@ -550,14 +569,9 @@ static const gchar *
 parse_array(Parser *p, const gchar *s, guint level)
 {
 	const gchar *end = p->end;
-	gint index = push_token(p->self);
+	gint index = open_container(p, s, MSD_JSON_ARRAY);
 	gint32 size = 0;
 
-	p->self->tokens[index].type = MSD_JSON_ARRAY;
-	p->self->tokens[index].plain = 0;
-	p->self->tokens[index].verbatim = 0;
-	p->self->tokens[index].opaque = 0;
-	p->self->tokens[index].start = (gint32)(s - p->js);
 	s = skip_ws_inside(p, s + 1);
 	if (s < end && *s == ']') {
 		s++;
@@ -582,9 +596,7 @@ parse_array(Parser *p, const gchar *s, guint level)
 		return fail(p, s, FAIL_SYNTAX);
 	}
 done:
-	p->self->tokens[index].end = (gint32)(s - p->js);
-	p->self->tokens[index].size = size;
-	p->self->tokens[index].next = p->self->n_tokens;
+	close_container(p, index, s, size);
 	return s;
 }
 
