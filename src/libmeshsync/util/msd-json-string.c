@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/msd-json-string.h"
+#include "util/msd-bytes16.h"
 #include "util/msd-utf8.h"
 
 enum {
@@ -98,31 +99,6 @@ reserve(GString *out, gchar *w, gchar **limit, gsize need, gsize rest)
 	return out->str + offset;
 }
 
-/* Sixteen bytes at a time with the compiler's portable vector extension (SSE2 on x86-64,
- * NEON on arm64): most of what goes on the wire is long runs of plain ASCII. */
-typedef guint8 MsdBytes16 __attribute__((vector_size(16)));
-
-/* The index of the first byte of a 16-byte mask whose lane is set, or 16. */
-static inline guint
-first_lane(MsdBytes16 mask)
-{
-	guint64 half[2];
-
-	memcpy(half, &mask, sizeof(half));
-#if G_BYTE_ORDER == G_LITTLE_ENDIAN
-	if (half[0] != 0)
-		return (guint)__builtin_ctzll(half[0]) / 8;
-	if (half[1] != 0)
-		return 8 + (guint)__builtin_ctzll(half[1]) / 8;
-#else
-	if (half[0] != 0)
-		return (guint)__builtin_clzll(half[0]) / 8;
-	if (half[1] != 0)
-		return 8 + (guint)__builtin_clzll(half[1]) / 8;
-#endif
-	return 16;
-}
-
 /* The bytes of @x that need more than a copy, as a lane mask. */
 static inline MsdBytes16
 special_lanes(MsdBytes16 x, MsdJsonStringMode mode)
@@ -145,7 +121,7 @@ copy_run(const guchar *p, gsize n, MsdJsonStringMode mode, const guint8 *class)
 		guint lane;
 
 		memcpy(&x, p + i, 16);
-		lane = first_lane(special_lanes(x, mode));
+		lane = msd_bytes16_first_lane(special_lanes(x, mode));
 		if (lane < 16)
 			return i + lane;
 		i += 16;
@@ -189,7 +165,7 @@ msd_json_string_append_escaped(GString *out, const gchar *s, gssize length, MsdJ
 			guint lane;
 
 			memcpy(&x, p + i, 16);
-			lane = first_lane(special_lanes(x, mode));
+			lane = msd_bytes16_first_lane(special_lanes(x, mode));
 			memcpy(w, &x, 16);
 			w += lane;
 			i += lane;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "meshsync-error.h"
+#include "util/msd-bytes16.h"
 #include "util/msd-json-tokens.h"
 
 static inline gboolean
@@ -179,30 +180,6 @@ push_token(MsdJsonTokens *self)
 	return self->n_tokens++;
 }
 
-/* Sixteen bytes at a time with the compiler's portable vector extension (SSE2 on x86-64,
- * NEON on arm64), as in msd-json-string.c: most string bytes are plain ASCII. */
-typedef guint8 Bytes16 __attribute__((vector_size(16)));
-
-static inline guint
-first_lane(Bytes16 mask)
-{
-	guint64 half[2];
-
-	memcpy(half, &mask, sizeof(half));
-#if G_BYTE_ORDER == G_LITTLE_ENDIAN
-	if (half[0] != 0)
-		return (guint)__builtin_ctzll(half[0]) / 8;
-	if (half[1] != 0)
-		return 8 + (guint)__builtin_ctzll(half[1]) / 8;
-#else
-	if (half[0] != 0)
-		return (guint)__builtin_clzll(half[0]) / 8;
-	if (half[1] != 0)
-		return 8 + (guint)__builtin_clzll(half[1]) / 8;
-#endif
-	return 16;
-}
-
 /* Bytes inside a string that need a look: the end, escapes, control bytes (not allowed raw),
  * non-ASCII (the text is then not "plain") and what Go's encoder escapes (not "verbatim"). */
 static const guint8 string_special[256] = {
@@ -218,15 +195,15 @@ is_hex(gchar c)
 
 /* The lanes of @x that scan_string() must look at; @flags adds what only matters to the
  * plain and verbatim flags (non-ASCII, < > &). */
-static inline __attribute__((always_inline)) Bytes16
-string_lanes(Bytes16 x, gboolean flags)
+static inline __attribute__((always_inline)) MsdBytes16
+string_lanes(MsdBytes16 x, gboolean flags)
 {
 	if (!flags)
-		return (Bytes16)((x < 0x20) | (x == '"') | (x == '\\'));
+		return (MsdBytes16)((x < 0x20) | (x == '"') | (x == '\\'));
 	/* below 0x20 or from 0x80 on: one subtraction that wraps and one comparison; '<' and
 	 * '>' are the two bytes that give '>' when or-ed with 2 */
-	return (Bytes16)(((Bytes16)(x - 0x20) >= 0x60) | (x == '"') | (x == '\\') |
-	                 ((x | 2) == '>') | (x == '&'));
+	return (MsdBytes16)(((MsdBytes16)(x - 0x20) >= 0x60) | (x == '"') | (x == '\\') |
+	                    ((x | 2) == '>') | (x == '&'));
 }
 
 /* Scans the string whose text starts at @s (after the opening quote); returns its closing
@@ -244,11 +221,11 @@ scan_string_impl(Parser *p, const gchar *s, guint8 *plain, guint8 *verbatim, gbo
 
 		for (;;) {
 			if (end - s >= 16) {
-				Bytes16 x;
+				MsdBytes16 x;
 				guint lane;
 
 				memcpy(&x, s, sizeof(x));
-				lane = first_lane(string_lanes(x, flags));
+				lane = msd_bytes16_first_lane(string_lanes(x, flags));
 				s += lane;
 				if (lane < 16)
 					break;
