@@ -28,6 +28,8 @@ typedef struct {
 	guint stop_timer;
 	gint status;
 	gboolean stop_after_sync;
+	gboolean one_shot;        /* --stop-after-sync or -stopAfter: give up on lasting errors */
+	gint64 unreachable_since; /* monotonic µs of the first of a row of connection failures */
 	gboolean stopping;
 } MeshsyncdDaemon;
 
@@ -94,20 +96,77 @@ meshsyncd_daemon_stop_after_cb(gpointer user_data)
 }
 
 static void
+meshsyncd_daemon_give_up(MeshsyncdDaemon *self, const gchar *message)
+{
+	g_printerr("meshsync: %s\n", message);
+	self->status = EXIT_FAILURE;
+	g_main_loop_quit(self->loop);
+}
+
+static void
 meshsyncd_daemon_ready_cb(MeshSyncService *service, GParamSpec *pspec, MeshsyncdDaemon *self)
 {
-	if (meshsync_service_get_ready(service) && self->stop_after_sync) {
+	g_auto(GStrv) names = NULL;
+
+	if (!meshsync_service_get_ready(service))
+		return;
+	self->unreachable_since = 0;
+	names = meshsync_handler_get_resource_names(meshsync_service_get_handler(service));
+	if (names == NULL || names[0] == NULL) {
+		/* a run that can never hold anything is a configuration error, not an empty
+		 * cluster: say so rather than write or publish nothing and look successful */
+		meshsyncd_daemon_give_up(
+		        self, _("nothing to watch: no resource type of the watch configuration "
+		                "(and -outputResources) is served by the API server"));
+		return;
+	}
+	if (self->stop_after_sync) {
 		g_message("initial sync written: stopping as asked");
 		g_main_loop_quit(self->loop);
 	}
 }
 
+/* How long a one-shot run keeps trying an API server that refuses or drops connections: a
+ * server being restarted comes back within this; a wrong address never does. */
+#define MESHSYNCD_ONE_SHOT_UNREACHABLE_US (10 * G_USEC_PER_SEC)
+
+/* A long-running daemon keeps retrying whatever fails (credentials get fixed, servers come
+ * back); a one-shot run is waited for by a person or a script, which needs the reason now. */
+static gboolean
+meshsyncd_daemon_error_is_lasting(MeshsyncdDaemon *self, const GError *error)
+{
+	if (error->domain != MESHSYNC_ERROR)
+		return FALSE;
+	switch (error->code) {
+	case MESHSYNC_ERROR_UNAUTHORIZED:
+	case MESHSYNC_ERROR_FORBIDDEN:
+	case MESHSYNC_ERROR_TLS:
+	case MESHSYNC_ERROR_INVALID_CONFIG:
+		return TRUE;
+	case MESHSYNC_ERROR_CONNECTION: {
+		gint64 now = g_get_monotonic_time();
+
+		if (self->unreachable_since == 0)
+			self->unreachable_since = now;
+		return now - self->unreachable_since >= MESHSYNCD_ONE_SHOT_UNREACHABLE_US;
+	}
+	default:
+		return FALSE;
+	}
+}
+
+static void
+meshsyncd_daemon_run_failed_cb(MeshSyncService *service, const GError *error, MeshsyncdDaemon *self)
+{
+	if (!self->one_shot || !meshsyncd_daemon_error_is_lasting(self, error))
+		return;
+	meshsyncd_daemon_give_up(self, error->message);
+}
+
 static void
 meshsyncd_daemon_failed_cb(MeshSyncService *service, const GError *error, MeshsyncdDaemon *self)
 {
-	g_printerr("meshsync: %s\n", error->message);
-	self->status = EXIT_FAILURE;
-	g_main_loop_quit(self->loop);
+	meshsyncd_daemon_give_up(self, error->message);
 }
 
 /* Without the name, clients (and systemd, with Type=dbus) cannot find the daemon: stop. */
@@ -121,8 +180,7 @@ meshsyncd_daemon_name_lost_cb(MeshsyncdDBusService *service,
 	g_main_loop_quit(self->loop);
 }
 
-/* Upstream takes "broker" or "file"; "broker,file" asks for both. */
-static gboolean
+gboolean
 meshsyncd_daemon_parse_output(const gchar *output, gboolean *file, gboolean *broker, GError **error)
 {
 	g_auto(GStrv) modes = g_strsplit(output != NULL ? output : "broker", ",", -1);
@@ -137,10 +195,10 @@ meshsyncd_daemon_parse_output(const gchar *output, gboolean *file, gboolean *bro
 		} else if (g_strcmp0(mode, "broker") == 0) {
 			*broker = TRUE;
 		} else {
-			g_set_error(
-			        error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-			        "unsupported output mode \"%s\", supported list is [broker, file]",
-			        mode);
+			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+			            _("unsupported output mode \"%s\", supported list is [broker, "
+			              "file]"),
+			            mode);
 			return FALSE;
 		}
 	}
@@ -249,6 +307,7 @@ meshsyncd_daemon_new_service(const MeshsyncdDaemonOptions *options, GError **err
 		meshsync_service_set_output_file(service, options->output_file,
 		                                 options->output_extended);
 	meshsync_service_set_health(service, options->health_address, options->health_port);
+	meshsync_service_set_strict_readiness(service, options->strict_readiness);
 	return g_steal_pointer(&service);
 }
 
@@ -280,6 +339,7 @@ meshsyncd_daemon_run(const MeshsyncdDaemonOptions *options)
 
 	self.status = EXIT_SUCCESS;
 	self.stop_after_sync = options->stop_after_sync;
+	self.one_shot = options->stop_after_sync || options->stop_after_ns >= 0;
 	self.loop = g_main_loop_new(NULL, FALSE);
 	g_unix_signal_add(SIGINT, meshsyncd_daemon_signal_cb, &self);
 	g_unix_signal_add(SIGTERM, meshsyncd_daemon_signal_cb, &self);
@@ -288,6 +348,8 @@ meshsyncd_daemon_run(const MeshsyncdDaemonOptions *options)
 	if (self.service == NULL)
 		return meshsyncd_daemon_fail(error->message);
 	g_signal_connect(self.service, "failed", G_CALLBACK(meshsyncd_daemon_failed_cb), &self);
+	g_signal_connect(self.service, "run-failed", G_CALLBACK(meshsyncd_daemon_run_failed_cb),
+	                 &self);
 	g_signal_connect(self.service, "notify::ready", G_CALLBACK(meshsyncd_daemon_ready_cb),
 	                 &self);
 
@@ -324,6 +386,12 @@ meshsyncd_daemon_run(const MeshsyncdDaemonOptions *options)
 	meshsync_service_stop_async(self.service, NULL, meshsyncd_daemon_stopped_cb, &self);
 	while (!self.stop_done)
 		g_main_loop_run(self.loop);
+	/* a run that failed leaves no empty snapshot to be taken for an empty cluster */
+	if (self.status != EXIT_SUCCESS && meshsync_service_get_file_writer(self.service) != NULL &&
+	    meshsync_file_writer_remove_if_unused(meshsync_service_get_file_writer(self.service)))
+		g_message("removed the empty snapshot %s",
+		          meshsync_file_writer_get_path(
+		                  meshsync_service_get_file_writer(self.service)));
 	if (self.stop_error != NULL)
 		return meshsyncd_daemon_fail(self.stop_error->message);
 	return self.status;

@@ -30,6 +30,7 @@ typedef struct {
 	guint broker_connect_timeout_s;
 	const gchar *health_address; /* NULL: every address */
 	guint health_port;           /* 0: any free port (logged) */
+	gboolean strict_readiness;   /* /readyz follows the broker and the sync, no latch */
 	GBusType dbus_bus;           /* G_BUS_TYPE_NONE: no D-Bus interface */
 	/* log and exec sessions (broker mode) */
 	guint max_sessions;
@@ -42,11 +43,17 @@ typedef struct {
  * MESHSYNC_BROKER_CONTENT_DEDUP; anything else is false. */
 gboolean meshsyncd_daemon_parse_go_bool(const gchar *value);
 
+/* Upstream takes "broker" or "file"; "broker,file" asks for both. */
+gboolean meshsyncd_daemon_parse_output(const gchar *output,
+                                       gboolean *file,
+                                       gboolean *broker,
+                                       GError **error);
+
 /*
  * Runs the sync until SIGINT, SIGTERM or the stop-after time, on the default main context.
  * Returns the process exit status: 0 after a normal stop, 1 when the configuration is
- * unusable, the output cannot be written or the D-Bus name is lost (the message is on
- * stderr).
+ * unusable, the run watches nothing, the output cannot be written, the D-Bus name is lost, or
+ * a one-shot run meets a lasting error (the message is on stderr).
  */
 gint meshsyncd_daemon_run(const MeshsyncdDaemonOptions *options);
 

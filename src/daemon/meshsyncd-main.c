@@ -105,6 +105,7 @@ main(int argc, char **argv)
 	g_autofree gchar *dbus = NULL;
 	g_autofree gchar *exec_namespaces = NULL;
 	g_autofree gchar *exec_idle_timeout = NULL;
+	g_autofree gchar *readiness = NULL;
 	gint max_sessions = 64;
 	gboolean disable_exec = FALSE;
 	gint broker_connect_timeout = 300;
@@ -176,6 +177,11 @@ main(int argc, char **argv)
 	         N_("Address the health endpoints listen on (default: every address, as a pod "
 	            "needs; the systemd unit passes 127.0.0.1)"),
 	         N_("ADDRESS")},
+	        {"readiness", 0, 0, G_OPTION_ARG_STRING, &readiness,
+	         N_("What /readyz means: latch (default, as upstream: ready for good once the "
+	            "broker is connected, in file mode once synced) or strict (ready while the "
+	            "broker is connected and the informers are synced)"),
+	         N_("MODE")},
 	        {"dbus", 0, 0, G_OPTION_ARG_STRING, &dbus,
 	         N_("Publish io.meshery.MeshSync1 on this D-Bus bus: session or system "
 	            "(default: none)"),
@@ -229,6 +235,29 @@ main(int argc, char **argv)
 		g_print("meshsync %s\n", meshsync_get_version());
 		return EXIT_SUCCESS;
 	}
+	if (args[0] != NULL && args[1] != NULL) {
+		/* upstream's flag package stops at the first non-flag and ignores the rest; a
+		 * stray word is more often a mistyped flag value, so refuse it */
+		g_printerr(_("meshsync: unexpected argument \"%s\"\n"), args[1]);
+		g_printerr(_("Run 'meshsync --help' to see the options.\n"));
+		return 2;
+	}
+	{
+		gboolean file = FALSE;
+		gboolean broker = FALSE;
+
+		if (!meshsyncd_daemon_parse_output(output, &file, &broker, &error)) {
+			g_printerr("meshsync: %s\n", error->message);
+			return 2;
+		}
+	}
+	if (readiness != NULL && g_strcmp0(readiness, "latch") != 0 &&
+	    g_strcmp0(readiness, "strict") != 0) {
+		g_printerr(_("meshsync: --readiness must be latch or strict, not \"%s\"\n"),
+		           readiness);
+		return 2;
+	}
+	options.strict_readiness = g_strcmp0(readiness, "strict") == 0;
 	/* the library reads the variable where it converts Secrets: the flag is its spelling on
 	 * the command line */
 	if (redact_secrets)

@@ -55,6 +55,7 @@ typedef struct {
 	gchar *path;
 	GOutputStream *stream; /* (owned) (nullable): NULL once closed */
 	GString *pending;      /* (owned) */
+	gboolean created;      /* this writer created the file */
 } MeshSyncSnapshotFile;
 
 struct _MeshSyncFileWriter {
@@ -78,7 +79,7 @@ G_DEFINE_FINAL_TYPE_WITH_CODE(MeshSyncFileWriter,
 /* Opens @path for reading and writing, creating it 0600 when it does not exist: a snapshot
  * holds Secret data. An existing file keeps its mode, as the user may have chosen it. */
 static gint
-meshsync_snapshot_file_open_fd(const gchar *path, GError **error)
+meshsync_snapshot_file_open_fd(const gchar *path, gboolean *created, GError **error)
 {
 	gint saved = 0;
 
@@ -93,6 +94,7 @@ meshsync_snapshot_file_open_fd(const gchar *path, GError **error)
 				close(fd);
 				break;
 			}
+			*created = TRUE;
 			return fd;
 		}
 		if (errno != EEXIST) {
@@ -166,7 +168,7 @@ meshsync_snapshot_file_open(MeshSyncSnapshotFile *file,
 	gint fd;
 	gint flags;
 
-	fd = meshsync_snapshot_file_open_fd(path, error);
+	fd = meshsync_snapshot_file_open_fd(path, &file->created, error);
 	if (fd < 0)
 		return FALSE;
 	if (!meshsync_snapshot_file_continue(fd, path, uids, error)) {
@@ -523,4 +525,42 @@ meshsync_file_writer_get_n_documents(MeshSyncFileWriter *self)
 {
 	g_return_val_if_fail(MESHSYNC_IS_FILE_WRITER(self), 0);
 	return self->n_documents;
+}
+
+static gboolean
+meshsync_snapshot_file_remove_if_unused(MeshSyncSnapshotFile *file)
+{
+	GStatBuf st;
+
+	if (file->path == NULL || file->stream != NULL || !file->created)
+		return FALSE;
+	if (g_stat(file->path, &st) != 0 || st.st_size != 0)
+		return FALSE;
+	if (g_unlink(file->path) != 0) {
+		gint saved = errno;
+
+		g_warning("cannot remove the empty snapshot %s: %s", file->path, g_strerror(saved));
+		return FALSE;
+	}
+	file->created = FALSE;
+	return TRUE;
+}
+
+/**
+ * meshsync_file_writer_remove_if_unused:
+ * @self: a closed #MeshSyncFileWriter
+ *
+ * Removes the snapshot file, and the extended file, when this writer created them and they
+ * are still empty, so that a run that failed before writing anything leaves no empty snapshot
+ * behind to be mistaken for an empty cluster. A file that existed before is never removed.
+ * Call it after the writer is closed ([method@MeshSync.Writer.close]).
+ *
+ * Returns: %TRUE if the snapshot file was removed
+ */
+gboolean
+meshsync_file_writer_remove_if_unused(MeshSyncFileWriter *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_FILE_WRITER(self), FALSE);
+	meshsync_snapshot_file_remove_if_unused(&self->extended);
+	return meshsync_snapshot_file_remove_if_unused(&self->main);
 }

@@ -29,6 +29,8 @@ const gchar *meshsync_file_writer_get_extended_path(MeshSyncFileWriter *self);
 MESHSYNC_AVAILABLE_IN_ALL
 guint meshsync_file_writer_get_n_documents(MeshSyncFileWriter *self);
 MESHSYNC_AVAILABLE_IN_ALL
+gboolean meshsync_file_writer_remove_if_unused(MeshSyncFileWriter *self);
+MESHSYNC_AVAILABLE_IN_ALL
 gchar *meshsync_file_writer_make_default_path(const gchar *directory, GError **error);
 
 G_END_DECLS

@@ -12,10 +12,10 @@
 
 G_BEGIN_DECLS
 
-/* Every object the current run's informers hold, as compact JSON (GBytes), informer by
- * informer; empty before the first run has registered informers. For informer-store
- * replies. */
-GPtrArray *meshsync_handler_dup_objects(MeshSyncHandler *self);
+/* Every object of the last complete initial state, as compact JSON (GBytes), informer by
+ * informer: the current run's once it has synced, during a resync the previous run's; NULL
+ * before any run has synced. For informer-store replies. */
+GPtrArray *meshsync_handler_dup_complete_objects(MeshSyncHandler *self);
 
 /* The current run's discovery, for the daemon's D-Bus resource table: (transfer none),
  * %NULL between runs; its resources are empty until it has completed (server version set). */

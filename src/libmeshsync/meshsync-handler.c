@@ -777,27 +777,10 @@ meshsync_handler_get_delivery(MeshSyncHandler *self)
 	return self->delivery;
 }
 
-static void
-meshsync_handler_collect_object(MsdStoreEntry *entry, gpointer user_data)
-{
-	g_ptr_array_add(user_data, g_bytes_ref(entry->object));
-}
-
 GPtrArray *
-meshsync_handler_dup_objects(MeshSyncHandler *self)
+meshsync_handler_dup_complete_objects(MeshSyncHandler *self)
 {
-	GPtrArray *objects = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
-	GPtrArray *informers;
-	MsdRun *run;
+	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), NULL);
 
-	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), objects);
-
-	run = self->setup != NULL ? msd_run_setup_get_run(self->setup) : NULL;
-	if (run == NULL)
-		return objects;
-	informers = msd_run_get_informers(run);
-	for (guint i = 0; i < informers->len; i++)
-		msd_store_foreach(msd_informer_get_store(g_ptr_array_index(informers, i)),
-		                  meshsync_handler_collect_object, objects);
-	return objects;
+	return self->setup != NULL ? msd_run_setup_dup_complete_objects(self->setup) : NULL;
 }

@@ -26,6 +26,9 @@
  *   otherwise. With `?verbose` (or `?verbose=1`, `?verbose=true`) the body lists every check
  *   in registration order, Kubernetes style: `[+]name ok` or `[-]name failed: reason`, then
  *   `readyz check passed` or `readyz check failed`; the status code is the same.
+ *   With [property@MeshSync.HealthServer:latch] set, the first time every check passes
+ *   `/readyz` answers 200 for good, as upstream MeshSync's does; the verbose body still
+ *   shows each check as it is now and ends `readyz check passed (latched)` while one fails.
  * - `GET /metrics` answers the daemon's metrics in the Prometheus text format 0.0.4.
  *
  * Every answer is plain text with `X-Content-Type-Options: nosniff` and closes the
@@ -44,6 +47,8 @@ struct _MeshSyncHealthServer {
 	GPtrArray *checks;   /* (owned) (element-type MeshSyncHealthCheck): registration order */
 	guint port;          /* 0 until listening */
 	gboolean ready;
+	gboolean latch; /* once ready, ready for good */
+	gboolean latched;
 };
 
 typedef struct {
@@ -56,6 +61,7 @@ enum {
 	PROP_0,
 	PROP_PORT,
 	PROP_READY,
+	PROP_LATCH,
 	N_PROPS,
 };
 
@@ -76,6 +82,8 @@ meshsync_health_check_free(gpointer data)
 static gboolean
 meshsync_health_server_compute_ready(MeshSyncHealthServer *self)
 {
+	if (self->latched)
+		return TRUE;
 	if (self->checks->len == 0)
 		return FALSE;
 	for (guint i = 0; i < self->checks->len; i++) {
@@ -137,6 +145,7 @@ static gchar *
 meshsync_health_server_readyz_body(MeshSyncHealthServer *self, gboolean ready, gboolean verbose)
 {
 	GString *body;
+	gboolean all_pass = TRUE;
 
 	if (!verbose)
 		return g_strdup(ready ? "ok" : "not ready");
@@ -144,14 +153,17 @@ meshsync_health_server_readyz_body(MeshSyncHealthServer *self, gboolean ready, g
 	for (guint i = 0; i < self->checks->len; i++) {
 		MeshSyncHealthCheck *check = g_ptr_array_index(self->checks, i);
 
-		if (check->ok)
+		if (check->ok) {
 			g_string_append_printf(body, "[+]%s ok\n", check->name);
-		else
+		} else {
+			all_pass = FALSE;
 			g_string_append_printf(body, "[-]%s failed: %s\n", check->name,
 			                       check->reason != NULL ? check->reason
 			                                             : "reason withheld");
+		}
 	}
-	g_string_append_printf(body, "readyz check %s\n", ready ? "passed" : "failed");
+	g_string_append_printf(body, "readyz check %s%s\n", ready ? "passed" : "failed",
+	                       ready && !all_pass ? " (latched)" : "");
 	return g_string_free(body, FALSE);
 }
 
@@ -313,6 +325,19 @@ meshsync_health_server_get_port(MeshSyncHealthServer *self)
 	return self->port;
 }
 
+static void
+meshsync_health_server_update_ready(MeshSyncHealthServer *self)
+{
+	gboolean ready = meshsync_health_server_compute_ready(self);
+
+	if (ready && self->latch)
+		self->latched = TRUE;
+	if (ready != self->ready) {
+		self->ready = ready;
+		g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READY]);
+	}
+}
+
 /**
  * meshsync_health_server_set_check:
  * @self: a health server
@@ -330,7 +355,6 @@ meshsync_health_server_set_check(MeshSyncHealthServer *self,
                                  const gchar *reason)
 {
 	MeshSyncHealthCheck *check = NULL;
-	gboolean ready;
 
 	g_return_if_fail(MESHSYNC_IS_HEALTH_SERVER(self));
 	g_return_if_fail(name != NULL && *name != '\0');
@@ -351,11 +375,48 @@ meshsync_health_server_set_check(MeshSyncHealthServer *self,
 	g_free(check->reason);
 	check->reason = ok || reason == NULL || *reason == '\0' ? NULL : g_strdup(reason);
 
-	ready = meshsync_health_server_compute_ready(self);
-	if (ready != self->ready) {
-		self->ready = ready;
-		g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READY]);
-	}
+	meshsync_health_server_update_ready(self);
+}
+
+/**
+ * meshsync_health_server_set_latch: (set-property latch)
+ * @self: a health server
+ * @latch: whether `/readyz` stays 200 once it has been
+ *
+ * Chooses upstream MeshSync's readiness (@latch %TRUE: ready for good from the first time
+ * every check passes, so a broker blip never takes the pod out of its Service) or the strict
+ * one (%FALSE, the default: ready exactly while every check passes). Turning the latch off
+ * forgets that it had closed.
+ */
+void
+meshsync_health_server_set_latch(MeshSyncHealthServer *self, gboolean latch)
+{
+	g_return_if_fail(MESHSYNC_IS_HEALTH_SERVER(self));
+
+	latch = !!latch;
+	if (self->latch == latch)
+		return;
+	self->latch = latch;
+	if (!latch)
+		self->latched = FALSE;
+	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_LATCH]);
+	meshsync_health_server_update_ready(self);
+}
+
+/**
+ * meshsync_health_server_get_latch: (get-property latch)
+ * @self: a health server
+ *
+ * Gets whether `/readyz` stays 200 once it has been.
+ *
+ * Returns: %TRUE for upstream's latched readiness
+ */
+gboolean
+meshsync_health_server_get_latch(MeshSyncHealthServer *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_HEALTH_SERVER(self), FALSE);
+
+	return self->latch;
 }
 
 /**
@@ -364,7 +425,8 @@ meshsync_health_server_set_check(MeshSyncHealthServer *self,
  *
  * Gets whether `/readyz` currently answers 200.
  *
- * Returns: %TRUE if at least one check is registered and every check passes
+ * Returns: %TRUE if at least one check is registered and every check passes, or, with
+ *   [property@MeshSync.HealthServer:latch], if that has been so once
  */
 gboolean
 meshsync_health_server_get_ready(MeshSyncHealthServer *self)
@@ -408,6 +470,27 @@ meshsync_health_server_get_property(GObject *object,
 	case PROP_READY:
 		g_value_set_boolean(value, self->ready);
 		break;
+	case PROP_LATCH:
+		g_value_set_boolean(value, self->latch);
+		break;
+	default:
+		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
+		break;
+	}
+}
+
+static void
+meshsync_health_server_set_property(GObject *object,
+                                    guint prop_id,
+                                    const GValue *value,
+                                    GParamSpec *pspec)
+{
+	MeshSyncHealthServer *self = MESHSYNC_HEALTH_SERVER(object);
+
+	switch (prop_id) {
+	case PROP_LATCH:
+		meshsync_health_server_set_latch(self, g_value_get_boolean(value));
+		break;
 	default:
 		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
 		break;
@@ -445,6 +528,7 @@ meshsync_health_server_class_init(MeshSyncHealthServerClass *klass)
 	GObjectClass *object_class = G_OBJECT_CLASS(klass);
 
 	object_class->get_property = meshsync_health_server_get_property;
+	object_class->set_property = meshsync_health_server_set_property;
 	object_class->dispose = meshsync_health_server_dispose;
 	object_class->finalize = meshsync_health_server_finalize;
 
@@ -465,6 +549,16 @@ meshsync_health_server_class_init(MeshSyncHealthServerClass *klass)
 	 */
 	props[PROP_READY] = g_param_spec_boolean("ready", NULL, NULL, FALSE,
 	                                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+	/**
+	 * MeshSyncHealthServer:latch: (getter get_latch) (setter set_latch)
+	 *
+	 * Whether `/readyz` stays 200 once every check has passed, as upstream MeshSync's
+	 * does. Off by default.
+	 */
+	props[PROP_LATCH] = g_param_spec_boolean("latch", NULL, NULL, FALSE,
+	                                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+	                                                 G_PARAM_EXPLICIT_NOTIFY);
 
 	g_object_class_install_properties(object_class, N_PROPS, props);
 }

@@ -42,5 +42,9 @@ void meshsync_health_server_set_check(MeshSyncHealthServer *self,
                                       const gchar *reason);
 MESHSYNC_AVAILABLE_IN_ALL
 gboolean meshsync_health_server_get_ready(MeshSyncHealthServer *self);
+MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_health_server_set_latch(MeshSyncHealthServer *self, gboolean latch);
+MESHSYNC_AVAILABLE_IN_ALL
+gboolean meshsync_health_server_get_latch(MeshSyncHealthServer *self);
 
 G_END_DECLS

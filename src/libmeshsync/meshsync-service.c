@@ -90,6 +90,7 @@ struct _MeshSyncService {
 	gboolean exec_enabled;
 	GStrv exec_namespaces; /* (owned) (nullable): every namespace */
 	guint exec_idle_timeout;
+	gboolean strict_readiness;
 
 	/* assembled by start */
 	MeshSyncServiceState state;
@@ -113,6 +114,7 @@ enum {
 	PROP_EXEC_ENABLED,
 	PROP_EXEC_NAMESPACES,
 	PROP_EXEC_IDLE_TIMEOUT,
+	PROP_STRICT_READINESS,
 	N_PROPS,
 };
 
@@ -120,6 +122,7 @@ static GParamSpec *props[N_PROPS];
 
 enum {
 	SIGNAL_FAILED,
+	SIGNAL_RUN_FAILED,
 	SIGNAL_SESSIONS_CHANGED,
 	N_SIGNALS,
 };
@@ -164,10 +167,18 @@ meshsync_service_broker_state_cb(MeshSyncBroker *broker, GParamSpec *pspec, Mesh
 	meshsync_service_update_broker_check(self);
 }
 
+/* Upstream is ready once its broker handler exists, synced or not; the sync is part of
+ * readiness in file mode (where upstream is never ready) and in the strict meaning. */
+static gboolean
+meshsync_service_sync_gates_readiness(MeshSyncService *self)
+{
+	return self->strict_readiness || self->broker == NULL;
+}
+
 static void
 meshsync_service_ready_changed_cb(MeshSyncHandler *handler, gboolean ready, MeshSyncService *self)
 {
-	if (self->health != NULL)
+	if (self->health != NULL && meshsync_service_sync_gates_readiness(self))
 		meshsync_health_server_set_check(self->health, MESHSYNC_CHECK_SYNCED, ready,
 		                                 "the informers have not synced yet");
 	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READY]);
@@ -182,6 +193,12 @@ meshsync_service_handler_failed_cb(MeshSyncHandler *handler,
 }
 
 static void
+meshsync_service_run_failed_cb(MeshSyncHandler *handler, const GError *error, MeshSyncService *self)
+{
+	g_signal_emit(self, signals[SIGNAL_RUN_FAILED], 0, error);
+}
+
+static void
 meshsync_service_sessions_changed_cb(MeshSyncService *self)
 {
 	g_signal_emit(self, signals[SIGNAL_SESSIONS_CHANGED], 0);
@@ -193,11 +210,13 @@ meshsync_service_start_health(MeshSyncService *self, GError **error)
 	self->metrics = msd_metrics_new();
 	self->health = meshsync_health_server_new();
 	meshsync_health_server_set_metrics(self->health, self->metrics);
+	meshsync_health_server_set_latch(self->health, !self->strict_readiness);
 	if (self->broker != NULL)
 		meshsync_health_server_set_check(self->health, MESHSYNC_CHECK_BROKER, FALSE,
 		                                 "not connected");
-	meshsync_health_server_set_check(self->health, MESHSYNC_CHECK_SYNCED, FALSE,
-	                                 "the informers have not synced yet");
+	if (meshsync_service_sync_gates_readiness(self))
+		meshsync_health_server_set_check(self->health, MESHSYNC_CHECK_SYNCED, FALSE,
+		                                 "the informers have not synced yet");
 	if (!meshsync_health_server_listen(self->health, self->health_address, self->health_port,
 	                                   error))
 		return FALSE;
@@ -271,6 +290,8 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 	g_signal_connect(self->handler, "ready-changed",
 	                 G_CALLBACK(meshsync_service_ready_changed_cb), self);
 	g_signal_connect(self->handler, "failed", G_CALLBACK(meshsync_service_handler_failed_cb),
+	                 self);
+	g_signal_connect(self->handler, "run-failed", G_CALLBACK(meshsync_service_run_failed_cb),
 	                 self);
 
 	if (self->broker != NULL) {
@@ -531,6 +552,9 @@ meshsync_service_get_property(GObject *object, guint prop_id, GValue *value, GPa
 	case PROP_EXEC_IDLE_TIMEOUT:
 		g_value_set_uint(value, self->exec_idle_timeout);
 		break;
+	case PROP_STRICT_READINESS:
+		g_value_set_boolean(value, self->strict_readiness);
+		break;
 	default:
 		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
 	}
@@ -559,6 +583,9 @@ meshsync_service_set_property(GObject *object,
 		break;
 	case PROP_EXEC_IDLE_TIMEOUT:
 		meshsync_service_set_exec_idle_timeout(self, g_value_get_uint(value));
+		break;
+	case PROP_STRICT_READINESS:
+		meshsync_service_set_strict_readiness(self, g_value_get_boolean(value));
 		break;
 	default:
 		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, prop_id, pspec);
@@ -683,6 +710,19 @@ meshsync_service_class_init(MeshSyncServiceClass *klass)
 	props[PROP_EXEC_IDLE_TIMEOUT] = g_param_spec_uint(
 	        "exec-idle-timeout", NULL, NULL, 0, G_MAXUINT, MSD_SESSION_DEFAULT_IDLE_SECONDS,
 	        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+	/* clang-format off */
+	/**
+	 * MeshSyncService:strict-readiness: (getter get_strict_readiness) (setter set_strict_readiness)
+	 *
+	 * What `/readyz` means. Off (the default), it is upstream MeshSync's: 200 for good from
+	 * the first time the broker is connected (in file mode, from the end of the first initial
+	 * sync), so a broker blip or a resync never takes the pod out of its Service. On, it is
+	 * 200 exactly while the broker is connected and the informers are synced.
+	 */
+	/* clang-format on */
+	props[PROP_STRICT_READINESS] = g_param_spec_boolean(
+	        "strict-readiness", NULL, NULL, FALSE,
+	        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
 	g_object_class_install_properties(object_class, N_PROPS, props);
 
 	/**
@@ -707,6 +747,20 @@ meshsync_service_class_init(MeshSyncServiceClass *klass)
 	 */
 	signals[SIGNAL_FAILED] = g_signal_new("failed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
 	                                      0, NULL, NULL, NULL, G_TYPE_NONE, 1, G_TYPE_ERROR);
+
+	/**
+	 * MeshSyncService::run-failed:
+	 * @self: the service
+	 * @error: why the run could not get going
+	 *
+	 * Emitted each time a run fails before its initial sync: the API server cannot be
+	 * reached, its certificate is not trusted, the credentials are rejected (see
+	 * [signal@MeshSync.Handler::run-failed]). The service keeps trying, with a growing
+	 * delay; a one-shot program may stop it instead.
+	 */
+	signals[SIGNAL_RUN_FAILED] =
+	        g_signal_new("run-failed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
+	                     NULL, NULL, G_TYPE_NONE, 1, G_TYPE_ERROR);
 }
 
 static void
@@ -1140,4 +1194,37 @@ meshsync_service_dup_sessions(MeshSyncService *self)
 	if (self->sessions == NULL)
 		return g_ptr_array_new_with_free_func(g_object_unref);
 	return msd_session_relay_dup_sessions(self->sessions);
+}
+
+/**
+ * meshsync_service_set_strict_readiness: (set-property strict-readiness)
+ * @self: a #MeshSyncService
+ * @strict: %TRUE for `/readyz` to follow the broker and the sync as they are now
+ *
+ * Call it before starting.
+ */
+void
+meshsync_service_set_strict_readiness(MeshSyncService *self, gboolean strict)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	if (self->strict_readiness == !!strict)
+		return;
+	self->strict_readiness = !!strict;
+	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_STRICT_READINESS]);
+}
+
+/**
+ * meshsync_service_get_strict_readiness: (get-property strict-readiness)
+ * @self: a #MeshSyncService
+ *
+ * Gets whether `/readyz` follows the broker and the sync as they are now rather than
+ * latching as upstream's does.
+ *
+ * Returns: %TRUE for the strict meaning
+ */
+gboolean
+meshsync_service_get_strict_readiness(MeshSyncService *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_SERVICE(self), FALSE);
+	return self->strict_readiness;
 }

@@ -48,6 +48,10 @@ MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_set_health(MeshSyncService *self, const gchar *address, guint port);
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_set_flush_timeout(MeshSyncService *self, guint milliseconds);
+MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_service_set_strict_readiness(MeshSyncService *self, gboolean strict);
+MESHSYNC_AVAILABLE_IN_ALL
+gboolean meshsync_service_get_strict_readiness(MeshSyncService *self);
 
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_set_max_sessions(MeshSyncService *self, guint max_sessions);

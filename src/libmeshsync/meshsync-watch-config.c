@@ -122,7 +122,9 @@ static const gchar *const builtin_local[] = {
         "selfsubjectaccessreview.v1.authorization.k8s.io",
         "selfsubjectreview.v1.authentication.k8s.io",
         "selfsubjectrulesreview.v1.authorization.k8s.io",
-        "serviceaccount.v1.",
+        /* Upstream spells this entry "serviceaccount.v1.", which never resolves, so it never
+         * watched ServiceAccounts (its issue 393); the plural makes the entry work. */
+        "serviceaccounts.v1.",
         "servicecidr.v1alpha1.networking.k8s.io",
         "storageversion.v1alpha1.internal.apiserver.k8s.io",
         "subjectaccessreview.v1.authorization.k8s.io",
@@ -162,6 +164,7 @@ static const gchar *const builtin_whitelist[] = {
         "clusterroles.v1.rbac.authorization.k8s.io",
         "volumeattachments.v1.storage.k8s.io",
         "apiservices.v1.apiregistration.k8s.io",
+        "serviceaccounts.v1.",
         NULL,
 };
 
@@ -278,8 +281,10 @@ meshsync_watch_filter_builtin_whitelist(const gchar *name, gpointer user_data)
  * meshsync_watch_config_new_default:
  *
  * Creates the configuration MeshSync uses when there is no MeshSync custom resource:
- * upstream's built-in local whitelist applied to its pipeline table, which gives 21 resource
- * types (6 global, 15 local), each with the events ADDED, MODIFIED and DELETED.
+ * upstream's built-in local whitelist applied to its pipeline table, which gives 22 resource
+ * types (6 global, 16 local), each with the events ADDED, MODIFIED and DELETED. That is
+ * upstream's 21 and ServiceAccounts, which upstream means to watch but never does (see
+ * doc/deviations.md).
  *
  * Returns: (transfer full): a new configuration
  */
@@ -316,6 +321,14 @@ meshsync_watch_member_ci(JsonObject *object, const gchar *key)
 			return json_object_get_member(object, l->data);
 	}
 	return NULL;
+}
+
+/* Watch lists written for upstream name its ServiceAccount entry by the singular spelling;
+ * they mean the entry that now resolves. */
+static const gchar *
+meshsync_watch_canonical_name(const gchar *name)
+{
+	return g_strcmp0(name, "serviceaccount.v1.") == 0 ? "serviceaccounts.v1." : name;
 }
 
 typedef struct {
@@ -358,7 +371,7 @@ meshsync_watch_read_whitelist(JsonArray *array, const gchar *origin)
 			g_warning("%s: whitelist[%u] has no Resource name: skipped", origin, i);
 			continue;
 		}
-		name = json_node_get_string(resource);
+		name = meshsync_watch_canonical_name(json_node_get_string(resource));
 		if (!g_strv_contains(builtin_global, name) &&
 		    !g_strv_contains(builtin_local, name)) {
 			g_warning("%s: whitelist[%u] names %s, which is not in the pipeline table: "
@@ -401,7 +414,8 @@ meshsync_watch_read_blacklist(JsonArray *array, const gchar *origin)
 			g_warning("%s: blacklist[%u] is not a string: skipped", origin, i);
 			continue;
 		}
-		g_hash_table_add(set, g_strdup(json_node_get_string(item)));
+		g_hash_table_add(
+		        set, g_strdup(meshsync_watch_canonical_name(json_node_get_string(item))));
 	}
 	return set;
 }

@@ -84,8 +84,9 @@ def test_hung_broker_loses_nothing(tmp_path):
         picture.start()
         assert picture.subscribed.wait(30)
         try:
+            # strict readiness: /readyz then tells whether the broker is connected now
             with Daemon(str(tmp_path), sim.kubeconfig, nats.url, "-outputResources",
-                        "pod") as run:
+                        "pod", "--readiness=strict") as run:
                 wait_ready(run)
                 assert_agrees(picture, sim, run, "the initial sync")
                 before = picture.counts()
@@ -133,7 +134,7 @@ def test_killed_broker_loses_nothing(tmp_path):
         assert picture.subscribed.wait(30)
         try:
             with Daemon(str(tmp_path), sim.kubeconfig, proxy.url, "-outputResources",
-                        "pod") as run:
+                        "pod", "--readiness=strict") as run:
                 wait_ready(run)
                 assert_agrees(picture, sim, run, "the initial sync")
 

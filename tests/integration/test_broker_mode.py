@@ -246,6 +246,32 @@ def test_informer_store_batches_of_five(tmp_path):
                 nc.next_msg(1.0)
 
 
+def test_informer_store_during_a_resync_answers_from_the_last_store(tmp_path):
+    with Kubesim(**SMALL) as sim, NatsServer() as nats, nats.client() as nc:
+        with Daemon(str(tmp_path), sim.kubeconfig, nats.url, "-outputResources",
+                    "pod") as run:
+            run.wait_synced()
+            wait_for_listener(nats)
+            pods = {u for u, (kind, _, _) in cluster_view(sim).items() if kind == "Pod"}
+            # the resync's list of pods fails until the fault is cleared: the new run
+            # cannot complete, and Meshery Server asks for the store meanwhile
+            fault = sim.arm_fault("both", code=500, count=100000, path="/api/v1/pods")
+            request(nc, "resync-discovery")
+            run.wait_until(lambda: run.metric("meshsync_ready") == 0, "the resync under way")
+            nc.subscribe("store.reply")
+            request(nc, "informer-store", {"Reply": "store.reply"})
+            objects = []
+            while len(objects) < len(pods):
+                objects += envelope(nc.next_msg(TIMEOUT))["Object"]
+            assert {o["metadata"]["uid"] for o in objects} == pods
+            assert run.metric("meshsync_ready") == 0, (
+                f"the reply came from the old store {sim.fault(fault)}\n{run.log()[-3000:]}")
+
+            sim.clear_faults()
+            run.wait_synced(2)
+            assert run.proc.poll() is None
+
+
 def test_informer_store_applies_namespace_filter(tmp_path):
     with Kubesim(**SMALL) as sim, NatsServer() as nats, nats.client() as nc:
         with Daemon(str(tmp_path), sim.kubeconfig, nats.url, "-outputNamespaces",

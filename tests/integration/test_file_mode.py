@@ -438,7 +438,7 @@ def test_malformed_kubeconfig_fails(tmp_path):
 
 def test_unsupported_output_mode_fails(tmp_path):
     run = _run(["-output", "bogus", "--kubeconfig", str(tmp_path / "unused")])
-    assert run.returncode == 1, run.stderr
+    assert run.returncode == 2, run.stderr
     assert 'unsupported output mode "bogus", supported list is [broker, file]' in run.stderr
 
 
@@ -467,3 +467,101 @@ def test_bad_stop_after_is_a_usage_error(tmp_path, value):
     assert run.returncode == 2, run.stderr
     assert re.search(r"stopAfter", run.stderr), run.stderr
     assert not os.path.exists(tmp_path / "out.yaml")
+
+
+# One-shot runs (--stop-after-sync, -stopAfter) against a server they can never sync with: the
+# reason on stderr, exit 1, and no empty snapshot left behind to be taken for an empty cluster.
+
+def _kubeconfig_variant(sim, tmp_path, name, edit):
+    path = tmp_path / name
+    with open(sim.kubeconfig, encoding="utf-8") as f:
+        path.write_text(edit(f.read()), encoding="utf-8")
+    return str(path)
+
+
+def _wrong_token(sim, tmp_path):
+    return _kubeconfig_variant(sim, tmp_path, "wrong-token",
+                               lambda text: text.replace(f'"{sim.token}"', '"wrong"'))
+
+
+def _untrusted(sim, tmp_path):
+    # no certificate-authority-data: the server's self-signed CA is not in the system store
+    return _kubeconfig_variant(
+        sim, tmp_path, "untrusted",
+        lambda text: re.sub(r"^\s*certificate-authority-data:.*\n", "", text, flags=re.M))
+
+
+def _refused(sim, tmp_path):
+    from meshsync_run import free_port
+    return _kubeconfig_variant(
+        sim, tmp_path, "refused",
+        lambda text: re.sub(r'server: "[^"]*"', f'server: "https://127.0.0.1:{free_port()}"',
+                            text))
+
+
+@pytest.mark.parametrize("one_shot", [["--stop-after-sync"], ["-stopAfter", "10m"]],
+                         ids=["stop-after-sync", "stopAfter"])
+@pytest.mark.parametrize("variant,reason", [
+    (_wrong_token, r"401 Unauthorized"),
+    (_untrusted, r"TLS certificate of 127\.0\.0\.1:\d+ .*not trusted|TLS"),
+    (_refused, r"connection refused"),
+], ids=["401", "untrusted-ca", "refused"])
+def test_one_shot_fails_fast_on_lasting_errors(tmp_path, one_shot, variant, reason):
+    out = tmp_path / "out.yaml"
+    with Kubesim(pods=5, namespaces=1) as sim:
+        kubeconfig = variant(sim, tmp_path)
+        run = _run(["-output", "file", "-outputFile", str(out), "--kubeconfig", kubeconfig]
+                   + one_shot)
+    assert run.returncode == 1, run.stderr
+    last = [line for line in run.stderr.splitlines() if line.startswith("meshsync: ")]
+    assert last and re.search(reason, last[-1]), run.stderr
+    assert not out.exists(), "the empty snapshot was left behind"
+
+
+def test_one_shot_keeps_an_existing_snapshot(tmp_path):
+    out = tmp_path / "out.yaml"
+    out.write_text("", encoding="utf-8")
+    with Kubesim(pods=5, namespaces=1) as sim:
+        run = _run(["-output", "file", "-outputFile", str(out), "--stop-after-sync",
+                    "--kubeconfig", _wrong_token(sim, tmp_path)])
+    assert run.returncode == 1, run.stderr
+    assert out.exists(), "a file the run did not create was removed"
+
+
+def test_long_running_daemon_keeps_retrying(tmp_path):
+    with Kubesim(pods=5, namespaces=1) as sim:
+        with Meshsync(str(tmp_path), _wrong_token(sim, tmp_path)) as run:
+            # each failed attempt is counted, and the daemon is still there after several
+            run.wait_metric("meshsync_run_failures_total", 3)
+            assert run.proc.poll() is None
+            assert run.http("/healthz") == (200, "ok")
+            assert run.terminate() == 0
+
+
+@pytest.mark.parametrize("flags", [["-outputResources", "nosuchthing"],
+                                   ["--watch-config", "WATCH"]],
+                         ids=["output-resources", "watch-config"])
+def test_watching_nothing_fails(tmp_path, flags):
+    watch = tmp_path / "watch.yaml"
+    watch.write_text("whitelist:\n- Resource: grafanas.v1beta1.grafana.integreatly.org\n"
+                     "  Events: [ADDED]\n", encoding="utf-8")
+    flags = [str(watch) if f == "WATCH" else f for f in flags]
+    out = tmp_path / "out.yaml"
+    with Kubesim(pods=5, namespaces=1) as sim:
+        run = _run(["-output", "file", "-outputFile", str(out), "--kubeconfig",
+                    sim.kubeconfig] + flags)
+    assert run.returncode == 1, run.stderr
+    assert "nothing to watch" in run.stderr
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["stray"], 'unexpected argument "stray"'),
+    (["-output", "files"], 'unsupported output mode "files"'),
+    (["--output=broker,filez"], 'unsupported output mode "filez"'),
+    (["--readiness", "sometimes"], "--readiness must be latch or strict"),
+])
+def test_usage_errors_exit_2(tmp_path, args, needle):
+    run = _run(args + ["--kubeconfig", str(tmp_path / "unused")])
+    assert run.returncode == 2, run.stderr
+    assert needle in run.stderr

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """/healthz, /readyz and /metrics of the meshsync daemon, against kubesim and nats-server.
 
-Readiness follows the broker connection and the informers' initial sync; /metrics counts
+Readiness latches as upstream's does (ready for good once the broker is connected; in file
+mode once synced), or, with --readiness=strict, follows the broker connection and the
+informers' initial sync; /metrics counts
 agree with what a subscriber received. Every wait is for state (an HTTP answer, a metric, a
 message on the wire); "nothing more to come" is an end marker, never a quiet second.
 """
@@ -31,11 +33,42 @@ def wait_status(run, path, status):
     return run.wait_until(lambda: run.http(path)[0] == status, f"{path} answering {status}")
 
 
-def test_readyz_follows_broker_and_sync(tmp_path):
+def test_readyz_latches_by_default(tmp_path):
+    port = free_port()
+    with Kubesim(**SMALL) as sim:
+        with Daemon(str(tmp_path), sim.kubeconfig, f"nats://127.0.0.1:{port}") as run:
+            assert run.http("/readyz") == (503, "not ready")
+            status, body = run.http("/readyz?verbose")
+            # only the broker gates it: no informers-synced check in upstream's meaning
+            assert status == 503
+            assert re.fullmatch(r"\[-\]broker failed: [^\n]+\nreadyz check failed\n", body), body
+
+            with NatsServer(port=port) as nats:
+                # upstream's meaning: ready once the broker is there, synced or not
+                wait_status(run, "/readyz", 200)
+                assert run.http("/readyz?verbose") == (200, "[+]broker ok\nreadyz check passed\n")
+                run.wait_synced()
+
+                nats.stop()
+                # the broker is gone, and readiness stays: the pod stays in its Service
+                run.wait_until(lambda: "[-]broker failed" in run.http("/readyz?verbose")[1],
+                               "the broker check failing")
+                status, body = run.http("/readyz?verbose")
+                assert status == 200, body
+                assert body.endswith("readyz check passed (latched)\n"), body
+                assert run.http("/readyz") == (200, "ok")
+                nats.start()
+                run.wait_metric("meshsync_broker_reconnects", 1)
+                assert run.http("/readyz") == (200, "ok")
+            assert run.terminate() == 0
+
+
+def test_readyz_strict_follows_broker_and_sync(tmp_path):
     port = free_port()
     with Kubesim(**SMALL) as sim:
         # the broker is not there yet: start-up waits for it
-        with Daemon(str(tmp_path), sim.kubeconfig, f"nats://127.0.0.1:{port}") as run:
+        with Daemon(str(tmp_path), sim.kubeconfig, f"nats://127.0.0.1:{port}",
+                    "--readiness=strict") as run:
             assert run.http("/healthz") == (200, "ok")
             status, body = run.http("/readyz")
             assert (status, body) == (503, "not ready")

@@ -57,7 +57,8 @@ def test_verbose_log_holds_no_credentials(tmp_path):
     with Kubesim(pods=3, namespaces=1, token=API_TOKEN) as sim:
         with NatsServer("--user", "ms", "--pass", NATS_PASSWORD) as nats:
             url = f"nats://ms:{NATS_PASSWORD}@127.0.0.1:{nats.port}"
-            run, port = start(tmp_path, sim, url)
+            # strict readiness, so that the second wait below is for the reconnection
+            run, port = start(tmp_path, sim, url, "--readiness=strict")
             with run:
                 wait_ready(run, port)
                 # requests and reconnects log too: exercise them before reading the log

@@ -54,6 +54,7 @@ test_watch_config_default(void)
 	                                 "ingresses.v1.networking.k8s.io",
 	                                 "endpoints.v1.",
 	                                 "endpointslices.v1.discovery.k8s.io",
+	                                 "serviceaccounts.v1.",
 	                                 "cronjobs.v1.batch",
 	                                 "replicationcontrollers.v1.",
 	                                 "storageclasses.v1.storage.k8s.io",
@@ -62,7 +63,8 @@ test_watch_config_default(void)
 	                                 "apiservices.v1.apiregistration.k8s.io",
 	                                 NULL};
 
-	/* The 21 effective informers, in upstream's order, each with the default events. */
+	/* Upstream's 21 effective informers and ServiceAccounts, in table order, each with the
+	 * default events. */
 	g_assert_cmpstrv(global, expected_global);
 	g_assert_cmpstrv(local, expected_local);
 	for (guint i = 0; local[i] != NULL; i++)
@@ -136,6 +138,31 @@ test_watch_config_blacklist(void)
 	for (guint i = 0; local[i] != NULL; i++)
 		g_assert_cmpstrv(meshsync_watch_config_get_events(config, local[i]),
 		                 default_events);
+}
+
+static void
+test_watch_config_serviceaccount_spelling(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncWatchConfig) white = config_from_cr_lists(
+	        "[{\"Resource\":\"serviceaccount.v1.\",\"Events\":[\"ADDED\"]}]", NULL, &error);
+	g_autoptr(MeshSyncWatchConfig) black = NULL;
+	g_auto(GStrv) local = NULL;
+	const gchar *expected_local[] = {"serviceaccounts.v1.", NULL};
+
+	/* A watch list written for upstream names the entry by its singular spelling; it means
+	 * the ServiceAccount entry, whichever list it is in. */
+	g_assert_no_error(error);
+	local = meshsync_watch_config_get_names(white, MESHSYNC_WATCH_STAGE_LOCAL);
+	g_assert_cmpstrv(local, expected_local);
+	g_clear_pointer(&local, g_strfreev);
+
+	black = config_from_cr_lists(NULL, "[\"serviceaccount.v1.\"]", &error);
+	g_assert_no_error(error);
+	local = meshsync_watch_config_get_names(black, MESHSYNC_WATCH_STAGE_LOCAL);
+	g_assert_false(g_strv_contains((const gchar *const *)local, "serviceaccounts.v1."));
+	g_assert_false(g_strv_contains((const gchar *const *)local, "serviceaccount.v1."));
+	g_assert_cmpuint(g_strv_length(local), ==, 64);
 }
 
 static void
@@ -390,6 +417,8 @@ main(int argc, char **argv)
 	g_test_add_func("/watch-config/builtin-table", test_watch_config_builtin_table);
 	g_test_add_func("/watch-config/whitelist", test_watch_config_whitelist);
 	g_test_add_func("/watch-config/blacklist", test_watch_config_blacklist);
+	g_test_add_func("/watch-config/serviceaccount-spelling",
+	                test_watch_config_serviceaccount_spelling);
 	g_test_add_func("/watch-config/bad-entries-skipped", test_watch_config_bad_entries_skipped);
 	g_test_add_func("/watch-config/errors", test_watch_config_errors);
 	g_test_add_func("/watch-config/resource-without-watch-list",

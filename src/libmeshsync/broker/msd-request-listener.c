@@ -376,6 +376,7 @@ msd_request_listener_reply_store_async(MsdRequestListener *self,
                                        gpointer user_data)
 {
 	g_autoptr(GTask) task = NULL;
+	GPtrArray *objects;
 	MsdStoreJob *job;
 
 	g_return_if_fail(MSD_IS_REQUEST_LISTENER(self));
@@ -384,9 +385,11 @@ msd_request_listener_reply_store_async(MsdRequestListener *self,
 	task = g_task_new(self, cancellable, callback, user_data);
 	g_task_set_source_tag(task, msd_request_listener_reply_store_async);
 	g_task_set_name(task, "[meshsync] informer-store reply");
-	/* Upstream sends nothing before its pipeline has synced, and nothing for an empty
-	 * store: the requester sees no batch at all. */
-	if (!meshsync_handler_get_ready(self->handler)) {
+	/* Upstream sends nothing before its pipeline has first synced, and nothing for an
+	 * empty store: the requester sees no batch at all. During a resync it answers from the
+	 * stores of the run before, and so do we. */
+	objects = meshsync_handler_dup_complete_objects(self->handler);
+	if (objects == NULL) {
 		g_debug("informer-store: not synced yet, no reply on %s", reply);
 		g_task_return_int(task, 0);
 		return;
@@ -394,7 +397,7 @@ msd_request_listener_reply_store_async(MsdRequestListener *self,
 	job = g_new0(MsdStoreJob, 1);
 	job->reply = g_strdup(reply);
 	job->listener = g_object_ref(self);
-	job->objects = meshsync_handler_dup_objects(self->handler);
+	job->objects = objects;
 	job->resources = g_ptr_array_new_with_free_func(g_object_unref);
 	g_task_set_task_data(task, job, msd_store_job_free);
 	msd_store_schedule(task, msd_store_convert_step);

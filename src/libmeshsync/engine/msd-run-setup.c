@@ -56,6 +56,8 @@ struct _MsdRunSetup {
 	MeshSyncPipeline *pipeline;   /* (owned) (nullable) */
 	gboolean waiting_for_crds;
 	gboolean ready;
+	GPtrArray *last_complete; /* (owned) (nullable) (element-type GBytes): a torn-down
+	                           * run's objects, until the next run is complete */
 	gint64 run_started_us;
 	gdouble initial_sync_seconds;
 
@@ -99,11 +101,31 @@ static void msd_run_setup_begin_run(MsdRunSetup *self);
 static void msd_run_setup_add_counters(MsdInformerCounters *sum, const MsdInformerCounters *more);
 
 static void
+msd_run_setup_collect_object(MsdStoreEntry *entry, gpointer user_data)
+{
+	g_ptr_array_add(user_data, g_bytes_ref(entry->object));
+}
+
+static GPtrArray *
+msd_run_setup_collect_objects(MsdRunSetup *self)
+{
+	GPtrArray *objects = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+	GPtrArray *informers = msd_run_get_informers(self->run);
+
+	for (guint i = 0; i < informers->len; i++)
+		msd_store_foreach(msd_informer_get_store(g_ptr_array_index(informers, i)),
+		                  msd_run_setup_collect_object, objects);
+	return objects;
+}
+
+static void
 msd_run_setup_set_ready(MsdRunSetup *self, gboolean ready)
 {
 	if (self->ready == ready)
 		return;
 	self->ready = ready;
+	if (ready)
+		g_clear_pointer(&self->last_complete, g_ptr_array_unref);
 	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READY]);
 }
 
@@ -119,6 +141,13 @@ msd_run_setup_end_run(MsdRunSetup *self)
 	if (self->run != NULL) {
 		GPtrArray *informers = msd_run_get_informers(self->run);
 
+		/* Until the next run is complete, informer-store is answered from this one, as
+		 * upstream answers from its previous stores during a resync. The stored copies
+		 * are shared, not copied; they cost memory only as long as both runs hold them. */
+		if (self->ready) {
+			g_clear_pointer(&self->last_complete, g_ptr_array_unref);
+			self->last_complete = msd_run_setup_collect_objects(self);
+		}
 		for (guint i = 0; i < informers->len; i++) {
 			MsdInformerCounters counters;
 
@@ -267,6 +296,8 @@ msd_run_setup_cluster_replaced(MsdRunSetup *self, const gchar *uid)
 	self->cluster_id = g_strdup(uid);
 	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_CLUSTER_ID]);
 	msd_run_setup_end_run(self);
+	/* what the replaced cluster held was just retracted: nobody may be told it again */
+	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
 	self->retry_ms = 0;
 	msd_run_setup_begin_run(self);
 }
@@ -685,6 +716,7 @@ msd_run_setup_finalize(GObject *object)
 	g_free(self->output_resources);
 	g_free(self->output_namespaces);
 	g_free(self->cluster_id);
+	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
 	g_ptr_array_unref(self->gated);
 	G_OBJECT_CLASS(msd_run_setup_parent_class)->finalize(object);
 }
@@ -795,6 +827,7 @@ msd_run_setup_stop(MsdRunSetup *self)
 	self->stopped = TRUE;
 	g_clear_handle_id(&self->resync_id, g_source_remove);
 	msd_run_setup_end_run(self);
+	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
 	if (self->crd_follower != NULL) {
 		g_signal_handlers_disconnect_by_data(self->crd_follower, self);
 		msd_crd_follower_stop(self->crd_follower);
@@ -902,4 +935,19 @@ msd_run_setup_get_n_objects(MsdRunSetup *self)
 		total +=
 		        msd_store_get_size(msd_informer_get_store(g_ptr_array_index(informers, i)));
 	return total;
+}
+
+/* The objects of the last complete initial state: the current run's once it is complete,
+ * else those of the run a resync tore down; NULL when no run has completed yet (or the
+ * cluster was replaced since). */
+GPtrArray *
+msd_run_setup_dup_complete_objects(MsdRunSetup *self)
+{
+	g_return_val_if_fail(MSD_IS_RUN_SETUP(self), NULL);
+
+	if (self->ready && self->run != NULL)
+		return msd_run_setup_collect_objects(self);
+	if (self->last_complete != NULL)
+		return g_ptr_array_ref(self->last_complete);
+	return NULL;
 }

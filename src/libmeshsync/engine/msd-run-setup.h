@@ -65,5 +65,6 @@ gdouble msd_run_setup_get_initial_sync_seconds(MsdRunSetup *self);
 void msd_run_setup_get_counters(MsdRunSetup *self, MsdInformerCounters *counters);
 /* Objects the current run's informers hold. */
 guint msd_run_setup_get_n_objects(MsdRunSetup *self);
+GPtrArray *msd_run_setup_dup_complete_objects(MsdRunSetup *self);
 
 G_END_DECLS

@@ -149,6 +149,15 @@ msd_engine_metrics_ready_cb(MeshSyncHandler *handler, gboolean ready, MsdMetrics
 		                        1, NULL);
 }
 
+static void
+msd_engine_metrics_run_failed_cb(MeshSyncHandler *handler, const GError *error, MsdMetrics *metrics)
+{
+	msd_metrics_counter_add(metrics, "meshsync_run_failures_total",
+	                        "Runs that failed before their initial sync and are tried again "
+	                        "(API server unreachable, credentials or certificate refused)",
+	                        1, NULL);
+}
+
 void
 msd_engine_metrics_bind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 {
@@ -177,6 +186,8 @@ msd_engine_metrics_bind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 	                        metrics, 0);
 	g_signal_connect_object(handler, "ready-changed", G_CALLBACK(msd_engine_metrics_ready_cb),
 	                        metrics, 0);
+	g_signal_connect_object(handler, "run-failed", G_CALLBACK(msd_engine_metrics_run_failed_cb),
+	                        metrics, 0);
 }
 
 void
@@ -189,6 +200,8 @@ msd_engine_metrics_unbind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 	if (handler != NULL) {
 		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_event_cb, metrics);
 		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_ready_cb, metrics);
+		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_run_failed_cb,
+		                                     metrics);
 	}
 }
 

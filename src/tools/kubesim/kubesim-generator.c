@@ -227,7 +227,7 @@ kubesim_write_configmaps(KubesimGen *gen, const gchar *ns, gboolean with_binary)
 }
 
 static void
-kubesim_write_token_secret(KubesimGen *gen, const gchar *ns)
+kubesim_write_service_account(KubesimGen *gen, const gchar *ns)
 {
 	GString *s = gen->buf;
 	gchar uid[37];
@@ -240,6 +240,22 @@ kubesim_write_token_secret(KubesimGen *gen, const gchar *ns)
 	kubesim_random_uid(gen->rand, sa_uid);
 	kubesim_random_suffix(gen->rand, suffix, 5);
 	name = g_strdup_printf("default-token-%s", suffix);
+
+	/* The namespace's default ServiceAccount, which the service-account controller creates
+	 * with the namespace and which names its legacy token Secret. */
+	kubesim_gen_begin_object(s, "ServiceAccount", "v1", ns, "default", NULL, sa_uid, 0,
+	                         KUBESIM_EPOCH);
+	g_string_append(s, ",\"managedFields\":[");
+	kubesim_fields_begin(s, TRUE, "kube-controller-manager", "Update", "v1", KUBESIM_EPOCH);
+	g_string_append(s, "{\"f:secrets\":{\".\":{},\"k:{\\\"name\\\":\\\"");
+	g_string_append(s, name);
+	g_string_append(s, "\\\"}\":{}}}");
+	kubesim_fields_end(s, NULL);
+	g_string_append(s, "]},\"secrets\":[{\"name\":");
+	kubesim_append_plain(s, name);
+	g_string_append(s, "}]}");
+	kubesim_gen_emit(gen);
+
 	kubesim_gen_begin_object(s, "Secret", "v1", ns, name, NULL, uid, 0, KUBESIM_EPOCH);
 	g_string_append(s, ",\"annotations\":{\"kubernetes.io/service-account.name\":\"default\","
 	                   "\"kubernetes.io/service-account.uid\":");
@@ -582,7 +598,7 @@ kubesim_workload_generate(
 		kubesim_write_namespace(&gen, g_ptr_array_index(names, i), FALSE);
 
 	kubesim_write_configmaps(&gen, "kube-system", FALSE);
-	kubesim_write_token_secret(&gen, "kube-system");
+	kubesim_write_service_account(&gen, "kube-system");
 	kubesim_write_system_service(&gen, "kube-system", "kube-dns", "10.96.0.10");
 	kubesim_write_system_service(&gen, "default", "kubernetes", "10.96.0.1");
 
@@ -594,7 +610,7 @@ kubesim_workload_generate(
 		g_autofree gchar *external = g_strdup_printf("%s-db", ns);
 
 		kubesim_write_configmaps(&gen, ns, TRUE);
-		kubesim_write_token_secret(&gen, ns);
+		kubesim_write_service_account(&gen, ns);
 		kubesim_gen_write_service(&gen, ns, external, NULL, 0, KUBESIM_SVC_EXTERNAL_NAME,
 		                          KUBESIM_EPOCH + 300);
 		while (done < share) {
