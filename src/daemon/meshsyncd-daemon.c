@@ -250,6 +250,21 @@ meshsyncd_daemon_new_broker(const MeshsyncdDaemonOptions *options, GError **erro
 	return g_steal_pointer(&broker);
 }
 
+/* "a, b,,c" -> {"a", "b", "c"} */
+static GStrv
+meshsyncd_daemon_split_list(const gchar *list)
+{
+	g_auto(GStrv) parts = g_strsplit(list, ",", -1);
+	g_autoptr(GStrvBuilder) builder = g_strv_builder_new();
+
+	for (guint i = 0; parts[i] != NULL; i++) {
+		g_strstrip(parts[i]);
+		if (*parts[i] != '\0')
+			g_strv_builder_add(builder, parts[i]);
+	}
+	return g_strv_builder_end(builder);
+}
+
 /* Flags and environment into the service: everything else is the library's. */
 static MeshSyncService *
 meshsyncd_daemon_new_service(const MeshsyncdDaemonOptions *options, GError **error)
@@ -282,6 +297,11 @@ meshsyncd_daemon_new_service(const MeshsyncdDaemonOptions *options, GError **err
 		g_auto(GStrv) namespaces = g_strsplit(options->output_namespaces, ",", -1);
 
 		meshsync_service_set_output_namespaces(service, (const gchar *const *)namespaces);
+	}
+	if (options->namespaces != NULL) {
+		g_auto(GStrv) namespaces = meshsyncd_daemon_split_list(options->namespaces);
+
+		meshsync_service_set_namespaces(service, (const gchar *const *)namespaces);
 	}
 	if (broker) {
 		g_autoptr(MeshSyncBroker) nats = meshsyncd_daemon_new_broker(options, error);

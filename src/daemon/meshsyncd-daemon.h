@@ -17,6 +17,7 @@ typedef struct {
 	const gchar *output_file;
 	const gchar *output_namespaces;
 	const gchar *output_resources;
+	const gchar *namespaces; /* comma-separated watch scope; NULL: the whole cluster */
 	const gchar *watch_config;
 	gboolean output_extended;
 	gboolean stop_after_sync; /* stop once the initial sync is complete */

@@ -93,6 +93,7 @@ main(int argc, char **argv)
 	g_autofree gchar *output_file = NULL;
 	g_autofree gchar *output_namespaces = NULL;
 	g_autofree gchar *output_resources = NULL;
+	g_autofree gchar *namespaces = NULL;
 	g_autofree gchar *stop_after = NULL;
 	g_autofree gchar *broker_url = NULL;
 	g_autofree gchar *watch_config = NULL;
@@ -129,6 +130,10 @@ main(int argc, char **argv)
 	         N_("Comma-separated namespaces whose objects are emitted"), N_("LIST")},
 	        {"outputResources", 0, 0, G_OPTION_ARG_STRING, &output_resources,
 	         N_("Comma-separated resources that get an informer (pod, deployment, ...)"),
+	         N_("LIST")},
+	        {"namespaces", 0, 0, G_OPTION_ARG_STRING, &namespaces,
+	         N_("Comma-separated namespaces to list and watch, instead of the whole cluster "
+	            "(default: $MESHSYNC_NAMESPACES; a Role in each is enough)"),
 	         N_("LIST")},
 	        {"stopAfter", 0, 0, G_OPTION_ARG_STRING, &stop_after,
 	         N_("Stop after this long (Go duration: 8s, 1m30s); negative: never"),
@@ -224,7 +229,7 @@ main(int argc, char **argv)
 	          "Environment: BROKER_URL (NATS address, required in broker mode), NATS_TOKEN,\n"
 	          "NATS_CREDS, NATS_TLS_CA, NATS_TLS_CERT, NATS_TLS_KEY,\n"
 	          "MESHSYNC_BROKER_CONTENT_DEDUP (1, t, true: skip unchanged objects),\n"
-	          "MESHSYNC_REDACT_SECRETS, DEBUG, KUBECONFIG."));
+	          "MESHSYNC_REDACT_SECRETS, MESHSYNC_NAMESPACES, DEBUG, KUBECONFIG."));
 	g_option_context_add_main_entries(context, entries, GETTEXT_PACKAGE);
 	if (!g_option_context_parse_strv(context, &args, &error)) {
 		g_printerr("meshsync: %s\n", error->message);
@@ -327,6 +332,9 @@ main(int argc, char **argv)
 	options.stop_after_sync = stop_after_sync;
 	options.output_namespaces = output_namespaces;
 	options.output_resources = output_resources;
+	options.namespaces = namespaces != NULL ? namespaces : g_getenv("MESHSYNC_NAMESPACES");
+	if (options.namespaces != NULL && *options.namespaces == '\0')
+		options.namespaces = NULL;
 	options.watch_config = watch_config;
 	return meshsyncd_daemon_run(&options);
 }

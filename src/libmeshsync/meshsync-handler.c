@@ -57,6 +57,7 @@ struct _MeshSyncHandler {
 	MeshSyncWatchConfig *explicit_watch; /* (owned) (nullable) */
 	gchar *output_resources;             /* (owned) (nullable) */
 	gchar *output_namespaces;            /* (owned) (nullable) */
+	GStrv namespaces;                    /* (owned) (nullable): the watch scope */
 	guint resync_delay_ms;
 	guint retry_initial_ms; /* 0: the set-up chain's own */
 	guint retry_max_ms;
@@ -282,6 +283,7 @@ meshsync_handler_finalize(GObject *object)
 	g_clear_object(&self->client);
 	g_free(self->output_resources);
 	g_free(self->output_namespaces);
+	g_strfreev(self->namespaces);
 	G_OBJECT_CLASS(meshsync_handler_parent_class)->finalize(object);
 }
 
@@ -566,6 +568,31 @@ meshsync_handler_set_output_namespaces(MeshSyncHandler *self, const gchar *list)
 }
 
 /**
+ * meshsync_handler_set_namespaces:
+ * @self: a #MeshSyncHandler
+ * @namespaces: (nullable) (array zero-terminated=1): the namespaces to watch, or %NULL (or
+ *   an empty array) for the whole cluster
+ *
+ * Scopes the sync to these namespaces: each namespaced type is listed and watched in each of
+ * them (`/api/v1/namespaces/NS/pods`, ...), never cluster-wide, so a Role in those
+ * namespaces is all the access it needs and it holds only their objects. Cluster-scoped types
+ * are still listed cluster-wide; one the server refuses is skipped with a message. Unlike
+ * [method@MeshSync.Handler.set_output_namespaces], which only filters what is written, this
+ * decides what is read. Call it before [method@MeshSync.Handler.start].
+ */
+void
+meshsync_handler_set_namespaces(MeshSyncHandler *self, const gchar *const *namespaces)
+{
+	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+	g_return_if_fail(!self->started);
+
+	g_strfreev(self->namespaces);
+	self->namespaces = namespaces != NULL && namespaces[0] != NULL
+	                           ? g_strdupv((gchar **)namespaces)
+	                           : NULL;
+}
+
+/**
  * meshsync_handler_set_resync_delay:
  * @self: a #MeshSyncHandler
  * @milliseconds: the quiet period
@@ -608,6 +635,7 @@ meshsync_handler_start(MeshSyncHandler *self, GError **error)
 	msd_run_setup_set_output_filters(self->setup, self->output_resources,
 	                                 self->output_namespaces);
 	msd_run_setup_set_resync_delay(self->setup, self->resync_delay_ms);
+	msd_run_setup_set_namespaces(self->setup, (const gchar *const *)self->namespaces);
 	if (self->retry_initial_ms != 0)
 		msd_run_setup_set_retry_delays(self->setup, self->retry_initial_ms,
 		                               self->retry_max_ms);

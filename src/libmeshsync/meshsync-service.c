@@ -76,6 +76,7 @@ struct _MeshSyncService {
 	MeshSyncWatchConfig *watch; /* (owned) (nullable) */
 	gchar *output_resources;    /* (owned) (nullable): comma-separated */
 	gchar *output_namespaces;   /* (owned) (nullable): comma-separated */
+	GStrv namespaces;           /* (owned) (nullable): the watch scope */
 	gboolean file_output;
 	gchar *output_file; /* (owned) (nullable): NULL picks upstream's default name */
 	gboolean output_extended;
@@ -285,6 +286,7 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 		meshsync_handler_set_watch_config(self->handler, self->watch);
 	meshsync_handler_set_output_resources(self->handler, self->output_resources);
 	meshsync_handler_set_output_namespaces(self->handler, self->output_namespaces);
+	meshsync_handler_set_namespaces(self->handler, (const gchar *const *)self->namespaces);
 	if (self->metrics != NULL)
 		msd_engine_metrics_bind_handler(self->metrics, self->handler);
 	g_signal_connect(self->handler, "ready-changed",
@@ -639,6 +641,7 @@ meshsync_service_finalize(GObject *object)
 	g_clear_object(&self->watch);
 	g_free(self->output_resources);
 	g_free(self->output_namespaces);
+	g_strfreev(self->namespaces);
 	g_free(self->output_file);
 	g_free(self->health_address);
 	g_strfreev(self->exec_namespaces);
@@ -851,6 +854,26 @@ meshsync_service_set_output_namespaces(MeshSyncService *self, const gchar *const
 	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
 	g_free(self->output_namespaces);
 	self->output_namespaces = meshsync_service_join(namespaces);
+}
+
+/**
+ * meshsync_service_set_namespaces:
+ * @self: a #MeshSyncService
+ * @namespaces: (array zero-terminated=1) (nullable): the namespaces to watch; %NULL or an
+ *   empty list for the whole cluster
+ *
+ * Scopes the sync to these namespaces, as the daemon's `--namespaces` does: namespaced types
+ * are listed and watched in each of them only, so a Role there is enough and memory follows
+ * what they hold; see [method@MeshSync.Handler.set_namespaces]. Call it before starting.
+ */
+void
+meshsync_service_set_namespaces(MeshSyncService *self, const gchar *const *namespaces)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	g_strfreev(self->namespaces);
+	self->namespaces = namespaces != NULL && namespaces[0] != NULL
+	                           ? g_strdupv((gchar **)namespaces)
+	                           : NULL;
 }
 
 /**

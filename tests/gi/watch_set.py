@@ -25,6 +25,8 @@ WATCHED = [
     ("/api/v1/endpoints", "Endpoints"),
     ("/apis/batch/v1/cronjobs", "CronJob"),
     ("/apis/discovery.k8s.io/v1/endpointslices", "EndpointSlice"),
+    # upstream's table misspells it and never watches it; see doc/deviations.md
+    ("/api/v1/serviceaccounts", "ServiceAccount"),
     ("/api/v1/replicationcontrollers", "ReplicationController"),
     ("/apis/storage.k8s.io/v1/storageclasses", "StorageClass"),
     ("/apis/rbac.authorization.k8s.io/v1/clusterroles", "ClusterRole"),
@@ -36,7 +38,7 @@ KINDS = frozenset(kind for _, kind in WATCHED)
 
 # What kubesim's generated workload holds (see doc/kubesim.md, "Generated objects").
 GENERATED_KINDS = frozenset({"Namespace", "ConfigMap", "Secret", "ReplicaSet", "Pod",
-                             "Service", "Deployment"})
+                             "Service", "Deployment", "ServiceAccount"})
 
 
 def _template(app):

@@ -565,3 +565,32 @@ def test_usage_errors_exit_2(tmp_path, args, needle):
     run = _run(args + ["--kubeconfig", str(tmp_path / "unused")])
     assert run.returncode == 2, run.stderr
     assert needle in run.stderr
+
+
+def test_namespace_scope_reads_only_the_scoped_namespaces(tmp_path):
+    """--namespaces lists and watches each namespaced type in each scoped namespace: never
+    cluster-wide (a request there would be refused here, as RBAC with only a Role refuses
+    it), and a cluster-scoped type the server refuses is skipped, the run going on."""
+    from meshsync_run import WATCHED
+    scope = ["team-1", "team-3"]
+    with Kubesim(pods=40, namespaces=4) as sim:
+        view = cluster_view(sim)
+        wide = {}
+        for plural, path, _, namespaced in WATCHED:
+            if namespaced:
+                wide[plural] = sim.arm_fault("both", code=403, count=1000000, path=path)
+        sim.arm_fault("both", code=403, count=1000000, path="/api/v1/nodes")
+        with Meshsync(str(tmp_path), sim.kubeconfig, "--stop-after-sync",
+                      "--namespaces", ",".join(scope)) as run:
+            assert run.wait_exit() == 0, run.log()
+            log = run.log()
+        documents = read_documents(run.output_file)
+        untouched = {plural: sim.fault(f)["consumed"] for plural, f in wide.items()}
+
+    assert all(n == 0 for n in untouched.values()), f"listed cluster-wide: {untouched}"
+    expected = {uid for uid, (kind, ns, _) in view.items()
+                if ns in scope or (ns == "" and kind != "Node")}
+    assert set(uid_counts(documents)) == expected
+    assert "Pod" in {doc["kind"] for doc in documents}
+    assert "pods.v1. in team-3: synced" in log
+    assert re.search(r"nodes\.v1\.: .*403", log), log

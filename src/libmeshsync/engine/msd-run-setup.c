@@ -39,6 +39,7 @@ struct _MsdRunSetup {
 	MeshSyncWatchConfig *explicit_watch; /* (owned) (nullable): set by the program */
 	gchar *output_resources;             /* (owned) (nullable) */
 	gchar *output_namespaces;            /* (owned) (nullable) */
+	GStrv namespaces;                    /* (owned) (nullable): the watch scope */
 	guint resync_delay_ms;
 	guint retry_min_ms;
 	guint retry_max_ms;
@@ -482,6 +483,7 @@ msd_run_setup_build_pipeline(MsdRunSetup *self)
 	self->run = msd_run_new(self->client, self->discovery, self->watch, self->event_func,
 	                        self->event_data);
 	msd_run_set_informer_func(self->run, msd_run_setup_informer_added, self);
+	msd_run_set_namespaces(self->run, (const gchar *const *)self->namespaces);
 	self->pipeline = g_object_ref(pipeline);
 	meshsync_pipeline_set_run(pipeline, self->run);
 	meshsync_pipeline_add_stage(pipeline, global);
@@ -715,6 +717,7 @@ msd_run_setup_finalize(GObject *object)
 	g_clear_object(&self->watch);
 	g_free(self->output_resources);
 	g_free(self->output_namespaces);
+	g_strfreev(self->namespaces);
 	g_free(self->cluster_id);
 	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
 	g_ptr_array_unref(self->gated);
@@ -790,6 +793,16 @@ msd_run_setup_set_output_filters(MsdRunSetup *self, const gchar *resources, cons
 	self->output_resources = g_strdup(resources);
 	g_free(self->output_namespaces);
 	self->output_namespaces = g_strdup(namespaces);
+}
+
+void
+msd_run_setup_set_namespaces(MsdRunSetup *self, const gchar *const *namespaces)
+{
+	g_return_if_fail(MSD_IS_RUN_SETUP(self));
+	g_return_if_fail(!self->started);
+
+	g_strfreev(self->namespaces);
+	self->namespaces = namespaces != NULL ? g_strdupv((gchar **)namespaces) : NULL;
 }
 
 void

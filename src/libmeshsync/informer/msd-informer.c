@@ -69,7 +69,8 @@ struct _MsdInformer {
 	MeshSyncApiResource *resource; /* (owned) */
 	MsdStore *store;               /* (owned) */
 	gchar *name;                   /* (owned): "pods.v1." */
-	gchar *path;                   /* (owned): the collection, all namespaces */
+	gchar *path;                   /* (owned): the collection, all namespaces or one */
+	gchar *namespace_;             /* (owned) (nullable): NULL for all namespaces */
 
 	/* one run, from start to stop */
 	gboolean running;
@@ -1088,6 +1089,7 @@ msd_informer_finalize(GObject *object)
 		self->event_destroy(self->event_data);
 	g_free(self->name);
 	g_free(self->path);
+	g_free(self->namespace_);
 	g_free(self->resource_version);
 	g_free(self->previous_rv);
 	msd_line_splitter_free(self->splitter);
@@ -1146,10 +1148,29 @@ msd_informer_init(MsdInformer *self)
 MsdInformer *
 msd_informer_new(MsdKubeClient *client, MeshSyncApiResource *resource)
 {
+	return msd_informer_new_in_namespace(client, resource, NULL);
+}
+
+/**
+ * msd_informer_new_in_namespace:
+ * @client: the API server's client
+ * @resource: the resource type to list and watch
+ * @namespace_: (nullable): the one namespace to list and watch, for a namespaced type; %NULL
+ *   for all of them
+ *
+ * Returns: (transfer full): a new, stopped informer with an empty store
+ */
+MsdInformer *
+msd_informer_new_in_namespace(MsdKubeClient *client,
+                              MeshSyncApiResource *resource,
+                              const gchar *namespace_)
+{
 	MsdInformer *self;
 
 	g_return_val_if_fail(MSD_IS_KUBE_CLIENT(client), NULL);
 	g_return_val_if_fail(MESHSYNC_IS_API_RESOURCE(resource), NULL);
+	g_return_val_if_fail(namespace_ == NULL || meshsync_api_resource_get_namespaced(resource),
+	                     NULL);
 
 	self = g_object_new(MSD_TYPE_INFORMER, NULL);
 	self->client = g_object_ref(client);
@@ -1157,7 +1178,8 @@ msd_informer_new(MsdKubeClient *client, MeshSyncApiResource *resource)
 	self->name = g_strdup_printf("%s.%s.%s", meshsync_api_resource_get_plural(resource),
 	                             meshsync_api_resource_get_version(resource),
 	                             meshsync_api_resource_get_group(resource));
-	self->path = meshsync_api_resource_build_path(resource, NULL);
+	self->namespace_ = g_strdup(namespace_);
+	self->path = meshsync_api_resource_build_path(resource, namespace_);
 	return self;
 }
 
@@ -1322,6 +1344,14 @@ msd_informer_get_name(MsdInformer *self)
 {
 	g_return_val_if_fail(MSD_IS_INFORMER(self), NULL);
 	return self->name;
+}
+
+/* The one namespace it lists and watches, or NULL for all of them. */
+const gchar *
+msd_informer_get_namespace(MsdInformer *self)
+{
+	g_return_val_if_fail(MSD_IS_INFORMER(self), NULL);
+	return self->namespace_;
 }
 
 void

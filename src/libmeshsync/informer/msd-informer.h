@@ -66,6 +66,9 @@ typedef struct {
 } MsdInformerCounters;
 
 MsdInformer *msd_informer_new(MsdKubeClient *client, MeshSyncApiResource *resource);
+MsdInformer *msd_informer_new_in_namespace(MsdKubeClient *client,
+                                           MeshSyncApiResource *resource,
+                                           const gchar *namespace_);
 void msd_informer_set_event_func(MsdInformer *self,
                                  MsdInformerEventFunc func,
                                  gpointer user_data,
@@ -94,6 +97,7 @@ MsdStore *msd_informer_get_store(MsdInformer *self);
 MeshSyncApiResource *msd_informer_get_resource(MsdInformer *self);
 /* "pods.v1.", "deployments.v1.apps": how logs name the resource type. */
 const gchar *msd_informer_get_name(MsdInformer *self);
+const gchar *msd_informer_get_namespace(MsdInformer *self);
 /* (nullable): where the next watch resumes, the last resourceVersion seen */
 const gchar *msd_informer_get_resource_version(MsdInformer *self);
 void msd_informer_get_counters(MsdInformer *self, MsdInformerCounters *counters);

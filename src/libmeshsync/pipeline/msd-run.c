@@ -25,6 +25,7 @@ struct _MsdRun {
 	gpointer event_data;
 	MsdRunInformerFunc informer_func;
 	gpointer informer_data;
+	GStrv namespaces; /* (owned) (nullable): the scope; NULL for the whole cluster */
 	gboolean stopped;
 };
 
@@ -49,6 +50,7 @@ msd_run_finalize(GObject *object)
 	g_clear_object(&self->client);
 	g_clear_object(&self->discovery);
 	g_clear_object(&self->config);
+	g_strfreev(self->namespaces);
 	G_OBJECT_CLASS(msd_run_parent_class)->finalize(object);
 }
 
@@ -112,7 +114,11 @@ msd_run_complete_start_if_settled(MsdRun *self)
 static void
 msd_run_informer_settled_cb(MsdInformer *informer, MsdRun *self)
 {
-	if (msd_informer_get_synced(informer))
+	if (msd_informer_get_synced(informer) && msd_informer_get_namespace(informer) != NULL)
+		g_message("%s in %s: synced, %u objects", msd_informer_get_name(informer),
+		          msd_informer_get_namespace(informer),
+		          msd_store_get_size(msd_informer_get_store(informer)));
+	else if (msd_informer_get_synced(informer))
 		g_message("%s: synced, %u objects", msd_informer_get_name(informer),
 		          msd_store_get_size(msd_informer_get_store(informer)));
 	g_hash_table_add(self->settled, informer);
@@ -145,6 +151,24 @@ msd_run_resolve(MsdRun *self, const gchar *name)
 	return resource;
 }
 
+static void
+msd_run_add_informer(MsdRun *self, const gchar *name, MsdInformer *informer)
+{
+	/* events go straight to the consumer; a stopped informer passes on nothing */
+	msd_informer_set_event_func(informer, self->event_func, self->event_data, NULL);
+	g_signal_connect_object(informer, "synced", G_CALLBACK(msd_run_informer_settled_cb), self,
+	                        0);
+	g_signal_connect_object(informer, "denied", G_CALLBACK(msd_run_informer_settled_cb), self,
+	                        0);
+	g_ptr_array_add(self->informers, informer);
+	if (self->informer_func != NULL)
+		self->informer_func(self, informer, self->informer_data);
+	g_debug("%s%s%s: informer registered", name,
+	        msd_informer_get_namespace(informer) != NULL ? " in " : "",
+	        msd_informer_get_namespace(informer) != NULL ? msd_informer_get_namespace(informer)
+	                                                     : "");
+}
+
 void
 msd_run_register_stage(MsdRun *self, MeshSyncWatchStage stage)
 {
@@ -155,7 +179,6 @@ msd_run_register_stage(MsdRun *self, MeshSyncWatchStage stage)
 	names = meshsync_watch_config_get_names(self->config, stage);
 	for (guint i = 0; names[i] != NULL; i++) {
 		MeshSyncApiResource *resource;
-		MsdInformer *informer;
 		gboolean known = FALSE;
 
 		if (!meshsync_watch_config_accepts_resource(self->config, names[i])) {
@@ -171,18 +194,34 @@ msd_run_register_stage(MsdRun *self, MeshSyncWatchStage stage)
 		}
 		if (known)
 			continue;
-		informer = msd_informer_new(self->client, resource);
-		/* events go straight to the consumer; a stopped informer passes on nothing */
-		msd_informer_set_event_func(informer, self->event_func, self->event_data, NULL);
-		g_signal_connect_object(informer, "synced", G_CALLBACK(msd_run_informer_settled_cb),
-		                        self, 0);
-		g_signal_connect_object(informer, "denied", G_CALLBACK(msd_run_informer_settled_cb),
-		                        self, 0);
-		g_ptr_array_add(self->informers, informer);
-		if (self->informer_func != NULL)
-			self->informer_func(self, informer, self->informer_data);
-		g_debug("%s: informer registered", names[i]);
+		if (self->namespaces != NULL && meshsync_api_resource_get_namespaced(resource)) {
+			/* one list and watch per namespace of the scope: a Role in each is enough,
+			 * and nothing outside the scope is ever read or held */
+			for (guint n = 0; self->namespaces[n] != NULL; n++)
+				msd_run_add_informer(
+				        self, names[i],
+				        msd_informer_new_in_namespace(self->client, resource,
+				                                      self->namespaces[n]));
+		} else {
+			msd_run_add_informer(self, names[i],
+			                     msd_informer_new(self->client, resource));
+		}
 	}
+}
+
+/* Lists and watches each namespace of @namespaces only, for the namespaced types; NULL (the
+ * default) watches the whole cluster. Cluster-scoped types are still watched cluster-wide; an
+ * informer the server refuses (403) settles as denied and the run goes on without it. */
+void
+msd_run_set_namespaces(MsdRun *self, const gchar *const *namespaces)
+{
+	g_return_if_fail(MSD_IS_RUN(self));
+	g_return_if_fail(self->informers->len == 0);
+
+	g_strfreev(self->namespaces);
+	self->namespaces = namespaces != NULL && namespaces[0] != NULL
+	                           ? g_strdupv((gchar **)namespaces)
+	                           : NULL;
 }
 
 static void
@@ -299,10 +338,15 @@ gchar **
 msd_run_dup_informer_names(MsdRun *self)
 {
 	g_autoptr(GStrvBuilder) builder = g_strv_builder_new();
+	g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
 
-	for (guint i = 0; i < self->informers->len; i++)
-		g_strv_builder_add(builder,
-		                   msd_informer_get_name(g_ptr_array_index(self->informers, i)));
+	/* a type watched namespace by namespace is one name */
+	for (guint i = 0; i < self->informers->len; i++) {
+		const gchar *name = msd_informer_get_name(g_ptr_array_index(self->informers, i));
+
+		if (g_hash_table_add(seen, (gpointer)name))
+			g_strv_builder_add(builder, name);
+	}
 	return g_strv_builder_end(builder);
 }
 
