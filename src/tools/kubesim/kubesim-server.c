@@ -155,10 +155,9 @@ dispatch_api(KubesimServer *self, SoupServerMessage *msg, const gchar *path, GHa
 		return;
 	}
 	watch = req.legacy_watch || kubesim_query_bool(query, "watch", FALSE);
-	kubesim_requests_record_resource(self->requests,
-	                                 kubesim_requests_verb(method, req.name != NULL, watch),
-	                                 req.group, req.resource->resource, req.subresource,
-	                                 req.name);
+	kubesim_requests_record_resource(
+	        self->requests, kubesim_requests_verb(method, req.name != NULL, watch), req.group,
+	        req.resource->resource, req.subresource, req.name);
 	if (req.name == NULL && g_strcmp0(method, "GET") == 0) {
 		g_autoptr(KubesimFault) fault = NULL;
 		if (watch)
