@@ -174,6 +174,22 @@ admin_faults(KubesimServer *self, SoupServerMessage *msg, const gchar *method, G
 	}
 }
 
+/* GET: the requests counted so far; DELETE: start counting again. */
+static void
+admin_requests(KubesimServer *self, SoupServerMessage *msg, const gchar *method)
+{
+	if (g_strcmp0(method, "GET") == 0) {
+		kubesim_respond_json_take(msg, 200, kubesim_requests_to_json(self->requests));
+	} else if (g_strcmp0(method, "DELETE") == 0) {
+		kubesim_requests_reset(self->requests);
+		respond_ok(msg);
+	} else {
+		kubesim_respond_status(msg, kubesim_status_new(405, "MethodNotAllowed",
+		                                               "/kubesim/requests takes GET or "
+		                                               "DELETE"));
+	}
+}
+
 static void
 respond_replaced(KubesimServer *self, SoupServerMessage *msg, guint64 before)
 {
@@ -289,6 +305,10 @@ kubesim_admin_handle(KubesimServer *self,
 	}
 	if (g_strcmp0(action, "faults") == 0) {
 		admin_faults(self, msg, method, query);
+		return;
+	}
+	if (g_strcmp0(action, "requests") == 0) {
+		admin_requests(self, msg, method);
 		return;
 	}
 	if (g_strcmp0(action, "logs") == 0) {

@@ -229,10 +229,21 @@ kubesim_crud_handle(KubesimServer *self,
 	        kubesim_query_get(query, "fieldManager"),
 	        soup_message_headers_get_one(soup_server_message_get_request_headers(msg),
 	                                     "User-Agent"));
+	const gchar *dry_run = kubesim_query_get(query, "dryRun");
 
+	/* "All" is the only value the API server takes (kubectl --dry-run=server sends it) */
+	if (dry_run != NULL && g_strcmp0(dry_run, "All") != 0) {
+		kubesim_respond_status(msg, kubesim_status_new(400, "BadRequest",
+		                                               "dryRun: Unsupported value: \"%s\": "
+		                                               "supported values: \"All\"",
+		                                               dry_run));
+		return;
+	}
 	/* the writes of this request are its manager's, in managedFields */
 	kubesim_store_set_field_manager(self->store, manager, req->subresource);
+	kubesim_store_set_dry_run(self->store, dry_run != NULL);
 	crud_handle(self, msg, req, query);
+	kubesim_store_set_dry_run(self->store, FALSE);
 	kubesim_store_set_field_manager(self->store, NULL, NULL);
 }
 
@@ -300,6 +311,16 @@ crud_handle(KubesimServer *self, SoupServerMessage *msg, KubesimRequest *req, GH
 			return;
 		}
 		handle_patch(self, msg, req, old, query);
+		return;
+	}
+	if (g_strcmp0(method, "DELETE") == 0 && req->subresource == NULL &&
+	    kubesim_query_get(query, "dryRun") != NULL) {
+		/* what would go, and it stays */
+		if (existing == NULL)
+			kubesim_respond_status(msg, kubesim_status_not_found(
+			                                    res->group, res->resource, req->name));
+		else
+			respond_object(msg, 200, res, existing, query);
 		return;
 	}
 	if (g_strcmp0(method, "DELETE") == 0 && req->subresource == NULL) {

@@ -127,7 +127,7 @@ main(int argc, char **argv)
 	        "first line of standard output once it listens; logs go to standard "
 	        "error.\nTest hooks live under /kubesim/ (objects, stats, faults, fail, delay, "
 	        "close-watches, expire-next-watch, malformed-watch-line, compact, replace, "
-	        "snapshot, restore); see doc/kubesim.md.");
+	        "snapshot, restore, requests); see doc/kubesim.md.");
 	g_option_context_add_main_entries(context, entries, NULL);
 	if (!g_option_context_parse(context, &argc, &argv, &error)) {
 		g_printerr("meshsync-kubesim: %s\n", error->message);

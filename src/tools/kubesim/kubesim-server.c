@@ -144,14 +144,20 @@ dispatch_api(KubesimServer *self, SoupServerMessage *msg, const gchar *path, GHa
 	gboolean is_gv_root;
 	gboolean watch;
 
-	if (kubesim_discovery_handle(self, msg, path))
+	if (kubesim_discovery_handle(self, msg, path)) {
+		kubesim_requests_record_path(self->requests,
+		                             kubesim_requests_verb(method, TRUE, FALSE), path);
 		return;
+	}
 	segs = g_strsplit(path[0] == '/' ? path + 1 : path, "/", -1);
 	if (!parse_resource_path(self, segs, &req, &is_gv_root)) {
 		kubesim_respond_not_found_page(msg);
 		return;
 	}
 	watch = req.legacy_watch || kubesim_query_bool(query, "watch", FALSE);
+	kubesim_requests_record_resource(
+	        self->requests, kubesim_requests_verb(method, req.name != NULL, watch), req.group,
+	        req.resource->resource, req.subresource, req.name);
 	if (req.name == NULL && g_strcmp0(method, "GET") == 0) {
 		g_autoptr(KubesimFault) fault = NULL;
 		if (watch)
@@ -356,6 +362,7 @@ kubesim_server_new(const KubesimConfig *config,
 	kubesim_store_set_listener(store, kubesim_watch_dispatch, self);
 	self->logs = kubesim_logs_new();
 	self->execs = g_ptr_array_new();
+	self->requests = kubesim_requests_new();
 	kubesim_store_set_listener(store, dispatch_event, self);
 	return self;
 }
@@ -377,6 +384,7 @@ kubesim_server_free(KubesimServer *self)
 	kubesim_exec_close_all(self);
 	g_ptr_array_unref(self->execs);
 	kubesim_logs_free(self->logs);
+	kubesim_requests_free(self->requests);
 	if (self->server != NULL) {
 		soup_server_remove_handler(self->server, NULL);
 		g_object_unref(self->server);

@@ -8,6 +8,7 @@
 #include <libsoup/soup.h>
 
 #include "kubesim-faults.h"
+#include "kubesim-requests.h"
 #include "kubesim-store.h"
 
 G_BEGIN_DECLS
@@ -70,6 +71,7 @@ typedef struct {
 	GPtrArray *execs; /* KubesimExec, open exec sessions */
 	guint64 execs_v5; /* exec sessions upgraded, by protocol */
 	guint64 execs_v4;
+	KubesimRequests *requests; /* what clients asked, by verb and resource */
 } KubesimServer;
 
 /* Forgets every paginated list in progress (kubesim-list.c): their continue tokens expire. */

@@ -28,9 +28,10 @@ struct _KubesimStore {
 	guint history_max;
 	guint64 history_floor;
 	guint64 rv;
-	gboolean silent; /* writes make no events */
-	guint epoch;     /* resets so far */
-	gchar *manager;  /* (nullable): whose writes these are, for managedFields */
+	gboolean silent;  /* writes make no events */
+	gboolean dry_run; /* writes are answered, not made */
+	guint epoch;      /* resets so far */
+	gchar *manager;   /* (nullable): whose writes these are, for managedFields */
 	gchar *manager_subresource;
 	KubesimEventFunc listener;
 	gpointer listener_data;
@@ -359,6 +360,12 @@ void
 kubesim_store_set_silent(KubesimStore *store, gboolean silent)
 {
 	store->silent = silent;
+}
+
+void
+kubesim_store_set_dry_run(KubesimStore *store, gboolean dry_run)
+{
+	store->dry_run = dry_run;
 }
 
 void
@@ -752,6 +759,7 @@ store_write(KubesimStore *store,
 	guint n_edits = 0, i;
 	gboolean created;
 	gint64 generation = 0;
+	guint64 rv = 0;
 	gsize rv_off, rv_len;
 	/* one tokenization serves both reading the object and rewriting its metadata */
 	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
@@ -859,9 +867,15 @@ store_write(KubesimStore *store,
 		edits[n_edits].key = "uid";
 		edits[n_edits++].value = json_quote(info.uid);
 	}
-	store->rv++;
-	edits[n_edits].key = "resourceVersion";
-	edits[n_edits++].value = g_strdup_printf("\"%" G_GUINT64_FORMAT "\"", store->rv);
+	if (!store->dry_run) {
+		rv = ++store->rv;
+		edits[n_edits].key = "resourceVersion";
+		edits[n_edits++].value = g_strdup_printf("\"%" G_GUINT64_FORMAT "\"", rv);
+	} else if (old != NULL) {
+		rv = old->rv;
+		edits[n_edits].key = "resourceVersion";
+		edits[n_edits++].value = g_strdup_printf("\"%" G_GUINT64_FORMAT "\"", rv);
+	}
 	if (!created && old_info.creation != NULL) {
 		edits[n_edits].key = "creationTimestamp";
 		edits[n_edits++].value = json_quote(old_info.creation);
@@ -890,7 +904,9 @@ store_write(KubesimStore *store,
 		                                     "the body is not a JSON object");
 		return NULL;
 	}
-	obj = make_object(res, out, &info, store->rv, rv_off, rv_len);
+	obj = make_object(res, out, &info, rv, rv_off, rv_len);
+	if (store->dry_run)
+		return obj;
 	g_tree_replace(res->objects, obj->key, obj);
 	if (created && res->crd_name == NULL &&
 	    g_strcmp0(res->resource, "customresourcedefinitions") == 0)

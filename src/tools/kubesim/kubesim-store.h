@@ -105,6 +105,14 @@ void kubesim_store_set_field_manager(KubesimStore *store,
                                      const gchar *subresource);
 
 /*
+ * While set, creates and updates are checked and answered as usual but change nothing: no
+ * object, resourceVersion, event or CRD registration comes of them (dryRun=All). A dry-run
+ * create answers without a resourceVersion, a dry-run update with the stored one, as the API
+ * server does.
+ */
+void kubesim_store_set_dry_run(KubesimStore *store, gboolean dry_run);
+
+/*
  * Empties the store as a new etcd would be: every object goes without an event, the resources
  * CustomResourceDefinitions made are no longer served, the history is forgotten, and the
  * resourceVersion counter restarts at @rv (the next write gets @rv + 1). The built-in
