@@ -20,6 +20,11 @@
  * hang on its status line. */
 #define MESHSYNCD_NOTIFY_SEND_TIMEOUT_S 5
 
+/* How long READY=1 of broker mode waits for the server to confirm the daemon's
+ * subscriptions; a server that does not answer in time gets READY=1 all the same (the
+ * connection is up) and the status line tells the broker's state. */
+#define MESHSYNCD_NOTIFY_CONFIRM_MS 5000
+
 struct _MeshsyncdNotify {
 	GObject parent_instance;
 
@@ -30,6 +35,7 @@ struct _MeshsyncdNotify {
 
 	MeshSyncService *service; /* (owned) (nullable) */
 	MeshSyncHandler *handler; /* (owned) (nullable): once started */
+	GCancellable *confirm;    /* (owned) (nullable): while the subscriptions are confirmed */
 	gulong event_handler;
 	guint progress_timer;
 	gchar *kind;   /* (owned) (nullable): the kind of the last object received */
@@ -183,6 +189,15 @@ meshsyncd_notify_follow_progress(MeshsyncdNotify *self, gboolean follow)
 	}
 }
 
+static void
+meshsyncd_notify_send_ready(MeshsyncdNotify *self)
+{
+	g_autofree gchar *status = meshsyncd_notify_describe(self);
+
+	self->ready_sent = TRUE;
+	meshsyncd_notify_send_status(self, "READY=1", status);
+}
+
 /* Without a broker the consumers read the snapshot: ready means the initial state is in it. */
 static void
 meshsyncd_notify_ready_cb(MeshSyncService *service, GParamSpec *pspec, MeshsyncdNotify *self)
@@ -198,12 +213,11 @@ meshsyncd_notify_ready_cb(MeshSyncService *service, GParamSpec *pspec, Meshsyncd
 		return;
 	}
 	self->synced_once = TRUE;
-	status = meshsyncd_notify_describe(self);
 	if (!self->ready_sent && meshsync_service_get_broker(service) == NULL) {
-		self->ready_sent = TRUE;
-		meshsyncd_notify_send_status(self, "READY=1", status);
+		meshsyncd_notify_send_ready(self);
 		return;
 	}
+	status = meshsyncd_notify_describe(self);
 	meshsyncd_notify_send_status(self, NULL, status);
 }
 
@@ -233,9 +247,26 @@ meshsyncd_notify_watch_service(MeshsyncdNotify *self, MeshSyncService *service)
 	meshsyncd_notify_update(self);
 }
 
+static void
+meshsyncd_notify_confirmed_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(MeshsyncdNotify) self = user_data;
+	g_autoptr(GError) error = NULL;
+
+	if (!meshsync_broker_flush_finish(MESHSYNC_BROKER(source), result, &error)) {
+		if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+			return;
+		g_message("the broker did not confirm the subscriptions: %s", error->message);
+	}
+	g_clear_object(&self->confirm);
+	if (!self->stopping && !self->ready_sent)
+		meshsyncd_notify_send_ready(self);
+}
+
 void
 meshsyncd_notify_started(MeshsyncdNotify *self)
 {
+	MeshSyncBroker *broker;
 	g_autofree gchar *status = NULL;
 
 	g_return_if_fail(MESHSYNCD_IS_NOTIFY(self));
@@ -252,15 +283,19 @@ meshsyncd_notify_started(MeshsyncdNotify *self)
 		self->synced_once = TRUE;
 	else
 		meshsyncd_notify_follow_progress(self, TRUE);
-	status = meshsyncd_notify_describe(self);
-	/* the consumers of broker mode can talk to the daemon from now on: requests are
-	 * answered, and events arrive as the informers list */
-	if (meshsync_service_get_broker(self->service) != NULL ||
-	    meshsync_service_get_ready(self->service)) {
-		self->ready_sent = TRUE;
-		meshsyncd_notify_send_status(self, "READY=1", status);
+	/* Broker mode is ready for its consumers once the server holds the request
+	 * subscription (a PING answered after it): a request sent from then on is answered,
+	 * and events arrive as the informers list. */
+	broker = meshsync_service_get_broker(self->service);
+	if (broker != NULL) {
+		self->confirm = g_cancellable_new();
+		meshsync_broker_flush_async(broker, MESHSYNCD_NOTIFY_CONFIRM_MS, self->confirm,
+		                            meshsyncd_notify_confirmed_cb, g_object_ref(self));
+	} else if (meshsync_service_get_ready(self->service)) {
+		meshsyncd_notify_send_ready(self);
 		return;
 	}
+	status = meshsyncd_notify_describe(self);
 	meshsyncd_notify_send_status(self, NULL, status);
 }
 
@@ -281,6 +316,8 @@ meshsyncd_notify_stopping(MeshsyncdNotify *self)
 
 	if (self->socket == NULL || self->stopping)
 		return;
+	g_cancellable_cancel(self->confirm);
+	g_clear_object(&self->confirm);
 	meshsyncd_notify_follow_progress(self, FALSE);
 	meshsyncd_notify_send_status(
 	        self, "STOPPING=1",
@@ -343,6 +380,7 @@ meshsyncd_notify_dispose(GObject *object)
 	if (self->handler != NULL)
 		g_clear_signal_handler(&self->event_handler, self->handler);
 	g_clear_object(&self->handler);
+	g_clear_object(&self->confirm);
 	if (self->service != NULL) {
 		MeshSyncBroker *broker = meshsync_service_get_broker(self->service);
 
