@@ -15,11 +15,13 @@
 
 #include "meshsyncd-daemon.h"
 #include "meshsyncd-dbus-service.h"
+#include "meshsyncd-notify.h"
 
 typedef struct {
 	GMainLoop *loop;            /* (owned) */
 	MeshSyncService *service;   /* (owned) (nullable) */
 	MeshsyncdDBusService *dbus; /* (owned) (nullable): with --dbus */
+	MeshsyncdNotify *notify;    /* (owned): the service manager's view */
 	GCancellable *start_cancel; /* (owned) (nullable): while starting */
 	gboolean start_done;
 	GError *start_error; /* (owned) (nullable) */
@@ -37,6 +39,7 @@ static void
 meshsyncd_daemon_clear(MeshsyncdDaemon *self)
 {
 	g_clear_handle_id(&self->stop_timer, g_source_remove);
+	g_clear_object(&self->notify);
 	if (self->dbus != NULL)
 		g_signal_handlers_disconnect_by_data(self->dbus, self);
 	g_clear_object(&self->dbus);
@@ -99,6 +102,7 @@ static void
 meshsyncd_daemon_give_up(MeshsyncdDaemon *self, const gchar *message)
 {
 	g_printerr("meshsync: %s\n", message);
+	meshsyncd_notify_failed(self->notify, message);
 	self->status = EXIT_FAILURE;
 	g_main_loop_quit(self->loop);
 }
@@ -176,6 +180,7 @@ meshsyncd_daemon_name_lost_cb(MeshsyncdDBusService *service,
                               MeshsyncdDaemon *self)
 {
 	g_printerr("meshsync: %s\n", reason);
+	meshsyncd_notify_failed(self->notify, reason);
 	self->status = EXIT_FAILURE;
 	g_main_loop_quit(self->loop);
 }
@@ -361,6 +366,8 @@ meshsyncd_daemon_run(const MeshsyncdDaemonOptions *options)
 	self.stop_after_sync = options->stop_after_sync;
 	self.one_shot = options->stop_after_sync || options->stop_after_ns >= 0;
 	self.loop = g_main_loop_new(NULL, FALSE);
+	/* before anything can take long: the watchdog pings while the broker is waited for */
+	self.notify = meshsyncd_notify_new();
 	g_unix_signal_add(SIGINT, meshsyncd_daemon_signal_cb, &self);
 	g_unix_signal_add(SIGTERM, meshsyncd_daemon_signal_cb, &self);
 
@@ -372,6 +379,7 @@ meshsyncd_daemon_run(const MeshsyncdDaemonOptions *options)
 	                 &self);
 	g_signal_connect(self.service, "notify::ready", G_CALLBACK(meshsyncd_daemon_ready_cb),
 	                 &self);
+	meshsyncd_notify_watch_service(self.notify, self.service);
 
 	self.start_cancel = g_cancellable_new();
 	meshsync_service_start_async(self.service, self.start_cancel, meshsyncd_daemon_started_cb,
@@ -380,10 +388,14 @@ meshsyncd_daemon_run(const MeshsyncdDaemonOptions *options)
 		g_main_loop_run(self.loop);
 	g_clear_object(&self.start_cancel);
 	if (self.start_error != NULL) {
-		if (g_error_matches(self.start_error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+		if (g_error_matches(self.start_error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
+			meshsyncd_notify_stopping(self.notify);
 			return EXIT_SUCCESS;
+		}
+		meshsyncd_notify_failed(self.notify, self.start_error->message);
 		return meshsyncd_daemon_fail(self.start_error->message);
 	}
+	meshsyncd_notify_started(self.notify);
 
 	if (options->dbus_bus != G_BUS_TYPE_NONE) {
 		self.dbus = meshsyncd_dbus_service_new(
@@ -403,6 +415,7 @@ meshsyncd_daemon_run(const MeshsyncdDaemonOptions *options)
 	if (!self.stopping)
 		g_main_loop_run(self.loop);
 
+	meshsyncd_notify_stopping(self.notify);
 	meshsync_service_stop_async(self.service, NULL, meshsyncd_daemon_stopped_cb, &self);
 	while (!self.stop_done)
 		g_main_loop_run(self.loop);
