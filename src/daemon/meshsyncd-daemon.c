@@ -294,12 +294,14 @@ meshsyncd_daemon_new_service(const MeshsyncdDaemonOptions *options, GError **err
 		meshsync_service_set_watch_config(service, watch);
 	}
 	if (options->output_resources != NULL) {
-		g_auto(GStrv) resources = g_strsplit(options->output_resources, ",", -1);
+		g_auto(GStrv) resources =
+		        meshsync_watch_config_split_list(options->output_resources);
 
 		meshsync_service_set_output_resources(service, (const gchar *const *)resources);
 	}
 	if (options->output_namespaces != NULL) {
-		g_auto(GStrv) namespaces = g_strsplit(options->output_namespaces, ",", -1);
+		g_auto(GStrv) namespaces =
+		        meshsync_watch_config_split_list(options->output_namespaces);
 
 		meshsync_service_set_output_namespaces(service, (const gchar *const *)namespaces);
 	}

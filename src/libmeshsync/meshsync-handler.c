@@ -55,8 +55,8 @@ struct _MeshSyncHandler {
 
 	/* configuration, handed to the set-up chain at start */
 	MeshSyncWatchConfig *explicit_watch; /* (owned) (nullable) */
-	gchar *output_resources;             /* (owned) (nullable) */
-	gchar *output_namespaces;            /* (owned) (nullable) */
+	GStrv output_resources;              /* (owned) (nullable) */
+	GStrv output_namespaces;             /* (owned) (nullable) */
 	GStrv namespaces;                    /* (owned) (nullable): the watch scope */
 	guint resync_delay_ms;
 	guint retry_initial_ms; /* 0: the set-up chain's own */
@@ -281,8 +281,8 @@ meshsync_handler_finalize(GObject *object)
 	g_clear_object(&self->writer);
 	g_clear_object(&self->explicit_watch);
 	g_clear_object(&self->client);
-	g_free(self->output_resources);
-	g_free(self->output_namespaces);
+	g_strfreev(self->output_resources);
+	g_strfreev(self->output_namespaces);
 	g_strfreev(self->namespaces);
 	G_OBJECT_CLASS(meshsync_handler_parent_class)->finalize(object);
 }
@@ -532,39 +532,41 @@ meshsync_handler_get_watch_config(MeshSyncHandler *self)
 /**
  * meshsync_handler_set_output_resources:
  * @self: a #MeshSyncHandler
- * @list: (nullable): comma-separated resource names, as `-outputResources` takes them
+ * @resources: (array zero-terminated=1) (nullable): resource names, the elements of
+ *   `-outputResources` (`pod`, `deployment`, ...)
  *
  * Limits the informers to these resources; see
  * [method@MeshSync.WatchConfig.set_output_resources]. Call it before
  * [method@MeshSync.Handler.start].
  */
 void
-meshsync_handler_set_output_resources(MeshSyncHandler *self, const gchar *list)
+meshsync_handler_set_output_resources(MeshSyncHandler *self, const gchar *const *resources)
 {
 	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
 	g_return_if_fail(!self->started);
 
-	g_free(self->output_resources);
-	self->output_resources = g_strdup(list);
+	g_strfreev(self->output_resources);
+	self->output_resources = g_strdupv((gchar **)resources);
 }
 
 /**
  * meshsync_handler_set_output_namespaces:
  * @self: a #MeshSyncHandler
- * @list: (nullable): comma-separated namespaces, as `-outputNamespaces` takes them
+ * @namespaces: (array zero-terminated=1) (nullable): namespaces, the elements of
+ *   `-outputNamespaces`
  *
  * Limits the events to these namespaces; see
  * [method@MeshSync.WatchConfig.set_output_namespaces]. Call it before
  * [method@MeshSync.Handler.start].
  */
 void
-meshsync_handler_set_output_namespaces(MeshSyncHandler *self, const gchar *list)
+meshsync_handler_set_output_namespaces(MeshSyncHandler *self, const gchar *const *namespaces)
 {
 	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
 	g_return_if_fail(!self->started);
 
-	g_free(self->output_namespaces);
-	self->output_namespaces = g_strdup(list);
+	g_strfreev(self->output_namespaces);
+	self->output_namespaces = g_strdupv((gchar **)namespaces);
 }
 
 /**
@@ -632,8 +634,8 @@ meshsync_handler_start(MeshSyncHandler *self, GError **error)
 	self->started = TRUE;
 	self->setup = msd_run_setup_new(self->client, meshsync_handler_event_cb, self);
 	msd_run_setup_set_watch_config(self->setup, self->explicit_watch);
-	msd_run_setup_set_output_filters(self->setup, self->output_resources,
-	                                 self->output_namespaces);
+	msd_run_setup_set_output_filters(self->setup, (const gchar *const *)self->output_resources,
+	                                 (const gchar *const *)self->output_namespaces);
 	msd_run_setup_set_resync_delay(self->setup, self->resync_delay_ms);
 	msd_run_setup_set_namespaces(self->setup, (const gchar *const *)self->namespaces);
 	if (self->retry_initial_ms != 0)

@@ -30,9 +30,9 @@ void meshsync_handler_set_watch_config(MeshSyncHandler *self, MeshSyncWatchConfi
 MESHSYNC_AVAILABLE_IN_ALL
 MeshSyncWatchConfig *meshsync_handler_get_watch_config(MeshSyncHandler *self);
 MESHSYNC_AVAILABLE_IN_ALL
-void meshsync_handler_set_output_resources(MeshSyncHandler *self, const gchar *list);
+void meshsync_handler_set_output_resources(MeshSyncHandler *self, const gchar *const *resources);
 MESHSYNC_AVAILABLE_IN_ALL
-void meshsync_handler_set_output_namespaces(MeshSyncHandler *self, const gchar *list);
+void meshsync_handler_set_output_namespaces(MeshSyncHandler *self, const gchar *const *namespaces);
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_handler_set_namespaces(MeshSyncHandler *self, const gchar *const *namespaces);
 MESHSYNC_AVAILABLE_IN_ALL

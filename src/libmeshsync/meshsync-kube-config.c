@@ -301,8 +301,9 @@ meshsync_kube_config_new_from_file(const gchar *path, const gchar *context, GErr
 
 /**
  * meshsync_kube_config_new_from_data:
- * @data: kubeconfig text (YAML or JSON)
- * @length: the length of @data in bytes, or -1 if it is nul-terminated
+ * @data: (array length=length) (element-type guint8): kubeconfig text (YAML or JSON)
+ * @length: the length of @data in bytes, or -1 if it is nul-terminated (bindings pass it
+ *   for you: `KubeConfig.new_from_data(text.encode(), None)` in Python)
  * @context: (nullable): the context to use instead of `current-context`
  * @error: return location for a #GError
  *

@@ -74,8 +74,8 @@ struct _MeshSyncService {
 	/* configuration */
 	MeshSyncKubeConfig *config; /* (owned) */
 	MeshSyncWatchConfig *watch; /* (owned) (nullable) */
-	gchar *output_resources;    /* (owned) (nullable): comma-separated */
-	gchar *output_namespaces;   /* (owned) (nullable): comma-separated */
+	GStrv output_resources;     /* (owned) (nullable) */
+	GStrv output_namespaces;    /* (owned) (nullable) */
 	GStrv namespaces;           /* (owned) (nullable): the watch scope */
 	gboolean file_output;
 	gchar *output_file; /* (owned) (nullable): NULL picks upstream's default name */
@@ -284,8 +284,10 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 	self->handler = meshsync_handler_new(self->config, self->writer);
 	if (self->watch != NULL)
 		meshsync_handler_set_watch_config(self->handler, self->watch);
-	meshsync_handler_set_output_resources(self->handler, self->output_resources);
-	meshsync_handler_set_output_namespaces(self->handler, self->output_namespaces);
+	meshsync_handler_set_output_resources(self->handler,
+	                                      (const gchar *const *)self->output_resources);
+	meshsync_handler_set_output_namespaces(self->handler,
+	                                       (const gchar *const *)self->output_namespaces);
 	meshsync_handler_set_namespaces(self->handler, (const gchar *const *)self->namespaces);
 	if (self->metrics != NULL)
 		msd_engine_metrics_bind_handler(self->metrics, self->handler);
@@ -639,8 +641,8 @@ meshsync_service_finalize(GObject *object)
 
 	g_clear_object(&self->config);
 	g_clear_object(&self->watch);
-	g_free(self->output_resources);
-	g_free(self->output_namespaces);
+	g_strfreev(self->output_resources);
+	g_strfreev(self->output_namespaces);
 	g_strfreev(self->namespaces);
 	g_free(self->output_file);
 	g_free(self->health_address);
@@ -816,12 +818,6 @@ meshsync_service_set_watch_config(MeshSyncService *self, MeshSyncWatchConfig *wa
 	g_set_object(&self->watch, watch_config);
 }
 
-static gchar *
-meshsync_service_join(const gchar *const *names)
-{
-	return names != NULL && names[0] != NULL ? g_strjoinv(",", (gchar **)names) : NULL;
-}
-
 /**
  * meshsync_service_set_output_resources:
  * @self: a #MeshSyncService
@@ -835,8 +831,8 @@ void
 meshsync_service_set_output_resources(MeshSyncService *self, const gchar *const *resources)
 {
 	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
-	g_free(self->output_resources);
-	self->output_resources = meshsync_service_join(resources);
+	g_strfreev(self->output_resources);
+	self->output_resources = g_strdupv((gchar **)resources);
 }
 
 /**
@@ -852,8 +848,8 @@ void
 meshsync_service_set_output_namespaces(MeshSyncService *self, const gchar *const *namespaces)
 {
 	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
-	g_free(self->output_namespaces);
-	self->output_namespaces = meshsync_service_join(namespaces);
+	g_strfreev(self->output_namespaces);
+	self->output_namespaces = g_strdupv((gchar **)namespaces);
 }
 
 /**

@@ -742,22 +742,16 @@ meshsync_watch_config_remove_crd(MeshSyncWatchConfig *self, const gchar *name)
 	return TRUE;
 }
 
-/* Upstream's list flags: the whole string is trimmed, then split on commas; elements are not
- * trimmed and empty elements are kept. */
+/* Elements are taken as they are (upstream does not trim them once it has split its flag),
+ * and an empty element is kept: it stands for the cluster scope. */
 static GHashTable *
-meshsync_watch_split_list(const gchar *list, gboolean with_plurals)
+meshsync_watch_list_set(const gchar *const *items, gboolean with_plurals)
 {
-	g_autofree gchar *trimmed = NULL;
-	g_auto(GStrv) items = NULL;
 	GHashTable *set;
 
-	if (list == NULL)
-		return NULL;
-	trimmed = g_strstrip(g_strdup(list));
-	if (*trimmed == '\0')
+	if (items == NULL || items[0] == NULL)
 		return NULL;
 	set = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-	items = g_strsplit(trimmed, ",", -1);
 	for (guint i = 0; items[i] != NULL; i++) {
 		if (with_plurals) {
 			gchar *lower = g_ascii_strdown(items[i], -1);
@@ -774,37 +768,63 @@ meshsync_watch_split_list(const gchar *list, gboolean with_plurals)
 /**
  * meshsync_watch_config_set_output_resources:
  * @self: a #MeshSyncWatchConfig
- * @list: (nullable): a comma-separated list of resource names, as `-outputResources` takes
+ * @resources: (array zero-terminated=1) (nullable): resource names, the elements of
+ *   `-outputResources` (`pod`, `deployment`, ...)
  *
  * Restricts the informers to the named resources. Each element is lower-cased and matched
  * together with its plural (`pod` also allows `pods`) against the first part of a watched
- * name. %NULL or an empty list lifts the restriction.
+ * name. %NULL or an empty array lifts the restriction.
  */
 void
-meshsync_watch_config_set_output_resources(MeshSyncWatchConfig *self, const gchar *list)
+meshsync_watch_config_set_output_resources(MeshSyncWatchConfig *self, const gchar *const *resources)
 {
 	g_return_if_fail(MESHSYNC_IS_WATCH_CONFIG(self));
 
 	g_clear_pointer(&self->resources, g_hash_table_unref);
-	self->resources = meshsync_watch_split_list(list, TRUE);
+	self->resources = meshsync_watch_list_set(resources, TRUE);
 }
 
 /**
  * meshsync_watch_config_set_output_namespaces:
  * @self: a #MeshSyncWatchConfig
- * @list: (nullable): a comma-separated list of namespaces, as `-outputNamespaces` takes
+ * @namespaces: (array zero-terminated=1) (nullable): namespaces, the elements of
+ *   `-outputNamespaces`
  *
  * Restricts the published events to objects in the named namespaces. Cluster-scoped objects
- * have the empty namespace, so they pass only if the list has an empty element (a trailing
- * comma), as upstream. %NULL or an empty list lifts the restriction.
+ * have the empty namespace, so they pass only if an element is empty (upstream's trailing
+ * comma). Elements are matched as they are. %NULL or an empty array lifts the restriction.
  */
 void
-meshsync_watch_config_set_output_namespaces(MeshSyncWatchConfig *self, const gchar *list)
+meshsync_watch_config_set_output_namespaces(MeshSyncWatchConfig *self,
+                                            const gchar *const *namespaces)
 {
 	g_return_if_fail(MESHSYNC_IS_WATCH_CONFIG(self));
 
 	g_clear_pointer(&self->namespaces, g_hash_table_unref);
-	self->namespaces = meshsync_watch_split_list(list, FALSE);
+	self->namespaces = meshsync_watch_list_set(namespaces, FALSE);
+}
+
+/**
+ * meshsync_watch_config_split_list:
+ * @list: (nullable): a list flag's value, such as `-outputNamespaces`'s
+ *
+ * Splits a list as upstream's flags do: the whole value is trimmed, then split on commas;
+ * the elements are not trimmed and empty ones are kept (`"a,"` is `a` and the cluster
+ * scope).
+ *
+ * Returns: (transfer full) (nullable): the elements, or %NULL for an empty list
+ */
+gchar **
+meshsync_watch_config_split_list(const gchar *list)
+{
+	g_autofree gchar *trimmed = NULL;
+
+	if (list == NULL)
+		return NULL;
+	trimmed = g_strstrip(g_strdup(list));
+	if (*trimmed == '\0')
+		return NULL;
+	return g_strsplit(trimmed, ",", -1);
 }
 
 /**

@@ -57,9 +57,13 @@ MESHSYNC_AVAILABLE_IN_ALL
 gboolean meshsync_watch_config_remove_crd(MeshSyncWatchConfig *self, const gchar *name);
 
 MESHSYNC_AVAILABLE_IN_ALL
-void meshsync_watch_config_set_output_resources(MeshSyncWatchConfig *self, const gchar *list);
+void meshsync_watch_config_set_output_resources(MeshSyncWatchConfig *self,
+                                                const gchar *const *resources);
 MESHSYNC_AVAILABLE_IN_ALL
-void meshsync_watch_config_set_output_namespaces(MeshSyncWatchConfig *self, const gchar *list);
+void meshsync_watch_config_set_output_namespaces(MeshSyncWatchConfig *self,
+                                                 const gchar *const *namespaces);
+MESHSYNC_AVAILABLE_IN_ALL
+gchar **meshsync_watch_config_split_list(const gchar *list);
 MESHSYNC_AVAILABLE_IN_ALL
 gboolean meshsync_watch_config_accepts_resource(MeshSyncWatchConfig *self, const gchar *name);
 MESHSYNC_AVAILABLE_IN_ALL

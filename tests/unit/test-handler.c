@@ -68,7 +68,7 @@ new_handler(Fixture *fx, MeshSyncKubeConfig *config)
 {
 	MeshSyncHandler *handler = meshsync_handler_new(config, MESHSYNC_WRITER(fx->writer));
 
-	meshsync_handler_set_output_resources(handler, "pod");
+	meshsync_handler_set_output_resources(handler, (const gchar *const[]){"pod", NULL});
 	meshsync_handler_set_resync_delay(handler, 10);
 	meshsync_handler_set_retry_delays(handler, 10, 40);
 	g_signal_connect(handler, "run-failed", G_CALLBACK(on_run_failed), fx);

@@ -335,11 +335,16 @@ static void
 test_watch_config_output_filters(void)
 {
 	g_autoptr(MeshSyncWatchConfig) config = meshsync_watch_config_new_default();
+	g_auto(GStrv) resources = NULL;
+	g_auto(GStrv) namespaces = NULL;
+	const gchar *const only_a[] = {"a", NULL};
+	const gchar *const none[] = {NULL};
 
 	g_assert_true(meshsync_watch_config_accepts_resource(config, "pods.v1."));
 	g_assert_true(meshsync_watch_config_accepts_namespace(config, NULL));
 
-	meshsync_watch_config_set_output_resources(config, "  Pod,replicaset,ingress  ");
+	resources = meshsync_watch_config_split_list("  Pod,replicaset,ingress  ");
+	meshsync_watch_config_set_output_resources(config, (const gchar *const *)resources);
 	g_assert_true(meshsync_watch_config_accepts_resource(config, "pods.v1."));
 	g_assert_true(meshsync_watch_config_accepts_resource(config, "replicasets.v1.apps"));
 	g_assert_true(
@@ -348,14 +353,19 @@ test_watch_config_output_filters(void)
 
 	/* Elements are not trimmed: " b" does not match "b"; a trailing comma admits the
 	 * cluster scope. */
-	meshsync_watch_config_set_output_namespaces(config, "a, b,");
+	namespaces = meshsync_watch_config_split_list("a, b,");
+	meshsync_watch_config_set_output_namespaces(config, (const gchar *const *)namespaces);
 	g_assert_true(meshsync_watch_config_accepts_namespace(config, "a"));
 	g_assert_false(meshsync_watch_config_accepts_namespace(config, "b"));
 	g_assert_true(meshsync_watch_config_accepts_namespace(config, " b"));
 	g_assert_true(meshsync_watch_config_accepts_namespace(config, NULL));
-	meshsync_watch_config_set_output_namespaces(config, "a");
+	meshsync_watch_config_set_output_namespaces(config, only_a);
 	g_assert_false(meshsync_watch_config_accepts_namespace(config, NULL));
-	meshsync_watch_config_set_output_namespaces(config, "   ");
+	/* an empty flag is no list at all */
+	g_assert_null(meshsync_watch_config_split_list("   "));
+	meshsync_watch_config_set_output_namespaces(config, NULL);
+	g_assert_true(meshsync_watch_config_accepts_namespace(config, "anything"));
+	meshsync_watch_config_set_output_namespaces(config, none);
 	g_assert_true(meshsync_watch_config_accepts_namespace(config, "anything"));
 }
 

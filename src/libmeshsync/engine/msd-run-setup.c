@@ -37,8 +37,8 @@ struct _MsdRunSetup {
 
 	/* configuration */
 	MeshSyncWatchConfig *explicit_watch; /* (owned) (nullable): set by the program */
-	gchar *output_resources;             /* (owned) (nullable) */
-	gchar *output_namespaces;            /* (owned) (nullable) */
+	GStrv output_resources;              /* (owned) (nullable) */
+	GStrv output_namespaces;             /* (owned) (nullable) */
 	GStrv namespaces;                    /* (owned) (nullable): the watch scope */
 	guint resync_delay_ms;
 	guint retry_min_ms;
@@ -536,8 +536,10 @@ msd_run_setup_configured(MsdRunSetup *self)
 {
 	if (!self->configured) {
 		self->configured = TRUE;
-		meshsync_watch_config_set_output_resources(self->watch, self->output_resources);
-		meshsync_watch_config_set_output_namespaces(self->watch, self->output_namespaces);
+		meshsync_watch_config_set_output_resources(
+		        self->watch, (const gchar *const *)self->output_resources);
+		meshsync_watch_config_set_output_namespaces(
+		        self->watch, (const gchar *const *)self->output_namespaces);
 	}
 	if (self->crd_follower != NULL && !msd_crd_follower_get_synced(self->crd_follower)) {
 		self->waiting_for_crds = TRUE;
@@ -715,8 +717,8 @@ msd_run_setup_finalize(GObject *object)
 	g_clear_object(&self->client);
 	g_clear_object(&self->explicit_watch);
 	g_clear_object(&self->watch);
-	g_free(self->output_resources);
-	g_free(self->output_namespaces);
+	g_strfreev(self->output_resources);
+	g_strfreev(self->output_namespaces);
 	g_strfreev(self->namespaces);
 	g_free(self->cluster_id);
 	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
@@ -784,15 +786,17 @@ msd_run_setup_set_watch_config(MsdRunSetup *self, MeshSyncWatchConfig *watch)
 }
 
 void
-msd_run_setup_set_output_filters(MsdRunSetup *self, const gchar *resources, const gchar *namespaces)
+msd_run_setup_set_output_filters(MsdRunSetup *self,
+                                 const gchar *const *resources,
+                                 const gchar *const *namespaces)
 {
 	g_return_if_fail(MSD_IS_RUN_SETUP(self));
 	g_return_if_fail(!self->started);
 
-	g_free(self->output_resources);
-	self->output_resources = g_strdup(resources);
-	g_free(self->output_namespaces);
-	self->output_namespaces = g_strdup(namespaces);
+	g_strfreev(self->output_resources);
+	self->output_resources = g_strdupv((gchar **)resources);
+	g_strfreev(self->output_namespaces);
+	self->output_namespaces = g_strdupv((gchar **)namespaces);
 }
 
 void

@@ -44,8 +44,8 @@ msd_run_setup_new(MsdKubeClient *client, MsdInformerEventFunc event_func, gpoint
 void msd_run_setup_set_watch_config(MsdRunSetup *self, MeshSyncWatchConfig *watch);
 /* Comma-separated, as meshsync_watch_config_set_output_resources() and _namespaces() take them. */
 void msd_run_setup_set_output_filters(MsdRunSetup *self,
-                                      const gchar *resources,
-                                      const gchar *namespaces);
+                                      const gchar *const *resources,
+                                      const gchar *const *namespaces);
 void msd_run_setup_set_resync_delay(MsdRunSetup *self, guint milliseconds);
 void msd_run_setup_set_namespaces(MsdRunSetup *self, const gchar *const *namespaces);
 void msd_run_setup_set_retry_delays(MsdRunSetup *self, guint initial_ms, guint max_ms);
