@@ -8,6 +8,7 @@
 #include <nats/nats.h>
 
 #include "meshsync-broker.h"
+#include "broker/msd-replay-window.h"
 
 G_BEGIN_DECLS
 
@@ -51,11 +52,12 @@ gboolean meshsync_broker_publish_unchecked(MeshSyncBroker *self,
 
 /* Publishes a resource event through the replay window: kept until the broker confirmed it,
  * sent again after a reconnection. Checked like meshsync_broker_publish_unchecked(); fails
- * only before the first connect and after close. */
+ * only before the first connect and after close. The message is the @n_parts pieces one
+ * after the other, copied once, into the window. */
 gboolean meshsync_broker_publish_event(MeshSyncBroker *self,
                                        const gchar *subject,
-                                       gconstpointer data,
-                                       gsize length,
+                                       const MsdReplayPart *parts,
+                                       guint n_parts,
                                        GError **error);
 gboolean meshsync_broker_drain_output(MeshSyncBroker *self, guint timeout_ms, GError **error);
 

@@ -38,8 +38,6 @@
 /* The envelope around the wire bytes, as Go's encoding/json writes meshkit's broker.Message. */
 #define ENVELOPE_HEAD "{\"ObjectType\":\"meshsync-data\",\"EventType\":\""
 #define ENVELOPE_MID  "\",\"Request\":null,\"Object\":"
-/* An envelope buffer that grew past this for one huge object is not kept for the next. */
-#define ENVELOPE_KEEP_MAX (1024 * 1024)
 
 struct _MeshSyncBrokerWriter {
 	GObject parent_instance;
@@ -47,7 +45,6 @@ struct _MeshSyncBrokerWriter {
 	MeshSyncBroker *broker; /* (owned) */
 	gchar *subject;
 	gboolean subject_valid; /* checked once: the subject never changes */
-	GString *envelope;      /* (owned): reused for every publish */
 	gboolean content_dedup;
 	GHashTable *published; /* (owned): uid -> SHA-256 of the last published object */
 	gulong writable_handler;
@@ -77,15 +74,6 @@ msd_broker_writer_digest(const gchar *json, gsize len)
 	return g_bytes_new(digest, digest_len);
 }
 
-static void
-meshsync_broker_writer_trim_envelope(MeshSyncBrokerWriter *self)
-{
-	if (self->envelope->allocated_len <= ENVELOPE_KEEP_MAX)
-		return;
-	g_string_free(self->envelope, TRUE);
-	self->envelope = g_string_sized_new(16 * 1024);
-}
-
 static gboolean
 meshsync_broker_writer_write(MeshSyncWriter *writer,
                              MeshSyncResource *resource,
@@ -101,7 +89,9 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 	gsize json_len = 0;
 	gboolean tracked;
 	gint64 max_payload;
-	GString *envelope = self->envelope;
+	const gchar *type;
+	MsdReplayPart parts[5];
+	gsize envelope_len = 0;
 
 	if (self->closed) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
@@ -128,18 +118,21 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 			return TRUE;
 	}
 
-	/* One buffer, reused: the envelope costs one copy of the object and no allocation. */
-	g_string_truncate(envelope, 0);
-	g_string_append_len(envelope, ENVELOPE_HEAD, sizeof(ENVELOPE_HEAD) - 1);
-	g_string_append(envelope, meshsync_event_type_to_string(event_type));
-	g_string_append_len(envelope, ENVELOPE_MID, sizeof(ENVELOPE_MID) - 1);
-	g_string_append_len(envelope, json, (gssize)json_len);
-	g_string_append_c(envelope, '}');
+	/* The envelope is put together where the broker keeps it until confirmed: the object
+	 * is copied once on its way to nats.c's buffer. */
+	type = meshsync_event_type_to_string(event_type);
+	parts[0] = (MsdReplayPart){ENVELOPE_HEAD, sizeof(ENVELOPE_HEAD) - 1};
+	parts[1] = (MsdReplayPart){type, strlen(type)};
+	parts[2] = (MsdReplayPart){ENVELOPE_MID, sizeof(ENVELOPE_MID) - 1};
+	parts[3] = (MsdReplayPart){json, json_len};
+	parts[4] = (MsdReplayPart){"}", 1};
+	for (guint i = 0; i < G_N_ELEMENTS(parts); i++)
+		envelope_len += parts[i].len;
 
 	if (tracked && event_type == MESHSYNC_EVENT_TYPE_DELETED)
 		g_hash_table_remove(self->published, uid);
 	max_payload = meshsync_broker_get_max_payload(self->broker);
-	if (max_payload > 0 && (gint64)envelope->len > max_payload) {
+	if (max_payload > 0 && (gint64)envelope_len > max_payload) {
 		self->n_oversize++;
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		            "%s %s/%s is %" G_GSIZE_FORMAT
@@ -149,19 +142,16 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 		            meshsync_resource_get_namespace(resource) != NULL
 		                    ? meshsync_resource_get_namespace(resource)
 		                    : "",
-		            meshsync_resource_get_name(resource), envelope->len, self->subject,
+		            meshsync_resource_get_name(resource), envelope_len, self->subject,
 		            meshsync_broker_get_url(self->broker), max_payload);
-		meshsync_broker_writer_trim_envelope(self);
 		return FALSE;
 	}
-	if (!meshsync_broker_publish_event(self->broker, self->subject, envelope->str,
-	                                   envelope->len, &local_error)) {
+	if (!meshsync_broker_publish_event(self->broker, self->subject, parts, G_N_ELEMENTS(parts),
+	                                   &local_error)) {
 		self->n_errors++;
-		meshsync_broker_writer_trim_envelope(self);
 		g_propagate_error(error, g_steal_pointer(&local_error));
 		return FALSE;
 	}
-	meshsync_broker_writer_trim_envelope(self);
 	self->n_published++;
 	if (digest != NULL)
 		g_hash_table_insert(self->published, g_strdup(uid), g_steal_pointer(&digest));
@@ -224,7 +214,6 @@ meshsync_broker_writer_finalize(GObject *object)
 	g_clear_signal_handler(&self->writable_handler, self->broker);
 	g_clear_object(&self->broker);
 	g_free(self->subject);
-	g_string_free(self->envelope, TRUE);
 	g_hash_table_unref(self->published);
 	G_OBJECT_CLASS(meshsync_broker_writer_parent_class)->finalize(object);
 }
@@ -240,7 +229,6 @@ meshsync_broker_writer_init(MeshSyncBrokerWriter *self)
 {
 	self->published = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
 	                                        (GDestroyNotify)g_bytes_unref);
-	self->envelope = g_string_sized_new(16 * 1024);
 }
 
 /**

@@ -1329,8 +1329,11 @@ meshsync_broker_publish_unchecked(
 }
 
 gboolean
-meshsync_broker_publish_event(
-        MeshSyncBroker *self, const gchar *subject, gconstpointer data, gsize len, GError **error)
+meshsync_broker_publish_event(MeshSyncBroker *self,
+                              const gchar *subject,
+                              const MsdReplayPart *parts,
+                              guint n_parts,
+                              GError **error)
 {
 	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
@@ -1339,7 +1342,7 @@ meshsync_broker_publish_event(
 		return FALSE;
 	}
 	/* Sent now if the connection is up and has room, later otherwise; kept until confirmed. */
-	msd_replay_publish(self->replay, subject, data, len);
+	msd_replay_publish(self->replay, subject, parts, n_parts);
 	return TRUE;
 }
 

@@ -11,7 +11,8 @@
  * Checked: whatever the writer appends parses with libyaml's own parser as a well-formed
  * stream; for an object (every resource is one) its first document is a mapping whose keys are
  * exactly the object's top-level keys; the "---" after it is followed by nothing but an empty
- * document.
+ * document; and it is byte for byte what libyaml's emitter writes of the same JSON
+ * (msd_snapshot_yaml_append_reference()), which the block writer reproduces.
  */
 
 #include "config.h"
@@ -99,10 +100,16 @@ static void
 write_and_check(const gchar *json, gsize length)
 {
 	g_autoptr(GString) out = g_string_new(NULL);
+	g_autoptr(GString) reference = g_string_new(NULL);
 	g_autoptr(GHashTable) keys = NULL;
 	g_autoptr(GError) error = NULL;
+	g_autoptr(GError) reference_error = NULL;
+	gboolean ok = msd_snapshot_yaml_append(out, json, length, &error);
 
-	if (!msd_snapshot_yaml_append(out, json, length, &error)) {
+	FUZZ_CHECK(msd_snapshot_yaml_append_reference(reference, json, length, &reference_error) ==
+	           ok);
+	FUZZ_CHECK(g_string_equal(out, reference));
+	if (!ok) {
 		FUZZ_CHECK(error != NULL && error->domain == MESHSYNC_ERROR);
 		FUZZ_CHECK(out->len == 0);
 		return;

@@ -320,6 +320,170 @@ test_snapshot_yaml_from_fields_random(void)
 	}
 }
 
+/* The block writer against libyaml's emitter, on the same JSON. */
+static void
+check_same_as_libyaml(const gchar *json, gsize len)
+{
+	g_autoptr(GString) block = g_string_new("earlier\n---\n");
+	g_autoptr(GString) reference = g_string_new("earlier\n---\n");
+	g_autoptr(GError) block_error = NULL;
+	g_autoptr(GError) reference_error = NULL;
+	gboolean block_ok = msd_snapshot_yaml_append(block, json, len, &block_error);
+	gboolean reference_ok =
+	        msd_snapshot_yaml_append_reference(reference, json, len, &reference_error);
+
+	g_assert_cmpint(block_ok, ==, reference_ok);
+	if (!block_ok)
+		g_assert_cmpstr(block_error->message, ==, reference_error->message);
+	assert_same_text("block writer", block, reference);
+}
+
+/* A string drawn from what decides a scalar's style and folding. */
+static void
+append_random_string(GRand *rand, GString *json)
+{
+	static const gchar *const pieces[] = {
+	        " ",      "  ",         "\\n",
+	        "\\n\\n", ":",          ": ",
+	        "#",      " #",         "-",
+	        "- ",     "?",          "? ",
+	        "'",      "\\\"",       "\\\\",
+	        "|",      ">",          "{",
+	        "}",      "[",          "]",
+	        ",",      "&",          "*",
+	        "!",      "%",          "@",
+	        "`",      "---",        "...",
+	        "a",      "word",       "1",
+	        "0x1F",   "yes",        "null",
+	        "~",      "2025-05-01", "caf\\u00e9",
+	        "\\t",    "\\u0001",    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+	};
+	guint n = (guint)g_rand_int_range(rand, 0, g_rand_boolean(rand) ? 6 : 90);
+
+	g_string_append_c(json, '"');
+	for (guint i = 0; i < n; i++) {
+		/* mostly letters, so that lines grow past the width between the pieces */
+		if (g_rand_int_range(rand, 0, 3) == 0)
+			g_string_append(json,
+			                pieces[g_rand_int_range(rand, 0, G_N_ELEMENTS(pieces))]);
+		else
+			g_string_append_c(json, (gchar)g_rand_int_range(rand, 'a', 'z' + 1));
+	}
+	g_string_append_c(json, '"');
+}
+
+static void
+append_random_value(GRand *rand, GString *json, guint depth)
+{
+	gint pick = g_rand_int_range(rand, 0, depth > 4 ? 3 : 7);
+
+	switch (pick) {
+	case 0:
+	case 1:
+		append_random_string(rand, json);
+		break;
+	case 2:
+		g_string_append(json, g_rand_boolean(rand) ? "12" : "null");
+		break;
+	case 3:
+	case 4: {
+		guint n = (guint)g_rand_int_range(rand, 0, 5);
+
+		g_string_append_c(json, '{');
+		for (guint i = 0; i < n; i++) {
+			if (i > 0)
+				g_string_append_c(json, ',');
+			append_random_string(rand, json);
+			g_string_append_c(json, ':');
+			append_random_value(rand, json, depth + 1);
+		}
+		g_string_append_c(json, '}');
+		break;
+	}
+	default: {
+		guint n = (guint)g_rand_int_range(rand, 0, 4);
+
+		g_string_append_c(json, '[');
+		for (guint i = 0; i < n; i++) {
+			if (i > 0)
+				g_string_append_c(json, ',');
+			append_random_value(rand, json, depth + 1);
+		}
+		g_string_append_c(json, ']');
+		break;
+	}
+	}
+}
+
+static void
+test_snapshot_yaml_block_writer(void)
+{
+	static const gchar *const documents[] = {
+	        "{}",
+	        "[]",
+	        "{\"a\":{}}",
+	        "{\"a\":[]}",
+	        "[[],{},[1,[2,[3]]]]",
+	        "\"root\"",
+	        "12",
+	        "{\"k\":\"x\\n\\n\"}",
+	        "{\"k\":\"\\n\"}",
+	        "{\"k\":\" lead\\nx\"}",
+	        "{\"k\":\"trail \\nx\"}",
+	        "{\"k\":\"a\\n b\"}",
+	        "{\"k\":\"\\tx\"}",
+	        "{\"caf\\u00e9\":\"th\\u00e9\"}",
+	        "{\"a\\nb\":1}",
+	        "{\"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"
+	        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk\":1}",
+	        "{\"a\":[{\"b\":[{\"c\":\"d\"}],\"e\":[[\"f\"]]}]}",
+	};
+	g_autoptr(GRand) rand = g_rand_new_with_seed(test_random_seed(20261202));
+	guint rounds = g_test_thorough() ? 50000 : 4000;
+	g_autofree gchar *dir = g_test_build_filename(G_TEST_DIST, "data", "model", NULL);
+	g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+	const gchar *name;
+
+	for (guint i = 0; i < G_N_ELEMENTS(documents); i++)
+		check_same_as_libyaml(documents[i], strlen(documents[i]));
+
+	/* the wire JSON of the fixtures, as the snapshot writes it */
+	g_assert_nonnull(d);
+	while ((name = g_dir_read_name(d)) != NULL) {
+		g_autofree gchar *path = NULL;
+		g_autofree gchar *json = NULL;
+		g_autoptr(MeshSyncResource) resource = NULL;
+		g_autofree gchar *wire = NULL;
+		gsize len = 0;
+
+		if (!g_str_has_suffix(name, ".json") || g_str_has_suffix(name, ".expected.json"))
+			continue;
+		path = g_build_filename(dir, name, NULL);
+		g_assert_true(g_file_get_contents(path, &json, &len, NULL));
+		check_same_as_libyaml(json, len);
+		resource = meshsync_resource_new_from_json(json, (gssize)len,
+		                                           MESHSYNC_EVENT_TYPE_ADDED, "c", NULL);
+		g_assert_nonnull(resource);
+		wire = meshsync_resource_to_json(resource);
+		check_same_as_libyaml(wire, strlen(wire));
+	}
+
+	for (guint i = 0; i < rounds; i++) {
+		g_autoptr(GString) json = g_string_new(NULL);
+		g_autofree gchar *object = test_random_object(rand);
+		g_autoptr(MeshSyncResource) resource = meshsync_resource_new_from_json(
+		        object, -1, MESHSYNC_EVENT_TYPE_ADDED, "c", NULL);
+
+		append_random_value(rand, json, 0);
+		check_same_as_libyaml(json->str, json->len);
+		if (resource != NULL) {
+			g_autofree gchar *wire = meshsync_resource_to_json(resource);
+
+			check_same_as_libyaml(wire, strlen(wire));
+		}
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -333,5 +497,6 @@ main(int argc, char **argv)
 	                test_snapshot_yaml_from_fields_fixtures);
 	g_test_add_func("/snapshot-yaml/from-fields/odd", test_snapshot_yaml_from_fields_odd);
 	g_test_add_func("/snapshot-yaml/from-fields/random", test_snapshot_yaml_from_fields_random);
+	g_test_add_func("/snapshot-yaml/block-writer", test_snapshot_yaml_block_writer);
 	return g_test_run();
 }

@@ -167,13 +167,28 @@ msd_replay_window_clear(MsdReplayWindow *self)
 guint64
 msd_replay_window_append(MsdReplayWindow *self, const gchar *subject, gconstpointer data, gsize len)
 {
+	MsdReplayPart part = {data, len};
+
+	return msd_replay_window_append_parts(self, subject, &part, 1);
+}
+
+guint64
+msd_replay_window_append_parts(MsdReplayWindow *self,
+                               const gchar *subject,
+                               const MsdReplayPart *parts,
+                               guint n_parts)
+{
 	gsize subject_len = strlen(subject);
-	gsize size = msd_replay_record_size(subject_len, len);
+	gsize len = 0;
+	gsize size;
 	MsdReplayChunk *tail = self->tail_chunk;
 	MsdReplayRecord *record;
 	guint8 *p;
 
+	for (guint i = 0; i < n_parts; i++)
+		len += parts[i].len;
 	g_return_val_if_fail(len <= G_MAXUINT32 && subject_len <= G_MAXUINT32, 0);
+	size = msd_replay_record_size(subject_len, len);
 
 	if (tail == NULL || msd_replay_chunk_capacity(tail) - tail->used < size) {
 		MsdReplayChunk *chunk = msd_replay_chunk_new(self, size);
@@ -190,7 +205,11 @@ msd_replay_window_append(MsdReplayWindow *self, const gchar *subject, gconstpoin
 	record->data_len = (guint32)len;
 	p += sizeof(MsdReplayRecord);
 	memcpy(p, subject, subject_len + 1);
-	memcpy(p + subject_len + 1, data, len);
+	p += subject_len + 1;
+	for (guint i = 0; i < n_parts; i++) {
+		memcpy(p, parts[i].data, parts[i].len);
+		p += parts[i].len;
+	}
 	tail->used += size;
 	self->bytes += subject_len + len;
 	self->unsent_bytes += subject_len + len;

@@ -20,10 +20,21 @@ typedef struct _MsdReplayWindow MsdReplayWindow;
 MsdReplayWindow *msd_replay_window_new(void);
 void msd_replay_window_free(MsdReplayWindow *self);
 
+/* One piece of a message's bytes. */
+typedef struct {
+	gconstpointer data;
+	gsize len;
+} MsdReplayPart;
+
 guint64 msd_replay_window_append(MsdReplayWindow *self,
                                  const gchar *subject,
                                  gconstpointer data,
                                  gsize len);
+/* One message made of @n_parts pieces, copied once, straight into the window. */
+guint64 msd_replay_window_append_parts(MsdReplayWindow *self,
+                                       const gchar *subject,
+                                       const MsdReplayPart *parts,
+                                       guint n_parts);
 
 gboolean msd_replay_window_peek_unsent(MsdReplayWindow *self,
                                        const gchar **subject,

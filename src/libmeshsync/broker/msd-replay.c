@@ -387,9 +387,9 @@ msd_replay_schedule_confirm(MsdReplay *self)
 }
 
 void
-msd_replay_publish(MsdReplay *self, const gchar *subject, gconstpointer data, gsize len)
+msd_replay_publish(MsdReplay *self, const gchar *subject, const MsdReplayPart *parts, guint n_parts)
 {
-	msd_replay_window_append(self->window, subject, data, len);
+	msd_replay_window_append_parts(self->window, subject, parts, n_parts);
 	msd_replay_pump(self);
 	msd_replay_update_full(self);
 }

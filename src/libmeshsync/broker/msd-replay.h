@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 
 #include "meshsync-broker.h"
+#include "broker/msd-replay-window.h"
 
 G_BEGIN_DECLS
 
@@ -27,7 +28,10 @@ void msd_replay_free(MsdReplay *self);
 void msd_replay_set_max_bytes(MsdReplay *self, gsize max_bytes);
 void msd_replay_set_confirm_policy(MsdReplay *self, guint interval_ms, guint every);
 
-void msd_replay_publish(MsdReplay *self, const gchar *subject, gconstpointer data, gsize len);
+void msd_replay_publish(MsdReplay *self,
+                        const gchar *subject,
+                        const MsdReplayPart *parts,
+                        guint n_parts);
 
 void msd_replay_connected(MsdReplay *self, guint64 reconnects);
 void msd_replay_disconnected(MsdReplay *self);

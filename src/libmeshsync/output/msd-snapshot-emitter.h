@@ -8,21 +8,30 @@
 #include <glib.h>
 #include <yaml.h>
 
+#include "output/msd-yaml-block-writer.h"
 #include "util/msd-json-tokens.h"
 
 G_BEGIN_DECLS
 
 /*
- * One snapshot document being emitted through libyaml, with go-yaml v2's choices of style
+ * One snapshot document being emitted, with go-yaml v2's choices of style
  * (msd-snapshot-yaml.h). Shared by the two producers of documents: JSON text
  * (msd_snapshot_yaml_append()) and a resource's model (msd-snapshot-resource.c).
+ *
+ * The document is written by the block writer (msd-yaml-block-writer.h), or, with
+ * @reference, through libyaml's emitter, whose output the block writer reproduces. When the
+ * block writer meets something it leaves to libyaml, a call returns FALSE with no error and
+ * sets unsupported: the producer then writes the document again with @reference.
  *
  * begin() starts the stream and the document, finish() ends them and appends the "---\n"
  * separator; clear() always runs and takes back a document that was not finished, so a
  * failed one never leaves half its text in @out. Every call returns FALSE with the error
- * given to begin() set.
+ * given to begin() set, or with unsupported set.
  */
 typedef struct {
+	gboolean reference;
+	gboolean unsupported;
+	MsdYamlBlockWriter block;
 	yaml_emitter_t emitter;
 	gboolean initialized;
 	gboolean finished;
@@ -33,7 +42,10 @@ typedef struct {
 	GArray *ucs4;     /* (owned) gunichar: the keys of the mapping being sorted */
 } MsdSnapshotEmitter;
 
-gboolean msd_snapshot_emitter_begin(MsdSnapshotEmitter *ctx, GString *out, GError **error);
+gboolean msd_snapshot_emitter_begin(MsdSnapshotEmitter *ctx,
+                                    GString *out,
+                                    gboolean reference,
+                                    GError **error);
 gboolean msd_snapshot_emitter_finish(MsdSnapshotEmitter *ctx);
 void msd_snapshot_emitter_clear(MsdSnapshotEmitter *ctx);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(MsdSnapshotEmitter, msd_snapshot_emitter_clear)

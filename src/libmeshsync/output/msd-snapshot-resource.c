@@ -15,6 +15,7 @@
 #include "model/msd-model.h"
 #include "output/msd-snapshot-emitter.h"
 #include "output/msd-snapshot-yaml.h"
+#include "util/msd-bytes16.h"
 #include "util/msd-json-string.h"
 #include "util/msd-json-tokens.h"
 #include "util/msd-utf8.h"
@@ -132,13 +133,35 @@ typedef struct {
 	GString *decoded; /* (owned): a wire-form field decoded */
 } Writer;
 
+/* The length of the run of ASCII bytes other than NUL that @p starts with, 16 at a time: the
+ * text of nearly every field. */
+static gsize
+ascii_prefix(const guchar *p, gsize len)
+{
+	gsize i = 0;
+
+	while (len - i >= 16) {
+		MsdBytes16 x;
+		guint lane;
+
+		memcpy(&x, p + i, sizeof(x));
+		lane = msd_bytes16_first_lane((MsdBytes16)((x == 0) | (x >= 0x80)));
+		i += lane;
+		if (lane < 16)
+			return i;
+	}
+	while (i < len && p[i] != 0 && p[i] < 0x80)
+		i++;
+	return i;
+}
+
 /* The text a decoder of the wire string would give: see the comment at the top. */
 static gboolean
 emit_text(Writer *w, const gchar *text, gsize len)
 {
 	const guchar *p = (const guchar *)text;
 	GString *scratch = w->e->scratch;
-	gsize end = 0;
+	gsize end = ascii_prefix(p, len);
 
 	/* valid UTF-8 (nearly always ASCII) up to the end or a NUL: the bytes are the text */
 	while (end < len && p[end] != 0) {
@@ -186,6 +209,25 @@ emit_span(Writer *w, MsdSpan span)
 	return emit_text(w, msd_model_str(w->m, span), span.len);
 }
 
+/* The first backslash at or after @i, or @n. */
+static gsize
+backslash_at(const gchar *p, gsize i, gsize n)
+{
+	while (n - i >= 16) {
+		MsdBytes16 x;
+		guint lane;
+
+		memcpy(&x, p + i, sizeof(x));
+		lane = msd_bytes16_first_lane((MsdBytes16)(x == '\\'));
+		i += lane;
+		if (lane < 16)
+			return i;
+	}
+	while (i < n && p[i] != '\\')
+		i++;
+	return i;
+}
+
 /* A field kept in its wire form (msd_model_field_is_wire()): the JSON string body decoded,
  * which the model wrote itself, so it is well formed. */
 static gboolean
@@ -196,30 +238,35 @@ emit_wire_span(Writer *w, MsdSpan span)
 	gsize i = 0;
 	GString *decoded = w->decoded;
 
+	gchar *out;
+
 	if (memchr(p, '\\', n) == NULL)
 		return emit_text(w, p, n);
-	g_string_truncate(decoded, 0);
+	/* an escape never decodes to more bytes than it takes */
+	g_string_set_size(decoded, n);
+	out = decoded->str;
 	while (i < n) {
-		const gchar *bs = memchr(p + i, '\\', n - i);
-		gsize seg = bs != NULL ? (gsize)(bs - p) : n;
+		gsize seg = backslash_at(p, i, n);
 		gunichar cp;
 
-		msd_json_string_append_raw(decoded, p + i, seg - i);
+		memcpy(out, p + i, seg - i);
+		out += seg - i;
 		i = seg;
 		if (i >= n)
 			break;
 		/* nearly all of them: the escaped quotes and backslashes of JSON text */
 		if (p[i + 1] == '"' || p[i + 1] == '\\') {
-			g_string_append_c(decoded, p[i + 1]);
+			*out++ = p[i + 1];
 			i += 2;
 			continue;
 		}
 		i += (gsize)msd_json_decode_escape(p + i, n - i, &cp);
 		if (cp < 0x80)
-			g_string_append_c(decoded, (gchar)cp);
+			*out++ = (gchar)cp;
 		else
-			g_string_append_unichar(decoded, cp);
+			out += g_unichar_to_utf8(cp, out);
 	}
+	g_string_truncate(decoded, (gsize)(out - decoded->str));
 	return emit_text(w, decoded->str, decoded->len);
 }
 
@@ -387,28 +434,42 @@ emit_mapping(Writer *w, const Entry *entries, guint n)
 }
 
 static gboolean
-append_document(GString *out, MeshSyncResource *resource, const gchar *event_type, GError **error)
+write_document(Writer *w, MsdSnapshotEmitter *e, const gchar *event_type)
 {
-	g_auto(MsdSnapshotEmitter) e = {0};
-	g_autoptr(GString) decoded = g_string_new(NULL);
-	Writer w = {&e, meshsync_resource_get_model(resource),
-	            meshsync_resource_get_component_metadata(resource), decoded};
-
-	sort_entries_once();
-	if (!msd_snapshot_emitter_begin(&e, out, error))
-		return FALSE;
 	if (event_type != NULL) {
 		/* {"EventType": ..., "Object": ...}: already in go-yaml's order */
-		if (!msd_snapshot_emitter_mapping_start(&e) || !emit_key(&w, "EventType") ||
-		    !msd_snapshot_emitter_scalar(&e, event_type, strlen(event_type), TRUE) ||
-		    !emit_key(&w, "Object"))
+		if (!msd_snapshot_emitter_mapping_start(e) || !emit_key(w, "EventType") ||
+		    !msd_snapshot_emitter_scalar(e, event_type, strlen(event_type), TRUE) ||
+		    !emit_key(w, "Object"))
 			return FALSE;
 	}
-	if (!emit_mapping(&w, top_entries, G_N_ELEMENTS(top_entries)))
+	if (!emit_mapping(w, top_entries, G_N_ELEMENTS(top_entries)))
 		return FALSE;
-	if (event_type != NULL && !msd_snapshot_emitter_mapping_end(&e))
+	if (event_type != NULL && !msd_snapshot_emitter_mapping_end(e))
 		return FALSE;
-	return msd_snapshot_emitter_finish(&e);
+	return msd_snapshot_emitter_finish(e);
+}
+
+/* Through the block writer, or libyaml's emitter when it leaves the document to it. */
+static gboolean
+append_document(GString *out, MeshSyncResource *resource, const gchar *event_type, GError **error)
+{
+	g_autoptr(GString) decoded = g_string_new(NULL);
+	gboolean reference = FALSE;
+
+	sort_entries_once();
+	for (;;) {
+		g_auto(MsdSnapshotEmitter) e = {0};
+		Writer w = {&e, meshsync_resource_get_model(resource),
+		            meshsync_resource_get_component_metadata(resource), decoded};
+
+		if (msd_snapshot_emitter_begin(&e, out, reference, error) &&
+		    write_document(&w, &e, event_type))
+			return TRUE;
+		if (!e.unsupported)
+			return FALSE;
+		reference = TRUE;
+	}
 }
 
 gboolean

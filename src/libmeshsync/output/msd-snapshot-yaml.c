@@ -13,6 +13,7 @@
 #include "meshsync-error.h"
 #include "output/msd-snapshot-emitter.h"
 #include "output/msd-snapshot-yaml.h"
+#include "output/msd-yaml-block-writer.h"
 #include "util/msd-json-tokens.h"
 
 static gboolean
@@ -306,6 +307,15 @@ msd_snapshot_emit(MsdSnapshotEmitter *ctx, yaml_event_t *event)
 	return FALSE;
 }
 
+/* The block writer's answer: FALSE means it left the document to libyaml. */
+static gboolean
+msd_snapshot_block(MsdSnapshotEmitter *ctx, gboolean ok)
+{
+	if (!ok)
+		ctx->unsupported = TRUE;
+	return ok;
+}
+
 gboolean
 msd_snapshot_emitter_scalar(MsdSnapshotEmitter *ctx,
                             const gchar *text,
@@ -327,6 +337,15 @@ msd_snapshot_emitter_scalar(MsdSnapshotEmitter *ctx,
 				style = YAML_DOUBLE_QUOTED_SCALAR_STYLE;
 		}
 	}
+	if (!ctx->reference) {
+		MsdYamlBlockStyle block =
+		        style == YAML_LITERAL_SCALAR_STYLE ? MSD_YAML_BLOCK_LITERAL
+		        : style == YAML_PLAIN_SCALAR_STYLE ? MSD_YAML_BLOCK_PLAIN
+		                                           : MSD_YAML_BLOCK_DOUBLE;
+
+		return msd_snapshot_block(
+		        ctx, msd_yaml_block_writer_scalar(&ctx->block, text, length, block));
+	}
 	/* A plain request falls back to single, then double quotes when the text needs it,
 	 * which is the same choice go-yaml's port of this emitter makes. */
 	yaml_scalar_event_initialize(&event, NULL, NULL, (yaml_char_t *)text, (int)length, 1, 1,
@@ -339,6 +358,8 @@ msd_snapshot_emitter_mapping_start(MsdSnapshotEmitter *ctx)
 {
 	yaml_event_t event;
 
+	if (!ctx->reference)
+		return msd_snapshot_block(ctx, msd_yaml_block_writer_mapping_start(&ctx->block));
 	yaml_mapping_start_event_initialize(&event, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
 	return msd_snapshot_emit(ctx, &event);
 }
@@ -348,6 +369,8 @@ msd_snapshot_emitter_mapping_end(MsdSnapshotEmitter *ctx)
 {
 	yaml_event_t event;
 
+	if (!ctx->reference)
+		return msd_snapshot_block(ctx, msd_yaml_block_writer_mapping_end(&ctx->block));
 	yaml_mapping_end_event_initialize(&event);
 	return msd_snapshot_emit(ctx, &event);
 }
@@ -357,6 +380,8 @@ msd_snapshot_emitter_sequence_start(MsdSnapshotEmitter *ctx)
 {
 	yaml_event_t event;
 
+	if (!ctx->reference)
+		return msd_snapshot_block(ctx, msd_yaml_block_writer_sequence_start(&ctx->block));
 	yaml_sequence_start_event_initialize(&event, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
 	return msd_snapshot_emit(ctx, &event);
 }
@@ -366,6 +391,8 @@ msd_snapshot_emitter_sequence_end(MsdSnapshotEmitter *ctx)
 {
 	yaml_event_t event;
 
+	if (!ctx->reference)
+		return msd_snapshot_block(ctx, msd_yaml_block_writer_sequence_end(&ctx->block));
 	yaml_sequence_end_event_initialize(&event);
 	return msd_snapshot_emit(ctx, &event);
 }
@@ -501,7 +528,10 @@ msd_snapshot_write_cb(void *data, unsigned char *buffer, size_t size)
 }
 
 gboolean
-msd_snapshot_emitter_begin(MsdSnapshotEmitter *ctx, GString *out, GError **error)
+msd_snapshot_emitter_begin(MsdSnapshotEmitter *ctx,
+                           GString *out,
+                           gboolean reference,
+                           GError **error)
 {
 	yaml_event_t event;
 
@@ -509,14 +539,19 @@ msd_snapshot_emitter_begin(MsdSnapshotEmitter *ctx, GString *out, GError **error
 	ctx->out = out;
 	ctx->start = out->len;
 	ctx->error = error;
+	ctx->reference = reference;
+	ctx->scratch = g_string_new(NULL);
+	ctx->ucs4 = g_array_new(FALSE, FALSE, sizeof(gunichar));
+	if (!reference) {
+		msd_yaml_block_writer_init(&ctx->block, out);
+		return TRUE;
+	}
 	if (!yaml_emitter_initialize(&ctx->emitter)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
 		            "cannot initialise the YAML emitter");
 		return FALSE;
 	}
 	ctx->initialized = TRUE;
-	ctx->scratch = g_string_new(NULL);
-	ctx->ucs4 = g_array_new(FALSE, FALSE, sizeof(gunichar));
 	yaml_emitter_set_output(&ctx->emitter, msd_snapshot_write_cb, out);
 	yaml_emitter_set_unicode(&ctx->emitter, 1);
 
@@ -532,6 +567,13 @@ msd_snapshot_emitter_finish(MsdSnapshotEmitter *ctx)
 {
 	yaml_event_t event;
 
+	if (!ctx->reference) {
+		if (!msd_snapshot_block(ctx, msd_yaml_block_writer_finish(&ctx->block)))
+			return FALSE;
+		g_string_append(ctx->out, "---\n");
+		ctx->finished = TRUE;
+		return TRUE;
+	}
 	yaml_document_end_event_initialize(&event, 1);
 	if (!msd_snapshot_emit(ctx, &event))
 		return FALSE;
@@ -548,6 +590,7 @@ msd_snapshot_emitter_clear(MsdSnapshotEmitter *ctx)
 {
 	if (ctx->initialized)
 		yaml_emitter_delete(&ctx->emitter);
+	msd_yaml_block_writer_clear(&ctx->block);
 	if (ctx->scratch != NULL)
 		g_string_free(ctx->scratch, TRUE);
 	if (ctx->ucs4 != NULL)
@@ -558,14 +601,35 @@ msd_snapshot_emitter_clear(MsdSnapshotEmitter *ctx)
 	memset(ctx, 0, sizeof(*ctx));
 }
 
-gboolean
-msd_snapshot_yaml_append(GString *out, const gchar *json, gsize length, GError **error)
+static gboolean
+msd_snapshot_yaml_append_with(
+        GString *out, const gchar *json, gsize length, gboolean reference, GError **error)
 {
 	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
-	g_auto(MsdSnapshotEmitter) ctx = {0};
 
 	if (!msd_json_tokens_parse(&tokens, json, length, error))
 		return FALSE;
-	return msd_snapshot_emitter_begin(&ctx, out, error) &&
-	       msd_snapshot_emitter_json(&ctx, &tokens, 0) && msd_snapshot_emitter_finish(&ctx);
+	for (;;) {
+		g_auto(MsdSnapshotEmitter) ctx = {0};
+
+		if (msd_snapshot_emitter_begin(&ctx, out, reference, error) &&
+		    msd_snapshot_emitter_json(&ctx, &tokens, 0) &&
+		    msd_snapshot_emitter_finish(&ctx))
+			return TRUE;
+		if (!ctx.unsupported)
+			return FALSE;
+		reference = TRUE;
+	}
+}
+
+gboolean
+msd_snapshot_yaml_append(GString *out, const gchar *json, gsize length, GError **error)
+{
+	return msd_snapshot_yaml_append_with(out, json, length, FALSE, error);
+}
+
+gboolean
+msd_snapshot_yaml_append_reference(GString *out, const gchar *json, gsize length, GError **error)
+{
+	return msd_snapshot_yaml_append_with(out, json, length, TRUE, error);
 }

@@ -20,6 +20,11 @@ G_BEGIN_DECLS
  */
 gboolean msd_snapshot_yaml_append(GString *out, const gchar *json, gsize length, GError **error);
 
+/* The same document written through libyaml's emitter, whose output the block writer that
+ * msd_snapshot_yaml_append() uses reproduces: for tests that compare the two. */
+gboolean
+msd_snapshot_yaml_append_reference(GString *out, const gchar *json, gsize length, GError **error);
+
 /* The document of @resource, byte for byte what msd_snapshot_yaml_append() makes of its wire
  * JSON, made from the resource's fields without writing or reading any JSON. */
 gboolean
