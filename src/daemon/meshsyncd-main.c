@@ -30,6 +30,43 @@ meshsyncd_main_debug_requested(void)
 	       (g_ascii_strcasecmp(debug, "true") == 0 || g_strcmp0(debug, "1") == 0);
 }
 
+/* Upstream's design fd5: the flag, else RECONCILE_INTERVAL (which Meshery Operator sets from
+ * the MeshSync resource's spec.reconcile-interval); 0 or empty: off. A malformed value is a
+ * usage error; an interval under the floor (5 minutes: a LIST of every type is not free for
+ * the API server) is refused with a warning and reconciliation stays off, as fd5 asks. */
+static gboolean
+meshsyncd_main_parse_reconcile(const gchar *flag, const gchar *floor_flag, guint *interval_ms)
+{
+	const gchar *value = flag != NULL ? flag : g_getenv("RECONCILE_INTERVAL");
+	const gchar *origin = flag != NULL ? "-reconcileInterval" : "RECONCILE_INTERVAL";
+	gint64 floor_ns = (gint64)5 * 60 * G_USEC_PER_SEC * 1000;
+	gint64 ns = 0;
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *text = g_strstrip(g_strdup(value != NULL ? value : ""));
+
+	*interval_ms = 0;
+	if (floor_flag != NULL && !meshsyncd_go_duration_parse(floor_flag, &floor_ns, &error)) {
+		g_printerr("meshsync: --reconcile-floor: %s\n", error->message);
+		return FALSE;
+	}
+	if (*text == '\0')
+		return TRUE;
+	if (!meshsyncd_go_duration_parse(text, &ns, &error)) {
+		g_printerr("meshsync: %s: %s\n", origin, error->message);
+		return FALSE;
+	}
+	if (ns == 0)
+		return TRUE;
+	if (ns < floor_ns) {
+		g_printerr(
+		        _("meshsync: %s %s is below the %s minimum: no periodic reconciliation\n"),
+		        origin, text, floor_flag != NULL ? floor_flag : "5m");
+		return TRUE;
+	}
+	*interval_ms = (guint)MIN(ns / 1000000, G_MAXUINT);
+	return TRUE;
+}
+
 typedef struct {
 	GMainLoop *loop; /* (owned) */
 	gint exit_status;
@@ -107,6 +144,8 @@ main(int argc, char **argv)
 	g_autofree gchar *exec_namespaces = NULL;
 	g_autofree gchar *exec_idle_timeout = NULL;
 	g_autofree gchar *readiness = NULL;
+	g_autofree gchar *reconcile_interval = NULL;
+	g_autofree gchar *reconcile_floor = NULL;
 	gint max_sessions = 64;
 	gboolean disable_exec = FALSE;
 	gint broker_connect_timeout = 300;
@@ -182,6 +221,13 @@ main(int argc, char **argv)
 	         N_("Address the health endpoints listen on (default: every address, as a pod "
 	            "needs; the systemd unit passes 127.0.0.1)"),
 	         N_("ADDRESS")},
+	        {"reconcileInterval", 0, 0, G_OPTION_ARG_STRING, &reconcile_interval,
+	         N_("List every watched type again this often and pass on what drifted (Go "
+	            "duration, at least 5m; default: $RECONCILE_INTERVAL, else never)"),
+	         N_("DURATION")},
+	        /* for tests: the smallest interval accepted */
+	        {"reconcile-floor", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &reconcile_floor,
+	         NULL, N_("DURATION")},
 	        {"readiness", 0, 0, G_OPTION_ARG_STRING, &readiness,
 	         N_("What /readyz means: latch (default, as upstream: ready for good once the "
 	            "broker is connected, in file mode once synced) or strict (ready while the "
@@ -263,6 +309,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	options.strict_readiness = g_strcmp0(readiness, "strict") == 0;
+	if (!meshsyncd_main_parse_reconcile(reconcile_interval, reconcile_floor,
+	                                    &options.reconcile_interval_ms))
+		return 2;
 	/* the library reads the variable where it converts Secrets: the flag is its spelling on
 	 * the command line */
 	if (redact_secrets)

@@ -77,6 +77,7 @@ struct _MeshSyncService {
 	GStrv output_resources;     /* (owned) (nullable) */
 	GStrv output_namespaces;    /* (owned) (nullable) */
 	GStrv namespaces;           /* (owned) (nullable): the watch scope */
+	guint reconcile_interval_ms;
 	gboolean file_output;
 	gchar *output_file; /* (owned) (nullable): NULL picks upstream's default name */
 	gboolean output_extended;
@@ -289,6 +290,7 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 	meshsync_handler_set_output_namespaces(self->handler,
 	                                       (const gchar *const *)self->output_namespaces);
 	meshsync_handler_set_namespaces(self->handler, (const gchar *const *)self->namespaces);
+	meshsync_handler_set_reconcile_interval(self->handler, self->reconcile_interval_ms);
 	if (self->metrics != NULL)
 		msd_engine_metrics_bind_handler(self->metrics, self->handler);
 	g_signal_connect(self->handler, "ready-changed",
@@ -870,6 +872,21 @@ meshsync_service_set_namespaces(MeshSyncService *self, const gchar *const *names
 	self->namespaces = namespaces != NULL && namespaces[0] != NULL
 	                           ? g_strdupv((gchar **)namespaces)
 	                           : NULL;
+}
+
+/**
+ * meshsync_service_set_reconcile_interval:
+ * @self: a #MeshSyncService
+ * @milliseconds: time between reconcile ticks; 0 (the default) for none
+ *
+ * Reconciles periodically; see [method@MeshSync.Handler.set_reconcile_interval]. Call it
+ * before starting.
+ */
+void
+meshsync_service_set_reconcile_interval(MeshSyncService *self, guint milliseconds)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	self->reconcile_interval_ms = milliseconds;
 }
 
 /**

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "engine/msd-crd-follower.h"
+#include "engine/msd-reconciler.h"
 #include "engine/msd-run-setup.h"
 #include "meshsync-discovery-private.h"
 #include "meshsync-error.h"
@@ -41,6 +42,7 @@ struct _MsdRunSetup {
 	GStrv output_namespaces;             /* (owned) (nullable) */
 	GStrv namespaces;                    /* (owned) (nullable): the watch scope */
 	guint resync_delay_ms;
+	guint reconcile_interval_ms;
 	guint retry_min_ms;
 	guint retry_max_ms;
 
@@ -49,6 +51,7 @@ struct _MsdRunSetup {
 	gboolean configured;
 	gchar *cluster_id;            /* (owned) (nullable): known after the first run */
 	MsdCrdFollower *crd_follower; /* (owned) (nullable): when the MeshSync CR exists */
+	MsdReconciler *reconciler;    /* (owned) (nullable): with a reconcile interval */
 
 	/* the current run */
 	GCancellable *cancellable;    /* (owned) (nullable) */
@@ -93,6 +96,7 @@ enum {
 	SIGNAL_PIPELINE_CREATED,
 	SIGNAL_RUN_FAILED,
 	SIGNAL_RUN_ENDED,
+	SIGNAL_RECONCILED,
 	N_SIGNALS,
 };
 
@@ -127,6 +131,8 @@ msd_run_setup_set_ready(MsdRunSetup *self, gboolean ready)
 	self->ready = ready;
 	if (ready)
 		g_clear_pointer(&self->last_complete, g_ptr_array_unref);
+	if (self->reconciler != NULL)
+		msd_reconciler_set_run(self->reconciler, ready ? self->run : NULL);
 	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READY]);
 }
 
@@ -752,6 +758,23 @@ msd_run_setup_class_init(MsdRunSetupClass *klass)
 	signals[SIGNAL_RUN_ENDED] =
 	        g_signal_new("run-ended", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
 	                     NULL, NULL, G_TYPE_NONE, 0);
+	/* A reconcile tick ended: (added, modified, deleted, listed, failed types). */
+	signals[SIGNAL_RECONCILED] = g_signal_new(
+	        "reconciled", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+	        G_TYPE_NONE, 5, G_TYPE_UINT, G_TYPE_UINT, G_TYPE_UINT, G_TYPE_UINT, G_TYPE_UINT);
+}
+
+static void
+msd_run_setup_tick_done_cb(MsdReconciler *reconciler,
+                           guint added,
+                           guint modified,
+                           guint deleted,
+                           guint listed,
+                           guint failed,
+                           MsdRunSetup *self)
+{
+	g_signal_emit(self, signals[SIGNAL_RECONCILED], 0, added, modified, deleted, listed,
+	              failed);
 }
 
 static void
@@ -799,6 +822,16 @@ msd_run_setup_set_output_filters(MsdRunSetup *self,
 	self->output_namespaces = g_strdupv((gchar **)namespaces);
 }
 
+/* Reconciles every @milliseconds (0, the default: never); see msd-reconciler.h. */
+void
+msd_run_setup_set_reconcile_interval(MsdRunSetup *self, guint milliseconds)
+{
+	g_return_if_fail(MSD_IS_RUN_SETUP(self));
+	g_return_if_fail(!self->started);
+
+	self->reconcile_interval_ms = milliseconds;
+}
+
 void
 msd_run_setup_set_namespaces(MsdRunSetup *self, const gchar *const *namespaces)
 {
@@ -831,6 +864,11 @@ msd_run_setup_start(MsdRunSetup *self)
 	g_return_if_fail(!self->started);
 
 	self->started = TRUE;
+	if (self->reconcile_interval_ms > 0) {
+		self->reconciler = msd_reconciler_new(self->reconcile_interval_ms);
+		g_signal_connect(self->reconciler, "tick-done",
+		                 G_CALLBACK(msd_run_setup_tick_done_cb), self);
+	}
 	msd_run_setup_begin_run(self);
 }
 
@@ -843,6 +881,11 @@ msd_run_setup_stop(MsdRunSetup *self)
 		return;
 	self->stopped = TRUE;
 	g_clear_handle_id(&self->resync_id, g_source_remove);
+	if (self->reconciler != NULL) {
+		g_signal_handlers_disconnect_by_data(self->reconciler, self);
+		msd_reconciler_stop(self->reconciler);
+	}
+	g_clear_object(&self->reconciler);
 	msd_run_setup_end_run(self);
 	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
 	if (self->crd_follower != NULL) {

@@ -158,6 +158,33 @@ msd_engine_metrics_run_failed_cb(MeshSyncHandler *handler, const GError *error, 
 	                        1, NULL);
 }
 
+#define MSD_ENGINE_METRICS_DRIFT "meshsync_reconcile_drift_total"
+#define MSD_ENGINE_METRICS_DRIFT_HELP                                                         \
+	"Objects a reconcile tick found drifted from what the watches said, by the event it " \
+	"passed on"
+
+static void
+msd_engine_metrics_reconciled_cb(MeshSyncHandler *handler,
+                                 guint added,
+                                 guint modified,
+                                 guint deleted,
+                                 guint listed,
+                                 guint failed,
+                                 MsdMetrics *metrics)
+{
+	msd_metrics_counter_add(metrics, "meshsync_reconcile_ticks_total",
+	                        "Reconcile ticks completed", 1, NULL);
+	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_DRIFT, MSD_ENGINE_METRICS_DRIFT_HELP,
+	                        added, "type", "ADDED", NULL);
+	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_DRIFT, MSD_ENGINE_METRICS_DRIFT_HELP,
+	                        modified, "type", "MODIFIED", NULL);
+	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_DRIFT, MSD_ENGINE_METRICS_DRIFT_HELP,
+	                        deleted, "type", "DELETED", NULL);
+	msd_metrics_counter_add(metrics, "meshsync_reconcile_list_failures_total",
+	                        "Resource types a reconcile tick could not list (nothing deleted)",
+	                        failed, NULL);
+}
+
 void
 msd_engine_metrics_bind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 {
@@ -188,6 +215,8 @@ msd_engine_metrics_bind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 	                        metrics, 0);
 	g_signal_connect_object(handler, "run-failed", G_CALLBACK(msd_engine_metrics_run_failed_cb),
 	                        metrics, 0);
+	g_signal_connect_object(handler, "reconciled", G_CALLBACK(msd_engine_metrics_reconciled_cb),
+	                        metrics, 0);
 }
 
 void
@@ -201,6 +230,8 @@ msd_engine_metrics_unbind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_event_cb, metrics);
 		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_ready_cb, metrics);
 		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_run_failed_cb,
+		                                     metrics);
+		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_reconciled_cb,
 		                                     metrics);
 	}
 }

@@ -52,6 +52,7 @@ enum {
 	SIGNAL_WATCH_REOPENED,
 	SIGNAL_SYNCED,
 	SIGNAL_DENIED,
+	SIGNAL_RECONCILED,
 	N_SIGNALS,
 };
 
@@ -91,6 +92,11 @@ struct _MsdInformer {
 	gpointer gate_data;
 	gboolean gated;     /* a relist waits for msd_informer_open_gate() */
 	gchar *previous_rv; /* (owned) (nullable): where the type was before this relist */
+
+	/* a reconciliation list in progress (msd_informer_reconcile) */
+	gboolean reconciling;
+	gchar *reconcile_rv;      /* (owned) (nullable): where the watch was, to go back to */
+	guint reconcile_drift[3]; /* by MeshSyncEventType */
 
 	/* a paginated list in progress */
 	gboolean listing;
@@ -195,6 +201,8 @@ msd_informer_emit(MsdInformer *self,
 	};
 
 	self->counters.events++;
+	if (self->reconciling)
+		self->reconcile_drift[type]++;
 	if (self->event_func != NULL)
 		self->event_func(self, &event, self->event_data);
 }
@@ -291,10 +299,34 @@ msd_informer_backoff(MsdInformer *self, MsdInformerNext next)
 
 /* A request failed: 403/404 mean this type cannot be listed by us (or does not exist any
  * more), which a retry every few seconds would not fix; everything else backs off. */
+/* A reconciliation's list failed: the tick is given up for this type and the watch goes on
+ * from where it was, so a failed LIST never deletes anything. Returns FALSE when there was
+ * no reconciliation to give up, or the watch cannot resume and a real relist is needed. */
+static gboolean
+msd_informer_abort_reconcile(MsdInformer *self, const GError *error)
+{
+	if (!self->reconciling)
+		return FALSE;
+	self->reconciling = FALSE;
+	if (self->reconcile_rv == NULL ||
+	    g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_GONE))
+		return FALSE;
+	g_message("%s: reconciliation list failed (%s): watching on from resourceVersion %s",
+	          self->name, error->message, self->reconcile_rv);
+	msd_informer_clear_list(self);
+	g_free(self->resource_version);
+	self->resource_version = g_steal_pointer(&self->reconcile_rv);
+	msd_informer_schedule(self, MSD_INFORMER_NEXT_WATCH, 0);
+	g_signal_emit(self, signals[SIGNAL_RECONCILED], 0, FALSE, 0u, 0u, 0u, 0u);
+	return TRUE;
+}
+
 static void
 msd_informer_fail(MsdInformer *self, const GError *error, MsdInformerNext next)
 {
 	self->counters.errors++;
+	if (next == MSD_INFORMER_NEXT_LIST && msd_informer_abort_reconcile(self, error))
+		return;
 	if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_FORBIDDEN) ||
 	    g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_FOUND)) {
 		gboolean first = !self->denied_logged;
@@ -347,6 +379,15 @@ msd_informer_finish_list(MsdInformer *self, const gchar *resource_version)
 	if (self->running && self->lists_started > 1)
 		g_signal_emit(self, signals[SIGNAL_LISTED], 0, self->previous_rv,
 		              self->resource_version);
+	if (self->running && self->reconciling) {
+		self->reconciling = FALSE;
+		g_clear_pointer(&self->reconcile_rv, g_free);
+		g_signal_emit(self, signals[SIGNAL_RECONCILED], 0, TRUE,
+		              self->reconcile_drift[MESHSYNC_EVENT_TYPE_ADDED],
+		              self->reconcile_drift[MESHSYNC_EVENT_TYPE_MODIFIED],
+		              self->reconcile_drift[MESHSYNC_EVENT_TYPE_DELETED],
+		              msd_store_get_size(self->store));
+	}
 	if (self->running && !self->synced) {
 		self->synced = TRUE;
 		g_signal_emit(self, signals[SIGNAL_SYNCED], 0);
@@ -646,6 +687,27 @@ msd_informer_open_gate(MsdInformer *self)
 		return;
 	self->gated = FALSE;
 	msd_informer_list_now(self);
+}
+
+/* One reconciliation: a fresh LIST (no resourceVersion: a consistent read), diffed with the
+ * store as any relist is: one ADDED, MODIFIED or DELETED per object that drifted, nothing for
+ * the others. The watch is closed meanwhile and resumes at the list's resourceVersion, so
+ * nothing is missed. Emits "reconciled" at the end. Returns FALSE (and does nothing) when the
+ * informer is not in a steady state: stopped, not synced yet, or already relisting. */
+gboolean
+msd_informer_reconcile(MsdInformer *self)
+{
+	g_return_val_if_fail(MSD_IS_INFORMER(self), FALSE);
+
+	if (!self->running || !self->synced || self->listing || self->gated || self->reconciling ||
+	    self->resource_version == NULL)
+		return FALSE;
+	self->reconciling = TRUE;
+	memset(self->reconcile_drift, 0, sizeof(self->reconcile_drift));
+	g_free(self->reconcile_rv);
+	self->reconcile_rv = g_strdup(self->resource_version);
+	msd_informer_relist(self);
+	return TRUE;
 }
 
 void
@@ -1092,6 +1154,7 @@ msd_informer_finalize(GObject *object)
 	g_free(self->namespace_);
 	g_free(self->resource_version);
 	g_free(self->previous_rv);
+	g_free(self->reconcile_rv);
 	msd_line_splitter_free(self->splitter);
 	g_free(self->read_buffer);
 	msd_json_tokens_clear(&self->tokens);
@@ -1121,6 +1184,11 @@ msd_informer_class_init(MsdInformerClass *klass)
 	 * for "synced" should not wait for this one; it keeps retrying in the background. */
 	signals[SIGNAL_DENIED] = g_signal_new("denied", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
 	                                      0, NULL, NULL, NULL, G_TYPE_NONE, 0);
+	/* A reconciliation ended: (completed, added, modified, deleted, held); completed FALSE
+	 * when its list failed and the watch went on instead (all counts 0). */
+	signals[SIGNAL_RECONCILED] = g_signal_new(
+	        "reconciled", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
+	        G_TYPE_NONE, 5, G_TYPE_BOOLEAN, G_TYPE_UINT, G_TYPE_UINT, G_TYPE_UINT, G_TYPE_UINT);
 }
 
 static void

@@ -82,6 +82,7 @@ void msd_informer_open_gate(MsdInformer *self);
 gboolean msd_informer_get_gated(MsdInformer *self);
 /* Lists again from scratch now (through the gate), whatever the watch is doing. */
 void msd_informer_relist(MsdInformer *self);
+gboolean msd_informer_reconcile(MsdInformer *self);
 
 /* Cancels everything in flight; no signal is emitted after it returns. Call it before
  * dropping the last reference: pending operations keep the informer alive. */
