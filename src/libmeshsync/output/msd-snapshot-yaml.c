@@ -14,6 +14,7 @@
 #include "output/msd-snapshot-emitter.h"
 #include "output/msd-snapshot-yaml.h"
 #include "util/msd-json-tokens.h"
+#include "util/msd-i18n.h"
 
 static gboolean
 msd_snapshot_is_digit(gunichar c)
@@ -301,7 +302,7 @@ msd_snapshot_emit(MsdSnapshotEmitter *ctx, yaml_event_t *event)
 {
 	if (yaml_emitter_emit(&ctx->emitter, event))
 		return TRUE;
-	g_set_error(ctx->error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED, "YAML emitter: %s",
+	g_set_error(ctx->error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED, _("YAML emitter: %s"),
 	            ctx->emitter.problem != NULL ? ctx->emitter.problem : "failed");
 	return FALSE;
 }
@@ -511,7 +512,7 @@ msd_snapshot_emitter_begin(MsdSnapshotEmitter *ctx, GString *out, GError **error
 	ctx->error = error;
 	if (!yaml_emitter_initialize(&ctx->emitter)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
-		            "cannot initialise the YAML emitter");
+		            _("cannot initialise the YAML emitter"));
 		return FALSE;
 	}
 	ctx->initialized = TRUE;
