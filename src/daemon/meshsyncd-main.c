@@ -19,6 +19,7 @@
 #include "meshsyncd-go-duration.h"
 #include "meshsyncd-go-flags.h"
 #include "meshsyncd-resource-table.h"
+#include "util/msd-localedir.h"
 
 /* DEBUG=true (any case) or DEBUG=1, as upstream. */
 static gboolean
@@ -216,7 +217,7 @@ main(int argc, char **argv)
 	};
 
 	setlocale(LC_ALL, "");
-	bindtextdomain(GETTEXT_PACKAGE, LOCALEDIR);
+	bindtextdomain(GETTEXT_PACKAGE, msd_localedir());
 	bind_textdomain_codeset(GETTEXT_PACKAGE, "UTF-8");
 	textdomain(GETTEXT_PACKAGE);
 

@@ -13,7 +13,7 @@ msd_i18n_gettext(const gchar *msgid)
 	static gsize bound = 0;
 
 	if (g_once_init_enter(&bound)) {
-		bindtextdomain(GETTEXT_PACKAGE, msd_i18n_localedir());
+		bindtextdomain(GETTEXT_PACKAGE, msd_localedir());
 		bind_textdomain_codeset(GETTEXT_PACKAGE, "UTF-8");
 		g_once_init_leave(&bound, 1);
 	}
