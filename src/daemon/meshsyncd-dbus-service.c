@@ -374,7 +374,7 @@ meshsyncd_dbus_service_parse_bus(const gchar *text, GBusType *bus_type, GError *
 		return TRUE;
 	}
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-	            "--dbus must be session or system, not \"%s\"", text);
+	            _("--dbus must be session or system, not \"%s\""), text);
 	return FALSE;
 }
 

@@ -7,6 +7,7 @@
 
 #include "config.h"
 
+#include <glib/gi18n.h>
 #include <string.h>
 
 #include "meshsync-error.h"
@@ -33,7 +34,7 @@ static gboolean
 meshsyncd_go_duration_fail(const gchar *text, GError **error)
 {
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-	            "invalid duration \"%s\" (examples: 8s, 1m30s, 300ms)", text);
+	            _("invalid duration \"%s\" (examples: 8s, 1m30s, 300ms)"), text);
 	return FALSE;
 }
 

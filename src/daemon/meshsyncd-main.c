@@ -19,6 +19,7 @@
 #include "meshsyncd-go-duration.h"
 #include "meshsyncd-go-flags.h"
 #include "meshsyncd-resource-table.h"
+#include "util/msd-localedir.h"
 
 /* DEBUG=true (any case) or DEBUG=1, as upstream. */
 static gboolean
@@ -262,7 +263,7 @@ main(int argc, char **argv)
 	};
 
 	setlocale(LC_ALL, "");
-	bindtextdomain(GETTEXT_PACKAGE, LOCALEDIR);
+	bindtextdomain(GETTEXT_PACKAGE, msd_localedir());
 	bind_textdomain_codeset(GETTEXT_PACKAGE, "UTF-8");
 	textdomain(GETTEXT_PACKAGE);
 
@@ -324,20 +325,20 @@ main(int argc, char **argv)
 	options.stop_after_ns = -1;
 	if (stop_after != NULL &&
 	    !meshsyncd_go_duration_parse(g_strstrip(stop_after), &options.stop_after_ns, &error)) {
-		g_printerr("meshsync: -stopAfter: %s\n", error->message);
+		g_printerr(_("meshsync: -stopAfter: %s\n"), error->message);
 		return 2;
 	}
 	if (broker_connect_timeout <= 0) {
-		g_printerr("meshsync: --broker-connect-timeout must be a positive number of "
-		           "seconds\n");
+		g_printerr(_("meshsync: --broker-connect-timeout must be a positive number of "
+		             "seconds\n"));
 		return 2;
 	}
 	if (health_port < 0 || health_port > 65535) {
-		g_printerr("meshsync: --health-port must be between 0 and 65535\n");
+		g_printerr(_("meshsync: --health-port must be between 0 and 65535\n"));
 		return 2;
 	}
 	if (max_sessions < 0) {
-		g_printerr("meshsync: --max-sessions must not be negative\n");
+		g_printerr(_("meshsync: --max-sessions must not be negative\n"));
 		return 2;
 	}
 	options.exec_idle_timeout_s = 30 * 60;
@@ -345,11 +346,11 @@ main(int argc, char **argv)
 		gint64 ns = 0;
 
 		if (!meshsyncd_go_duration_parse(g_strstrip(exec_idle_timeout), &ns, &error)) {
-			g_printerr("meshsync: --exec-idle-timeout: %s\n", error->message);
+			g_printerr(_("meshsync: --exec-idle-timeout: %s\n"), error->message);
 			return 2;
 		}
 		if (ns < 0) {
-			g_printerr("meshsync: --exec-idle-timeout must not be negative\n");
+			g_printerr(_("meshsync: --exec-idle-timeout must not be negative\n"));
 			return 2;
 		}
 		/* whole seconds, rounded up so that a short timeout never becomes "never" */

@@ -7,11 +7,13 @@
 
 #include "config.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include "meshsync-broker-writer.h"
 #include "meshsync-error.h"
 #include "meshsync-broker-private.h"
+#include "util/msd-i18n.h"
 
 /**
  * MeshSyncBrokerWriter:
@@ -95,13 +97,13 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 
 	if (self->closed) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
-		            "the broker writer for %s is closed", self->subject);
+		            _("the broker writer for %s is closed"), self->subject);
 		return FALSE;
 	}
 	if (!self->subject_valid) {
 		self->n_errors++;
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "cannot publish to the broker at %s: invalid subject '%s'",
+		            _("cannot publish to the broker at %s: invalid subject '%s'"),
 		            meshsync_broker_get_url(self->broker), self->subject);
 		return FALSE;
 	}
@@ -135,9 +137,8 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 	if (max_payload > 0 && (gint64)envelope_len > max_payload) {
 		self->n_oversize++;
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "%s %s/%s is %" G_GSIZE_FORMAT
-		            " bytes as a message on %s; the broker at "
-		            "%s takes at most %" G_GINT64_FORMAT,
+		            _("%s %s/%s is %zu bytes as a message on %s; the broker at "
+		              "%s takes at most %" PRId64),
 		            meshsync_resource_get_kind(resource),
 		            meshsync_resource_get_namespace(resource) != NULL
 		                    ? meshsync_resource_get_namespace(resource)

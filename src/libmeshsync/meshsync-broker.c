@@ -7,6 +7,7 @@
 
 #include "config.h"
 
+#include <inttypes.h>
 #include <nats/nats.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@
 #include "broker/msd-broker-url.h"
 #include "broker/msd-nats-source.h"
 #include "broker/msd-replay.h"
+#include "util/msd-i18n.h"
 
 /**
  * MeshSyncBroker:
@@ -964,7 +966,7 @@ meshsync_broker_build_options(MeshSyncBroker *self, natsOptions **out, GError **
 
 		natsOptions_Destroy(opts);
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "cannot configure the connection to the broker at %s: %s",
+		            _("cannot configure the connection to the broker at %s: %s"),
 		            self->url->display, reason);
 		return FALSE;
 	}
@@ -1052,7 +1054,7 @@ msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 		meshsync_broker_connect_fail(
 		        self, task,
 		        g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		                    "the broker at %s was closed while connecting",
+		                    _("the broker at %s was closed while connecting"),
 		                    self->url->display));
 		return;
 	}
@@ -1080,7 +1082,7 @@ msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 
 	if (msd_broker_is_auth_failure(result->status, result->reason)) {
 		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_UNAUTHORIZED,
-		                    "the broker at %s refused the credentials: %s",
+		                    _("the broker at %s refused the credentials: %s"),
 		                    self->url->display, result->reason);
 		msd_attempt_result_free(result);
 		meshsync_broker_connect_fail(self, task, error);
@@ -1088,7 +1090,7 @@ msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 	}
 	if (result->status == NATS_SSL_ERROR) {
 		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_TLS,
-		                    "TLS with the broker at %s failed: %s", self->url->display,
+		                    _("TLS with the broker at %s failed: %s"), self->url->display,
 		                    result->reason);
 		msd_attempt_result_free(result);
 		meshsync_broker_connect_fail(self, task, error);
@@ -1100,7 +1102,7 @@ msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 	msd_attempt_result_free(result);
 	if (now + (gint64)cd->delay_ms * 1000 > cd->deadline_us) {
 		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		                    "cannot reach the broker at %s within %u s: %s",
+		                    _("cannot reach the broker at %s within %u s: %s"),
 		                    self->url->display, self->connect_timeout_s, cd->last_reason);
 		meshsync_broker_connect_fail(self, task, error);
 		return;
@@ -1126,7 +1128,7 @@ meshsync_broker_connect_attempt(MeshSyncBroker *self, GTask *task)
 		meshsync_broker_connect_fail(
 		        self, task,
 		        g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		                    "the broker at %s was closed while connecting",
+		                    _("the broker at %s was closed while connecting"),
 		                    self->url->display));
 		return;
 	}
@@ -1170,7 +1172,7 @@ meshsync_broker_connect_async(MeshSyncBroker *self,
 
 	if (self->nc != NULL || self->connect_task != NULL) {
 		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
-		                        "the broker at %s is already connected or connecting",
+		                        _("the broker at %s is already connected or connecting"),
 		                        self->url->display);
 		return;
 	}
@@ -1267,15 +1269,15 @@ meshsync_broker_publish(MeshSyncBroker *self, const gchar *subject, GBytes *payl
 	data = g_bytes_get_data(payload, &len);
 	if (!meshsync_broker_subject_is_valid(subject)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "cannot publish to the broker at %s: invalid subject '%s'",
+		            _("cannot publish to the broker at %s: invalid subject '%s'"),
 		            self->url->display, subject != NULL ? subject : "");
 		return FALSE;
 	}
 	max_payload = meshsync_broker_get_max_payload(self);
 	if (max_payload > 0 && (gint64)len > max_payload) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "message on %s is %" G_GSIZE_FORMAT " bytes; the broker at %s takes at "
-		            "most %" G_GINT64_FORMAT,
+		            _("message on %s is %zu bytes; the broker at %s takes at "
+		              "most %" PRId64),
 		            subject, len, self->url->display, max_payload);
 		return FALSE;
 	}
@@ -1290,7 +1292,7 @@ meshsync_broker_publish_unchecked(
 
 	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            "cannot publish on %s: the broker at %s is not connected", subject,
+		            _("cannot publish on %s: the broker at %s is not connected"), subject,
 		            self->url->display);
 		return FALSE;
 	}
@@ -1307,21 +1309,21 @@ meshsync_broker_publish_unchecked(
 	case NATS_INSUFFICIENT_BUFFER:
 		meshsync_broker_set_writable(self, FALSE);
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            "cannot publish on %s: the broker at %s is away and the reconnect "
-		            "buffer is full",
+		            _("cannot publish on %s: the broker at %s is away and the reconnect "
+		              "buffer is full"),
 		            subject, self->url->display);
 		return FALSE;
 	case NATS_MAX_PAYLOAD:
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "message on %s is %" G_GSIZE_FORMAT " bytes; more than the broker at "
-		            "%s takes",
+		            _("message on %s is %zu bytes; more than the broker at "
+		              "%s takes"),
 		            subject, len, self->url->display);
 		return FALSE;
 	default: {
 		g_autofree gchar *reason = msd_broker_last_error(s);
 
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            "cannot publish on %s to the broker at %s: %s", subject,
+		            _("cannot publish on %s to the broker at %s: %s"), subject,
 		            self->url->display, reason);
 		return FALSE;
 	}
@@ -1337,7 +1339,7 @@ meshsync_broker_publish_event(MeshSyncBroker *self,
 {
 	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            "cannot publish on %s: the broker at %s is not connected", subject,
+		            _("cannot publish on %s: the broker at %s is not connected"), subject,
 		            self->url->display);
 		return FALSE;
 	}
@@ -1388,7 +1390,7 @@ meshsync_broker_subscribe(MeshSyncBroker *self,
 
 	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            "cannot subscribe to %s: the broker at %s is not connected", subject,
+		            _("cannot subscribe to %s: the broker at %s is not connected"), subject,
 		            self->url->display);
 		return 0;
 	}
@@ -1407,7 +1409,7 @@ meshsync_broker_subscribe(MeshSyncBroker *self,
 		g_set_error(error, MESHSYNC_ERROR,
 		            s == NATS_INVALID_SUBJECT ? MESHSYNC_ERROR_INVALID_DATA
 		                                      : MESHSYNC_ERROR_CONNECTION,
-		            "cannot subscribe to %s at the broker at %s: %s", subject,
+		            _("cannot subscribe to %s at the broker at %s: %s"), subject,
 		            self->url->display, reason);
 		return 0;
 	}
@@ -1501,7 +1503,7 @@ msd_flush_done(GObject *source, GAsyncResult *res, gpointer data)
 
 	if (reason != NULL)
 		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		                    "flushing to the broker at %s failed within %u ms: %s",
+		                    _("flushing to the broker at %s failed within %u ms: %s"),
 		                    self->url->display, fd->timeout_ms, reason);
 	if (error != NULL)
 		g_task_return_error(task, error);
@@ -1538,7 +1540,7 @@ meshsync_broker_flush_async(MeshSyncBroker *self,
 	g_task_set_source_tag(task, meshsync_broker_flush_async);
 	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
 		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		                        "cannot flush: the broker at %s is not connected",
+		                        _("cannot flush: the broker at %s is not connected"),
 		                        self->url->display);
 		return;
 	}
@@ -1599,7 +1601,7 @@ meshsync_broker_drain_output(MeshSyncBroker *self, guint timeout_ms, GError **er
 	if (natsConnection_Status(self->nc) == NATS_CONN_STATUS_CONNECTED &&
 	    natsConnection_Buffered(self->nc) > 0) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            "the broker at %s took no data for %u ms", self->url->display,
+		            _("the broker at %s took no data for %u ms"), self->url->display,
 		            timeout_ms);
 		return FALSE;
 	}

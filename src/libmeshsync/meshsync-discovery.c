@@ -14,6 +14,7 @@
 #include "meshsync-discovery-private.h"
 #include "kube/msd-kube-client.h"
 #include "util/msd-json-object.h"
+#include "util/msd-i18n.h"
 
 /**
  * MeshSyncDiscovery:
@@ -252,14 +253,14 @@ msd_discovery_get_object_finish(MeshSyncDiscovery *self,
 	if (!json_parser_load_from_data(parser, data != NULL ? data : "", (gssize)size,
 	                                &error_local)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "GET %s%s: invalid JSON: %s", msd_kube_client_get_server(self->client),
-		            path, error_local->message);
+		            _("GET %s%s: invalid JSON: %s"),
+		            msd_kube_client_get_server(self->client), path, error_local->message);
 		return NULL;
 	}
 	root = json_parser_get_root(parser);
 	if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "GET %s%s: the answer is not a JSON object",
+		            _("GET %s%s: the answer is not a JSON object"),
 		            msd_kube_client_get_server(self->client), path);
 		return NULL;
 	}
@@ -642,7 +643,7 @@ meshsync_discovery_run_async(MeshSyncDiscovery *self,
 	if (self->client == NULL) {
 		if (self->config == NULL) {
 			g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-			                        "discovery: no kubeconfig given");
+			                        _("discovery: no kubeconfig given"));
 			return;
 		}
 		self->client = msd_kube_client_new(self->config, &error);

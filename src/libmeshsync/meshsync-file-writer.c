@@ -19,6 +19,7 @@
 #include "meshsync-file-writer.h"
 #include "output/msd-snapshot-scan.h"
 #include "output/msd-snapshot-yaml.h"
+#include "util/msd-i18n.h"
 
 /**
  * MeshSyncFileWriter:
@@ -108,8 +109,8 @@ meshsync_snapshot_file_open_fd(const gchar *path, gboolean *created, GError **er
 		if (saved != ENOENT)
 			break;
 	}
-	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE, "cannot open the snapshot %s: %s",
-	            path, g_strerror(saved));
+	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
+	            _("cannot open the snapshot %s: %s"), path, g_strerror(saved));
 	return -1;
 }
 
@@ -134,18 +135,19 @@ meshsync_snapshot_file_continue(gint fd, const gchar *path, GHashTable *uids, GE
 		return FALSE;
 	if (scan.complete_end < scan.size) {
 		if (!scan.tail_ours) {
-			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
-			            "the snapshot %s does not end with a whole document (a \"---\" "
-			            "line); not appending to it",
-			            path);
+			g_set_error(
+			        error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
+			        _("the snapshot %s does not end with a whole document (a \"---\" "
+			          "line); not appending to it"),
+			        path);
 			return FALSE;
 		}
 		if (ftruncate(fd, scan.complete_end) != 0) {
 			gint saved = errno;
 
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
-			            "cannot drop the partial document at the end of %s: %s", path,
-			            g_strerror(saved));
+			            _("cannot drop the partial document at the end of %s: %s"),
+			            path, g_strerror(saved));
 			return FALSE;
 		}
 		g_message("snapshot %s: dropped a partial document of %" G_GOFFSET_FORMAT
@@ -181,7 +183,7 @@ meshsync_snapshot_file_open(MeshSyncSnapshotFile *file,
 		gint saved = errno;
 
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
-		            "cannot open the snapshot %s: %s", path, g_strerror(saved));
+		            _("cannot open the snapshot %s: %s"), path, g_strerror(saved));
 		close(fd);
 		return FALSE;
 	}
@@ -205,13 +207,15 @@ meshsync_snapshot_file_drain(MeshSyncSnapshotFile *file, gboolean sync, GError *
 		 * add a second copy of what did get through. */
 		g_string_truncate(file->pending, 0);
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
-		            "cannot write the snapshot %s: %s", file->path, local_error->message);
+		            _("cannot write the snapshot %s: %s"), file->path,
+		            local_error->message);
 		return FALSE;
 	}
 	g_string_truncate(file->pending, 0);
 	if (sync && !g_output_stream_flush(file->stream, NULL, &local_error)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
-		            "cannot write the snapshot %s: %s", file->path, local_error->message);
+		            _("cannot write the snapshot %s: %s"), file->path,
+		            local_error->message);
 		return FALSE;
 	}
 	return TRUE;
@@ -228,7 +232,8 @@ meshsync_snapshot_file_close(MeshSyncSnapshotFile *file, GError **error)
 	ok = meshsync_snapshot_file_drain(file, TRUE, error);
 	if (!g_output_stream_close(file->stream, NULL, &local_error) && ok) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
-		            "cannot close the snapshot %s: %s", file->path, local_error->message);
+		            _("cannot close the snapshot %s: %s"), file->path,
+		            local_error->message);
 		ok = FALSE;
 	}
 	g_clear_object(&file->stream);
@@ -300,7 +305,7 @@ meshsync_file_writer_write(MeshSyncWriter *writer,
 	}
 	if (self->main.stream == NULL) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
-		            "the snapshot %s is closed", self->main.path);
+		            _("the snapshot %s is closed"), self->main.path);
 		return FALSE;
 	}
 
@@ -442,7 +447,7 @@ meshsync_file_writer_make_default_path(const gchar *directory, GError **error)
 			return g_steal_pointer(&path);
 	}
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
-	            "no unique snapshot name available for %s in %s", date,
+	            _("no unique snapshot name available for %s in %s"), date,
 	            directory != NULL ? directory : "the working directory");
 	return NULL;
 }

@@ -13,6 +13,7 @@
 #include "meshsync-error.h"
 #include "meshsync-health-server.h"
 #include "meshsync-health-server-private.h"
+#include "util/msd-i18n.h"
 
 /**
  * MeshSyncHealthServer:
@@ -268,14 +269,14 @@ meshsync_health_server_listen(MeshSyncHealthServer *self,
 
 	if (port > G_MAXUINT16) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "health server: invalid port %u", port);
+		            _("health server: invalid port %u"), port);
 		return FALSE;
 	}
 	if (address != NULL && *address != '\0') {
 		inet = g_inet_address_new_from_string(address);
 		if (inet == NULL) {
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-			            "health server: ‘%s’ is not an IP address", address);
+			            _("health server: ‘%s’ is not an IP address"), address);
 			return FALSE;
 		}
 	}
@@ -291,7 +292,8 @@ meshsync_health_server_listen(MeshSyncHealthServer *self,
 		soup_server_disconnect(self->server);
 		where = meshsync_health_server_describe(inet, port);
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
-		            "health server: cannot listen on %s: %s", where, local_error->message);
+		            _("health server: cannot listen on %s: %s"), where,
+		            local_error->message);
 		return FALSE;
 	}
 

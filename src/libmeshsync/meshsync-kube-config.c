@@ -15,6 +15,7 @@
 #include "kube/msd-kube-target.h"
 #include "kube/msd-kubeconfig-context.h"
 #include "kube/msd-kubeconfig-merge.h"
+#include "util/msd-i18n.h"
 
 /**
  * MeshSyncKubeConfig:
@@ -413,8 +414,8 @@ meshsync_kube_config_load(const gchar *kubeconfig, const gchar *context, GError 
 	if (g_file_test(home_config, G_FILE_TEST_EXISTS))
 		return meshsync_kube_config_new_from_file(home_config, context, error);
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-	            "no Kubernetes configuration found: tried no explicit kubeconfig, in-cluster "
-	            "(KUBERNETES_SERVICE_HOST not set), %s, %s (no such file)",
+	            _("no Kubernetes configuration found: tried no explicit kubeconfig, in-cluster "
+	              "(KUBERNETES_SERVICE_HOST not set), %s, %s (no such file)"),
 	            kubeconfig_tried, home_config);
 	return NULL;
 }

@@ -9,6 +9,7 @@
 
 #include "meshsync-error.h"
 #include "meshsync-pipeline-private.h"
+#include "util/msd-i18n.h"
 
 /**
  * MeshSyncPipeline:
@@ -164,7 +165,7 @@ meshsync_pipeline_stage_cb(GObject *source, GAsyncResult *result, gpointer user_
 	GError *error = NULL;
 
 	if (!meshsync_stage_run_finish(stage, result, &error)) {
-		g_prefix_error(&error, "stage %s: ", meshsync_stage_get_name(stage));
+		g_prefix_error(&error, _("stage %s: "), meshsync_stage_get_name(stage));
 		g_task_return_error(task, error);
 		return;
 	}

@@ -17,6 +17,7 @@
 #include "meshsync-error.h"
 #include "meshsync-health-server-private.h"
 #include "meshsync-service.h"
+#include "util/msd-i18n.h"
 
 /**
  * MeshSyncService:
@@ -377,7 +378,7 @@ meshsync_service_start_async(MeshSyncService *self,
 	g_task_set_source_tag(task, meshsync_service_start_async);
 	if (self->state != MESHSYNC_SERVICE_IDLE) {
 		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
-		                        "the service was started already");
+		                        _("the service was started already"));
 		return;
 	}
 	self->state = MESHSYNC_SERVICE_STARTING;

@@ -25,6 +25,7 @@
 #include "meshsync-session.h"
 #include "util/msd-json-object.h"
 #include "util/msd-utf8-chunk.h"
+#include "util/msd-i18n.h"
 
 /**
  * MeshSyncSession:
@@ -308,7 +309,7 @@ meshsync_session_log_read_cb(GObject *source, GAsyncResult *result, gpointer use
 	if (priv->state == MESHSYNC_SESSION_STATE_CLOSED)
 		return;
 	if (n < 0) {
-		g_prefix_error(&error, "log stream of %s/%s: ", priv->namespace_, priv->pod);
+		g_prefix_error(&error, _("log stream of %s/%s: "), priv->namespace_, priv->pod);
 		meshsync_session_finish(self, error);
 		return;
 	}
@@ -755,7 +756,7 @@ meshsync_session_write(MeshSyncSession *self, const guint8 *data, gsize length, 
 	priv = GET_PRIVATE(self);
 	if (priv->kind != MESHSYNC_SESSION_KIND_EXEC) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_SUPPORTED,
-		            "session %s: a log session takes no input", priv->id);
+		            _("session %s: a log session takes no input"), priv->id);
 		return FALSE;
 	}
 	if (priv->state == MESHSYNC_SESSION_STATE_NEW ||
@@ -763,9 +764,10 @@ meshsync_session_write(MeshSyncSession *self, const guint8 *data, gsize length, 
 		if (priv->early_input == NULL)
 			priv->early_input = g_byte_array_new();
 		if (priv->early_input->len + length > MESHSYNC_SESSION_MAX_EARLY_INPUT) {
-			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
-			            "session %s: more than 1 MiB of input before the command runs",
-			            priv->id);
+			g_set_error(
+			        error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
+			        _("session %s: more than 1 MiB of input before the command runs"),
+			        priv->id);
 			return FALSE;
 		}
 		g_byte_array_append(priv->early_input, data, (guint)length);
@@ -774,7 +776,7 @@ meshsync_session_write(MeshSyncSession *self, const guint8 *data, gsize length, 
 	if (priv->state != MESHSYNC_SESSION_STATE_RUNNING ||
 	    !meshsync_session_ws_send(self, MESHSYNC_CHANNEL_STDIN, data, length)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            "session %s has ended", priv->id);
+		            _("session %s has ended"), priv->id);
 		return FALSE;
 	}
 	meshsync_session_touch(self);
@@ -808,13 +810,13 @@ meshsync_session_close_input(MeshSyncSession *self, GError **error)
 	if (priv->kind != MESHSYNC_SESSION_KIND_EXEC ||
 	    g_strcmp0(priv->protocol, MESHSYNC_EXEC_V5) != 0) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_SUPPORTED,
-		            "session %s: the input cannot be closed on its own (%s)", priv->id,
+		            _("session %s: the input cannot be closed on its own (%s)"), priv->id,
 		            priv->protocol != NULL ? priv->protocol : "no exec stream");
 		return FALSE;
 	}
 	if (!meshsync_session_ws_send(self, MESHSYNC_CHANNEL_CLOSE, &stdin_channel, 1)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            "session %s has ended", priv->id);
+		            _("session %s has ended"), priv->id);
 		return FALSE;
 	}
 	return TRUE;

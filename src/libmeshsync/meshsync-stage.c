@@ -10,6 +10,7 @@
 #include "meshsync-error.h"
 #include "meshsync-pipeline.h"
 #include "meshsync-stage.h"
+#include "util/msd-i18n.h"
 
 /**
  * MeshSyncStage:
@@ -38,7 +39,8 @@ static gboolean
 meshsync_stage_real_run(MeshSyncStage *self, MeshSyncPipeline *pipeline, GError **error)
 {
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_SUPPORTED,
-	            "stage %s implements neither run nor run_async", meshsync_stage_get_name(self));
+	            _("stage %s implements neither run nor run_async"),
+	            meshsync_stage_get_name(self));
 	return FALSE;
 }
 

@@ -19,6 +19,7 @@
 #include "meshsync-error.h"
 #include "meshsync-watch-config.h"
 #include "util/msd-yaml.h"
+#include "util/msd-i18n.h"
 
 /**
  * MeshSyncWatchConfig:
@@ -435,7 +436,7 @@ meshsync_watch_list_value(JsonNode *node, const gchar *origin, const gchar *what
 		return json_array_ref(json_node_get_array(node));
 	if (json_node_get_value_type(node) != G_TYPE_STRING) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: %s is neither a list nor a string holding a JSON list", origin,
+		            _("%s: %s is neither a list nor a string holding a JSON list"), origin,
 		            what);
 		return NULL;
 	}
@@ -444,13 +445,13 @@ meshsync_watch_list_value(JsonNode *node, const gchar *origin, const gchar *what
 	parser = json_parser_new();
 	if (!json_parser_load_from_data(parser, json_node_get_string(node), -1, &parse_error)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: %s is not valid JSON: %s", origin, what, parse_error->message);
+		            _("%s: %s is not valid JSON: %s"), origin, what, parse_error->message);
 		return NULL;
 	}
 	root = json_parser_get_root(parser);
 	if (root == NULL || !JSON_NODE_HOLDS_ARRAY(root)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: %s is not a JSON list", origin, what);
+		            _("%s: %s is not a JSON list"), origin, what);
 		return NULL;
 	}
 	return json_array_ref(json_node_get_array(root));
@@ -482,13 +483,14 @@ meshsync_watch_config_new_from_lists(JsonNode *whitelist_node,
 		g_clear_pointer(&blacklist, json_array_unref);
 	if (whitelist == NULL && blacklist == NULL) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: both the whitelist and the blacklist are missing or empty",
+		            _("%s: both the whitelist and the blacklist are missing or empty"),
 		            origin);
 		return NULL;
 	}
 	if (whitelist != NULL && blacklist != NULL) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: a whitelist and a blacklist together are not supported", origin);
+		            _("%s: a whitelist and a blacklist together are not supported"),
+		            origin);
 		return NULL;
 	}
 
@@ -512,26 +514,26 @@ meshsync_watch_config_new_from_cr_node(JsonNode *root, const gchar *origin, GErr
 
 	if (!JSON_NODE_HOLDS_OBJECT(root)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: not a MeshSync object", origin);
+		            _("%s: not a MeshSync object"), origin);
 		return NULL;
 	}
 	object = json_node_get_object(root);
 	spec = json_object_get_member(object, "spec");
 	if (spec == NULL || !JSON_NODE_HOLDS_OBJECT(spec)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: spec is missing or not an object", origin);
+		            _("%s: spec is missing or not an object"), origin);
 		return NULL;
 	}
 	watch_list = json_object_get_member(json_node_get_object(spec), "watch-list");
 	if (watch_list == NULL || !JSON_NODE_HOLDS_OBJECT(watch_list)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: spec.watch-list is missing or not an object", origin);
+		            _("%s: spec.watch-list is missing or not an object"), origin);
 		return NULL;
 	}
 	data = json_object_get_member(json_node_get_object(watch_list), "data");
 	if (data == NULL || !JSON_NODE_HOLDS_OBJECT(data)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: spec.watch-list.data is missing or not an object", origin);
+		            _("%s: spec.watch-list.data is missing or not an object"), origin);
 		return NULL;
 	}
 	return meshsync_watch_config_new_from_lists(
@@ -566,7 +568,7 @@ meshsync_watch_config_new_from_resource(const gchar *json, gssize length, GError
 
 	if (!json_parser_load_from_data(parser, json, length, &parse_error)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "MeshSync resource: not valid JSON: %s", parse_error->message);
+		            _("MeshSync resource: not valid JSON: %s"), parse_error->message);
 		return NULL;
 	}
 	return meshsync_watch_config_new_from_cr_node(json_parser_get_root(parser),
@@ -604,7 +606,7 @@ meshsync_watch_config_new_from_file(const gchar *path, GError **error)
 	g_return_val_if_fail(path != NULL, NULL);
 
 	if (!g_file_get_contents(path, &contents, &length, error)) {
-		g_prefix_error(error, "watch configuration: ");
+		g_prefix_error(error, _("watch configuration: "));
 		return NULL;
 	}
 	root = msd_yaml_parse_document(contents, length, path, error);
@@ -612,7 +614,7 @@ meshsync_watch_config_new_from_file(const gchar *path, GError **error)
 		return NULL;
 	if (!JSON_NODE_HOLDS_OBJECT(root)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: expected a mapping with a whitelist or a blacklist", path);
+		            _("%s: expected a mapping with a whitelist or a blacklist"), path);
 		return NULL;
 	}
 	object = json_node_get_object(root);

@@ -29,6 +29,8 @@ from nats_server import NatsServer
 
 UNIT = os.environ.get("MESHSYNC_UNIT")
 SYSTEMD_ANALYZE = os.environ.get("SYSTEMD_ANALYZE", "systemd-analyze")
+# the built man pages, when the build has them (tests/meson.build)
+MAN_DIR = os.environ.get("MESHSYNC_MAN_DIR")
 REQUEST = "meshery.meshsync.request"
 QUEUE = "meshsync-request-stream"
 # the exposure systemd-analyze may give the unit, in its tenths (2.0)
@@ -144,10 +146,19 @@ def unit_copy(tmp_path):
 
 
 def test_unit_verifies(tmp_path):
-    """systemd-analyze verify finds nothing to say about the unit."""
+    """systemd-analyze verify finds nothing to say about the unit, and its Documentation=
+    man:meshsync(8) resolves to the built page (without man pages, that check is off)."""
     path = unit_copy(tmp_path)
-    result = subprocess.run([SYSTEMD_ANALYZE, "verify", str(path)], capture_output=True,
-                            text=True, cwd=tmp_path, check=False)
+    env = dict(os.environ)
+    argv = [SYSTEMD_ANALYZE, "verify", str(path)]
+    if MAN_DIR:
+        (tmp_path / "man" / "man8").mkdir(parents=True)
+        shutil.copy(os.path.join(MAN_DIR, "meshsync.8"), tmp_path / "man" / "man8")
+        env["MANPATH"] = str(tmp_path / "man")
+    else:
+        argv.insert(2, "--man=no")
+    result = subprocess.run(argv, capture_output=True, text=True, cwd=tmp_path, env=env,
+                            check=False)
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stderr.strip() == "", result.stderr
     text = path.read_text(encoding="utf-8")

@@ -11,6 +11,7 @@
 
 #include "meshsync-error.h"
 #include "broker/msd-broker-url.h"
+#include "util/msd-i18n.h"
 
 #define MSD_BROKER_DEFAULT_PORT 4222
 
@@ -58,7 +59,7 @@ msd_broker_url_fail(const gchar *url, const gchar *why, GError **error)
 	g_autofree gchar *shown = msd_broker_url_redact(url);
 
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-	            "invalid broker URL '%s': %s", shown, why);
+	            _("invalid broker URL '%s': %s"), shown, why);
 	return FALSE;
 }
 

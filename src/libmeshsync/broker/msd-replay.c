@@ -7,6 +7,7 @@
 
 #include "config.h"
 
+#include <inttypes.h>
 #include <nats/nats.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -16,6 +17,7 @@
 #include "broker/msd-replay.h"
 #include "meshsync-broker-private.h"
 #include "meshsync-error.h"
+#include "util/msd-i18n.h"
 
 /*
  * What a confirmation proves. nats.c writes in order on one connection, and the server
@@ -159,7 +161,7 @@ msd_replay_fail_waiters(MsdReplay *self, const gchar *why)
 		msd_replay_waiter_finish(
 		        waiter,
 		        g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		                    "the broker at %s did not confirm what was published: %s",
+		                    _("the broker at %s did not confirm what was published: %s"),
 		                    meshsync_broker_get_url(self->broker), why));
 }
 
@@ -474,12 +476,12 @@ msd_replay_waiter_timeout_cb(gpointer data)
 	MsdReplay *self = waiter->replay;
 
 	g_queue_remove(&self->waiters, waiter);
-	msd_replay_waiter_finish(waiter,
-	                         g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-	                                     "the broker at %s did not confirm %" G_GUINT64_FORMAT
-	                                     " messages in time",
-	                                     meshsync_broker_get_url(self->broker),
-	                                     msd_replay_window_get_n_messages(self->window)));
+	msd_replay_waiter_finish(
+	        waiter,
+	        g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+	                    _("the broker at %s did not confirm %" PRIu64 " messages in time"),
+	                    meshsync_broker_get_url(self->broker),
+	                    msd_replay_window_get_n_messages(self->window)));
 	return G_SOURCE_REMOVE;
 }
 

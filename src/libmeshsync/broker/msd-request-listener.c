@@ -16,6 +16,7 @@
 #include "util/msd-json-string.h"
 #include "meshsync-resource-private.h"
 #include "util/msd-json-object.h"
+#include "util/msd-i18n.h"
 
 /* Work done per main-loop dispatch while answering informer-store, so that a large store
  * never holds the loop (informer events and health probes keep being served meanwhile). */
@@ -65,25 +66,25 @@ msd_request_parse(const gchar *data, gsize length, GError **error)
 	if (length > G_MAXSSIZE ||
 	    !json_parser_load_from_data(parser, data, (gssize)length, &local_error)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "request is not JSON: %s",
+		            _("request is not JSON: %s"),
 		            local_error != NULL ? local_error->message : "too large");
 		return NULL;
 	}
 	root = json_parser_get_root(parser);
 	if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		                    "request envelope is not a JSON object");
+		                    _("request envelope is not a JSON object"));
 		return NULL;
 	}
 	node = msd_json_object_get_member_folded(json_node_get_object(root), "Request");
 	if (node == NULL || JSON_NODE_HOLDS_NULL(node)) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		                    "request envelope has no Request");
+		                    _("request envelope has no Request"));
 		return NULL;
 	}
 	if (!JSON_NODE_HOLDS_OBJECT(node)) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		                    "Request of the envelope is not an object");
+		                    _("Request of the envelope is not an object"));
 		return NULL;
 	}
 	object = json_node_get_object(node);
@@ -96,7 +97,7 @@ msd_request_parse(const gchar *data, gsize length, GError **error)
 		request->entity = g_strdup(json_node_get_string(entity));
 	} else {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		                    "Entity of the request is not a string");
+		                    _("Entity of the request is not a string"));
 		return NULL;
 	}
 	node = msd_json_object_get_member_folded(object, "Payload");

@@ -16,6 +16,7 @@
 #include "meshsync-session-private.h"
 #include "util/msd-json-string.h"
 #include "util/msd-json-object.h"
+#include "util/msd-i18n.h"
 
 #define MSD_SESSION_POOL_IDLE_SECONDS 5
 
@@ -341,7 +342,7 @@ msd_read_string(JsonObject *object, const gchar *name, gchar **out, GError **err
 		return TRUE;
 	if (!JSON_NODE_HOLDS_VALUE(node) || json_node_get_value_type(node) != G_TYPE_STRING) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "\"%s\" is not a string", name);
+		            _("\"%s\" is not a string"), name);
 		return FALSE;
 	}
 	g_free(*out);
@@ -358,7 +359,7 @@ msd_read_bool(JsonObject *object, const gchar *name, gboolean *out, GError **err
 		return TRUE;
 	if (!JSON_NODE_HOLDS_VALUE(node) || json_node_get_value_type(node) != G_TYPE_BOOLEAN) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "\"%s\" is not a boolean", name);
+		            _("\"%s\" is not a boolean"), name);
 		return FALSE;
 	}
 	*out = json_node_get_boolean(node);
@@ -374,7 +375,7 @@ msd_read_int(JsonObject *object, const gchar *name, gint64 *out, GError **error)
 		return TRUE;
 	if (!JSON_NODE_HOLDS_VALUE(node) || json_node_get_value_type(node) != G_TYPE_INT64) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "\"%s\" is not an integer", name);
+		            _("\"%s\" is not an integer"), name);
 		return FALSE;
 	}
 	*out = json_node_get_int(node);
@@ -388,7 +389,7 @@ msd_session_request_read(JsonNode *node, MsdSessionRequest *req, GError **error)
 
 	if (!JSON_NODE_HOLDS_OBJECT(node)) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		                    "the request is not an object");
+		                    _("the request is not an object"));
 		return FALSE;
 	}
 	object = json_node_get_object(node);

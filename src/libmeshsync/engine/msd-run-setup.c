@@ -15,6 +15,7 @@
 #include "meshsync-pipeline-private.h"
 #include "pipeline/msd-builtin-stages.h"
 #include "util/msd-json-tokens.h"
+#include "util/msd-i18n.h"
 
 #define MSD_RUN_SETUP_RESYNC_DELAY_MS 5000
 #define MSD_RUN_SETUP_RETRY_MIN_MS    800
@@ -235,7 +236,7 @@ msd_run_setup_pipeline_cb(GObject *source, GAsyncResult *result, gpointer user_d
 		if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
 		    MESHSYNC_PIPELINE(source) != self->pipeline)
 			return;
-		g_prefix_error(&error, "pipeline: ");
+		g_prefix_error(&error, _("pipeline: "));
 		msd_run_setup_retry_later(self, error);
 		return;
 	}
@@ -647,7 +648,7 @@ msd_run_setup_discovery_cb(GObject *source, GAsyncResult *result, gpointer user_
 		if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED) ||
 		    discovery != self->discovery)
 			return;
-		g_prefix_error(&error, "discovery failed: ");
+		g_prefix_error(&error, _("discovery failed: "));
 		msd_run_setup_retry_later(self, error);
 		return;
 	}

@@ -23,6 +23,7 @@
 #include "util/msd-json-tokens.h"
 #include "informer/msd-line-splitter.h"
 #include "util/msd-json-delimit.h"
+#include "util/msd-i18n.h"
 
 /* client-go's defaults: pages of 500, backoff 0.8 s doubling to 30 s, watches that the server
  * ends after 5 to 10 minutes so that load spreads out; a type we may not list is asked again
@@ -431,9 +432,8 @@ msd_informer_check_limits(MsdInformer *self, const MsdJsonTokens *doc, gint inde
 	msd_json_tokens_span(doc, index, &length);
 	if (length > self->max_object) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
-		            "%" G_GSIZE_FORMAT " bytes exceed the limit of %" G_GSIZE_FORMAT
-		            " per object",
-		            length, self->max_object);
+		            _("%zu bytes exceed the limit of %zu per object"), length,
+		            self->max_object);
 		return FALSE;
 	}
 	if (msd_json_tokens_size(doc, msd_json_tokens_member(doc, metadata, "labels")) >
@@ -441,7 +441,7 @@ msd_informer_check_limits(MsdInformer *self, const MsdJsonTokens *doc, gint inde
 	    msd_json_tokens_size(doc, msd_json_tokens_member(doc, metadata, "annotations")) >
 	            MSD_INFORMER_MAX_LABELS) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
-		            "more than %d labels or annotations", MSD_INFORMER_MAX_LABELS);
+		            _("more than %d labels or annotations"), MSD_INFORMER_MAX_LABELS);
 		return FALSE;
 	}
 	return TRUE;
@@ -497,7 +497,7 @@ msd_informer_salvage_page(
 
 	if (members == NULL) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		                    "list answer is not a well-formed JSON object");
+		                    _("list answer is not a well-formed JSON object"));
 		return FALSE;
 	}
 	for (guint i = 0; i < members->len; i++) {
@@ -520,7 +520,7 @@ msd_informer_salvage_page(
 	}
 	if (elements == NULL) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		                    "list answer has no well-formed items array");
+		                    _("list answer has no well-formed items array"));
 		return FALSE;
 	}
 	for (guint i = 0; i < elements->len && self->running; i++) {
@@ -561,7 +561,7 @@ msd_informer_parse_page(MsdInformer *self, GBytes *body, gchar **continue_token,
 	}
 	if (self->tokens.tokens[0].type != MSD_JSON_OBJECT) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		                    "list answer is not a JSON object");
+		                    _("list answer is not a JSON object"));
 		return FALSE;
 	}
 	if (self->list_rv == NULL)
@@ -577,7 +577,7 @@ msd_informer_parse_page(MsdInformer *self, GBytes *body, gchar **continue_token,
 		return TRUE;
 	if (self->tokens.tokens[items].type != MSD_JSON_ARRAY) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		                    "list answer has no items array");
+		                    _("list answer has no items array"));
 		return FALSE;
 	}
 	count = self->tokens.tokens[items].size;

@@ -11,6 +11,7 @@
 
 #include "meshsync-error.h"
 #include "informer/msd-line-splitter.h"
+#include "util/msd-i18n.h"
 
 struct _MsdLineSplitter {
 	GByteArray *buffer; /* (owned) */
@@ -83,8 +84,7 @@ msd_line_splitter_next(MsdLineSplitter *self, const gchar **line, gsize *length,
 				partial--;
 			if (partial > self->max_line) {
 				g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
-				            "watch event longer than %" G_GSIZE_FORMAT " bytes",
-				            self->max_line);
+				            _("watch event longer than %zu bytes"), self->max_line);
 				/* reported once; the rest of it is dropped as it comes */
 				g_byte_array_set_size(self->buffer, 0);
 				self->consumed = 0;
@@ -101,8 +101,7 @@ msd_line_splitter_next(MsdLineSplitter *self, const gchar **line, gsize *length,
 			line_length--;
 		if (line_length > self->max_line) {
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
-			            "watch event longer than %" G_GSIZE_FORMAT " bytes",
-			            self->max_line);
+			            _("watch event longer than %zu bytes"), self->max_line);
 			return FALSE;
 		}
 		if (line_length == 0)

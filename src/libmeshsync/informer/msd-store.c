@@ -11,6 +11,7 @@
 
 #include "meshsync-error.h"
 #include "informer/msd-store.h"
+#include "util/msd-i18n.h"
 
 struct _MsdStore {
 	GObject parent_instance;
@@ -193,13 +194,13 @@ msd_store_entry_new_from_tokens(const MsdJsonTokens *tokens,
 
 	if ((gint)index >= tokens->n_tokens || tokens->tokens[index].type != MSD_JSON_OBJECT) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		                    "object is not a JSON object");
+		                    _("object is not a JSON object"));
 		return NULL;
 	}
 	metadata = msd_json_tokens_member(tokens, index, "metadata");
 	if (metadata < 0 || tokens->tokens[metadata].type != MSD_JSON_OBJECT) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		                    "object has no metadata");
+		                    _("object has no metadata"));
 		return NULL;
 	}
 	name_index = msd_json_tokens_member(tokens, (guint)metadata, "name");
@@ -207,7 +208,7 @@ msd_store_entry_new_from_tokens(const MsdJsonTokens *tokens,
 		name = msd_json_tokens_dup_string(tokens, name_index);
 	if (name == NULL || name[0] == '\0') {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		                    "object has no metadata.name");
+		                    _("object has no metadata.name"));
 		return NULL;
 	}
 	namespace_ = msd_json_tokens_dup_string(

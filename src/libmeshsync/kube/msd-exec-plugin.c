@@ -13,6 +13,7 @@
 #include "kube/msd-exec-plugin.h"
 #include "kube/msd-kube-pem.h"
 #include "util/msd-json-object.h"
+#include "util/msd-i18n.h"
 
 #define MSD_EXEC_API_V1      "client.authentication.k8s.io/v1"
 #define MSD_EXEC_API_V1BETA1 "client.authentication.k8s.io/v1beta1"
@@ -116,8 +117,8 @@ msd_exec_plugin_read_args(MsdExecPlugin *self,
 
 	if (!JSON_NODE_HOLDS_ARRAY(args)) {
 		g_autofree gchar *field = msd_kubeconfig_entry_field(sub, "args");
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG, "%s: not a list",
-		            field);
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+		            _("%s: not a list"), field);
 		return FALSE;
 	}
 	array = json_node_get_array(args);
@@ -126,7 +127,7 @@ msd_exec_plugin_read_args(MsdExecPlugin *self,
 		if (!JSON_NODE_HOLDS_VALUE(arg) || json_node_get_value_type(arg) != G_TYPE_STRING) {
 			g_autofree gchar *field = msd_kubeconfig_entry_field(sub, "args");
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-			            "%s[%u]: not a string", field, i);
+			            _("%s[%u]: not a string"), field, i);
 			return FALSE;
 		}
 		g_strv_builder_add(builder, json_node_get_string(arg));
@@ -155,7 +156,7 @@ msd_exec_plugin_read_env(MsdExecPlugin *self,
 		    !msd_kubeconfig_entry_get_string(&var, "value", &value, NULL) || name == NULL) {
 			g_autofree gchar *field = msd_kubeconfig_entry_field(sub, "env");
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-			            "%s[%u]: not a mapping with name and value", field, i);
+			            _("%s[%u]: not a mapping with name and value"), field, i);
 			return FALSE;
 		}
 		g_ptr_array_add(self->env, g_steal_pointer(&name));
@@ -163,8 +164,8 @@ msd_exec_plugin_read_env(MsdExecPlugin *self,
 	}
 	if (array == NULL) {
 		g_autofree gchar *field = msd_kubeconfig_entry_field(sub, "env");
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG, "%s: not a list",
-		            field);
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+		            _("%s: not a list"), field);
 		return FALSE;
 	}
 	return TRUE;
@@ -183,8 +184,8 @@ msd_exec_plugin_read_interactive_mode(MsdExecPlugin *self,
 			g_autofree gchar *field =
 			        msd_kubeconfig_entry_field(sub, "interactiveMode");
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-			            "%s: missing, %s requires Never, IfAvailable or Always", field,
-			            MSD_EXEC_API_V1);
+			            _("%s: missing, %s requires Never, IfAvailable or Always"),
+			            field, MSD_EXEC_API_V1);
 			return FALSE;
 		}
 		self->interactive_mode = g_strdup("IfAvailable");
@@ -194,7 +195,7 @@ msd_exec_plugin_read_interactive_mode(MsdExecPlugin *self,
 	    g_strcmp0(self->interactive_mode, "Always") != 0) {
 		g_autofree gchar *field = msd_kubeconfig_entry_field(sub, "interactiveMode");
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: \"%s\" is not Never, IfAvailable or Always", field,
+		            _("%s: \"%s\" is not Never, IfAvailable or Always"), field,
 		            self->interactive_mode);
 		return FALSE;
 	}
@@ -212,7 +213,7 @@ msd_exec_plugin_new_from_entry(const MsdKubeconfigEntry *user, JsonNode *exec, G
 	self->where = msd_kubeconfig_entry_field(user, "exec");
 	if (!JSON_NODE_HOLDS_OBJECT(exec)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: not a mapping", self->where);
+		            _("%s: not a mapping"), self->where);
 		return NULL;
 	}
 	/* read the exec mapping with the same helpers; field names come out as
@@ -225,7 +226,7 @@ msd_exec_plugin_new_from_entry(const MsdKubeconfigEntry *user, JsonNode *exec, G
 	    g_strcmp0(self->api_version, MSD_EXEC_API_V1BETA1) != 0) {
 		g_autofree gchar *field = msd_kubeconfig_entry_field(&sub, "apiVersion");
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: \"%s\" is not supported (use %s or %s)", field,
+		            _("%s: \"%s\" is not supported (use %s or %s)"), field,
 		            self->api_version != NULL ? self->api_version : "", MSD_EXEC_API_V1,
 		            MSD_EXEC_API_V1BETA1);
 		return NULL;
@@ -234,7 +235,7 @@ msd_exec_plugin_new_from_entry(const MsdKubeconfigEntry *user, JsonNode *exec, G
 		return NULL;
 	if (self->command == NULL) {
 		g_autofree gchar *field = msd_kubeconfig_entry_field(&sub, "command");
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG, "%s: missing",
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG, _("%s: missing"),
 		            field);
 		return NULL;
 	}
@@ -383,12 +384,12 @@ msd_exec_plugin_parse(MsdExecPlugin *self, const gchar *output, GError **error)
 
 	if (!json_parser_load_from_data(parser, output, -1, &local_error)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "%s: plugin output is not JSON: %s", where, local_error->message);
+		            _("%s: plugin output is not JSON: %s"), where, local_error->message);
 		return NULL;
 	}
 	if (!JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "%s: plugin output is not an ExecCredential", where);
+		            _("%s: plugin output is not an ExecCredential"), where);
 		return NULL;
 	}
 	root = json_node_get_object(json_parser_get_root(parser));
@@ -397,8 +398,8 @@ msd_exec_plugin_parse(MsdExecPlugin *self, const gchar *output, GError **error)
 	                       : "");
 	if (g_strcmp0(api_version, self->api_version) != 0) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "%s: plugin returned apiVersion \"%s\", configured for \"%s\"", where,
-		            api_version, self->api_version);
+		            _("%s: plugin returned apiVersion \"%s\", configured for \"%s\""),
+		            where, api_version, self->api_version);
 		return NULL;
 	}
 	status_node = json_object_get_member(root, "status");
@@ -407,7 +408,7 @@ msd_exec_plugin_parse(MsdExecPlugin *self, const gchar *output, GError **error)
 	                 : NULL;
 	if (status == NULL) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "%s: plugin output has no status", where);
+		            _("%s: plugin output has no status"), where);
 		return NULL;
 	}
 	token = msd_json_object_get_string(status, "token");
@@ -415,14 +416,15 @@ msd_exec_plugin_parse(MsdExecPlugin *self, const gchar *output, GError **error)
 	key = msd_json_object_get_string(status, "clientKeyData");
 	if ((cert == NULL || cert[0] == '\0') != (key == NULL || key[0] == '\0')) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "%s: plugin returned %s without %s", where,
+		            _("%s: plugin returned %s without %s"), where,
 		            cert != NULL ? "clientCertificateData" : "clientKeyData",
 		            cert != NULL ? "clientKeyData" : "clientCertificateData");
 		return NULL;
 	}
 	if ((token == NULL || token[0] == '\0') && cert == NULL) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "%s: plugin returned neither a token nor a certificate and key", where);
+		            _("%s: plugin returned neither a token nor a certificate and key"),
+		            where);
 		return NULL;
 	}
 	if (cert != NULL && cert[0] != '\0') {
@@ -441,8 +443,8 @@ msd_exec_plugin_parse(MsdExecPlugin *self, const gchar *output, GError **error)
 
 		if (when == NULL) {
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-			            "%s: status.expirationTimestamp \"%s\" is not RFC 3339", where,
-			            value);
+			            _("%s: status.expirationTimestamp \"%s\" is not RFC 3339"),
+			            where, value);
 			return NULL;
 		}
 		expiry = g_date_time_to_unix(when) * G_USEC_PER_SEC +
@@ -482,19 +484,19 @@ msd_exec_plugin_done_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 	g_clear_handle_id(&run->timeout_id, g_source_remove);
 	if (!g_subprocess_communicate_utf8_finish(process, result, &out, &err, &local_error)) {
 		g_set_error(&error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
-		            "%s: running %s failed: %s", self->where, self->command,
+		            _("%s: running %s failed: %s"), self->where, self->command,
 		            local_error->message);
 	} else if (run->timed_out) {
 		g_set_error(&error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
-		            "%s: %s gave no credentials within %u s and was stopped", self->where,
-		            self->command, run->timeout_seconds);
+		            _("%s: %s gave no credentials within %u s and was stopped"),
+		            self->where, self->command, run->timeout_seconds);
 	} else if (!g_subprocess_get_successful(process)) {
 		g_autofree gchar *message = g_strstrip(g_strdup(err != NULL ? err : ""));
 
 		/* one line: the plugin's stderr may span several */
 		g_strdelimit(message, "\r\n", ' ');
 		g_set_error(&error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
-		            "%s: %s exited with status %d: %s", self->where, self->command,
+		            _("%s: %s exited with status %d: %s"), self->where, self->command,
 		            g_subprocess_get_if_exited(process)
 		                    ? g_subprocess_get_exit_status(process)
 		                    : -1,
@@ -529,8 +531,8 @@ msd_exec_plugin_run_async(MsdExecPlugin *self,
 	g_task_set_source_tag(task, msd_exec_plugin_run_async);
 	if (g_strcmp0(self->interactive_mode, "Always") == 0) {
 		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		                        "%s.interactiveMode: Always needs a terminal, which "
-		                        "meshsync does not have",
+		                        _("%s.interactiveMode: Always needs a terminal, which "
+		                          "meshsync does not have"),
 		                        self->where);
 		return;
 	}
@@ -552,12 +554,12 @@ msd_exec_plugin_run_async(MsdExecPlugin *self,
 		if (g_error_matches(local_error, G_SPAWN_ERROR, G_SPAWN_ERROR_NOENT)) {
 			g_task_return_new_error(
 			        task, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-			        "%s.command: %s not found%s%s", self->where, self->command,
+			        _("%s.command: %s not found%s%s"), self->where, self->command,
 			        self->install_hint != NULL ? "; " : "",
 			        self->install_hint != NULL ? self->install_hint : "");
 		} else {
 			g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
-			                        "%s.command: cannot run %s: %s", self->where,
+			                        _("%s.command: cannot run %s: %s"), self->where,
 			                        self->command, local_error->message);
 		}
 		return;

@@ -12,6 +12,7 @@
 #include "meshsync-error.h"
 #include "kube/msd-in-cluster.h"
 #include "kube/msd-kube-pem.h"
+#include "util/msd-i18n.h"
 
 #define MSD_IN_CLUSTER_SERVICE_ACCOUNT_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
@@ -43,8 +44,8 @@ msd_in_cluster_load(MsdKubeTarget *target, GError **error)
 
 	if (host == NULL || host[0] == '\0' || port == NULL || port[0] == '\0') {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		                    "not running in a cluster: KUBERNETES_SERVICE_HOST and "
-		                    "KUBERNETES_SERVICE_PORT must both be set");
+		                    _("not running in a cluster: KUBERNETES_SERVICE_HOST and "
+		                      "KUBERNETES_SERVICE_PORT must both be set"));
 		return FALSE;
 	}
 
@@ -60,7 +61,7 @@ msd_in_cluster_load(MsdKubeTarget *target, GError **error)
 		token = msd_credentials_trim_token(contents);
 	if (token == NULL) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: cannot read the service-account token%s%s", token_path,
+		            _("%s: cannot read the service-account token%s%s"), token_path,
 		            local_error != NULL ? ": " : " (empty file)",
 		            local_error != NULL ? local_error->message : "");
 		return FALSE;

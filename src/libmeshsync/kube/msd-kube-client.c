@@ -7,6 +7,7 @@
 
 #include "config.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include <json-glib/json-glib.h>
@@ -16,6 +17,7 @@
 #include "meshsync-kube-config-private.h"
 #include "kube/msd-kube-client.h"
 #include "util/msd-json-object.h"
+#include "util/msd-i18n.h"
 
 /* Informers keep one watch connection per resource type open (HTTP/1.1 cannot multiplex),
  * so libsoup's default of 2 connections per host would starve every list behind them. */
@@ -154,7 +156,8 @@ msd_kube_client_parse_ca_bundle(GBytes *pem, const gchar *source, GError **error
 		if (cert == NULL) {
 			g_list_free_full(list, g_object_unref);
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-			            "%s: certificate-authority: %s", source, error_local->message);
+			            _("%s: certificate-authority: %s"), source,
+			            error_local->message);
 			return NULL;
 		}
 		list = g_list_append(list, g_steal_pointer(&cert));
@@ -162,7 +165,7 @@ msd_kube_client_parse_ca_bundle(GBytes *pem, const gchar *source, GError **error
 	}
 	if (list == NULL) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: certificate-authority: no PEM certificate found", source);
+		            _("%s: certificate-authority: no PEM certificate found"), source);
 	}
 	return list;
 }
@@ -238,7 +241,7 @@ msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
 		source = "kubeconfig";
 	if (server == NULL || server[0] == '\0') {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: cluster.server is empty", source);
+		            _("%s: cluster.server is empty"), source);
 		return NULL;
 	}
 	uri = g_uri_parse(server, G_URI_FLAGS_NONE, &error_local);
@@ -246,7 +249,7 @@ msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
 	    (g_strcmp0(g_uri_get_scheme(uri), "https") != 0 &&
 	     g_strcmp0(g_uri_get_scheme(uri), "http") != 0)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: cluster.server %s is not an http(s) URL", source, server);
+		            _("%s: cluster.server %s is not an http(s) URL"), source, server);
 		return NULL;
 	}
 
@@ -528,18 +531,18 @@ msd_kube_client_transport_error(MsdKubeRequest *req, const GError *error)
 	if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
 		return g_error_copy(error);
 	if (req->tls_reason != NULL)
-		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_TLS, "GET %s: %s", req->url,
+		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_TLS, _("GET %s: %s"), req->url,
 		                   req->tls_reason);
 	if (error->domain == G_TLS_ERROR)
 		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_TLS,
-		                   "GET %s: TLS handshake failed: %s", req->url, error->message);
+		                   _("GET %s: TLS handshake failed: %s"), req->url, error->message);
 	if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED))
 		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		                   "GET %s: connection refused", req->url);
+		                   _("GET %s: connection refused"), req->url);
 	if (error->domain == G_IO_ERROR || error->domain == G_RESOLVER_ERROR)
-		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION, "GET %s: %s",
+		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION, _("GET %s: %s"),
 		                   req->url, error->message);
-	return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_HTTP, "GET %s: %s", req->url,
+	return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_HTTP, _("GET %s: %s"), req->url,
 	                   error->message);
 }
 
@@ -670,10 +673,9 @@ msd_kube_client_body_read_cb(GObject *source, GAsyncResult *result, gpointer use
 		}
 		/* a body that never ends (or a hostile one) stops here: nothing grows without
 		 * bound */
-		g_task_return_new_error(
-		        task, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
-		        "GET %s: response body exceeds the limit of %" G_GSIZE_FORMAT " MiB",
-		        req->url, req->read_max / (1024 * 1024));
+		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
+		                        _("GET %s: response body exceeds the limit of %zu MiB"),
+		                        req->url, req->read_max / (1024 * 1024));
 		return;
 	}
 	msd_kube_client_read_more(g_steal_pointer(&task));
@@ -722,8 +724,8 @@ msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 	    soup_message_headers_get_one(soup_message_get_response_headers(req->msg),
 	                                 "Content-Encoding") == NULL) {
 		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
-		                        "GET %s: response body of %" G_GINT64_FORMAT
-		                        " bytes exceeds the limit of %" G_GSIZE_FORMAT " MiB",
+		                        _("GET %s: response body of %" PRId64
+		                          " bytes exceeds the limit of %zu MiB"),
 		                        req->url, (gint64)announced, req->read_max / (1024 * 1024));
 		return;
 	}
@@ -758,7 +760,7 @@ msd_kube_client_websocket_cb(GObject *source, GAsyncResult *result, gpointer use
 	}
 	if (error->domain == SOUP_WEBSOCKET_ERROR) {
 		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_SUPPORTED,
-		                        "GET %s: WebSocket upgrade refused: %s", req->url,
+		                        _("GET %s: WebSocket upgrade refused: %s"), req->url,
 		                        error->message);
 		return;
 	}
@@ -787,7 +789,7 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 			                        error->domain == MESHSYNC_ERROR
 			                                ? (gint)error->code
 			                                : MESHSYNC_ERROR_UNAUTHORIZED,
-			                        "GET %s: %s", req->url, error->message);
+			                        _("GET %s: %s"), req->url, error->message);
 		return;
 	}
 
@@ -796,7 +798,7 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 	req->msg = soup_message_new("GET", req->url);
 	if (req->msg == NULL) {
 		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		                        "GET %s: not a valid URL", req->url);
+		                        _("GET %s: not a valid URL"), req->url);
 		return;
 	}
 	headers = soup_message_get_request_headers(req->msg);

@@ -11,6 +11,7 @@
 
 #include "meshsync-error.h"
 #include "kube/msd-kube-pem.h"
+#include "util/msd-i18n.h"
 
 gboolean
 msd_kube_pem_read(const MsdKubeconfigEntry *entry,
@@ -79,15 +80,15 @@ msd_kube_pem_validate_ca_bundle(GBytes *pem, const gchar *where, GError **error)
 		stop = strstr(start, end);
 		if (stop == NULL) {
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-			            "%s: certificate %u has no END line", where, count + 1);
+			            _("%s: certificate %u has no END line"), where, count + 1);
 			return FALSE;
 		}
 		stop += strlen(end);
 		certificate = g_tls_certificate_new_from_pem(start, stop - start, &local_error);
 		if (certificate == NULL) {
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-			            "%s: certificate %u is not a valid PEM certificate: %s", where,
-			            count + 1, local_error->message);
+			            _("%s: certificate %u is not a valid PEM certificate: %s"),
+			            where, count + 1, local_error->message);
 			return FALSE;
 		}
 		count++;
@@ -95,7 +96,7 @@ msd_kube_pem_validate_ca_bundle(GBytes *pem, const gchar *where, GError **error)
 	}
 	if (count == 0) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: not a PEM certificate", where);
+		            _("%s: not a PEM certificate"), where);
 		return FALSE;
 	}
 	return TRUE;
@@ -119,14 +120,14 @@ msd_kube_pem_certificate_with_key(const gchar *cert_pem,
 	if (alone == NULL ||
 	    g_strstr_len(cert_pem, cert_length, "-----BEGIN CERTIFICATE-----") == NULL) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: not a PEM certificate", cert_where);
+		            _("%s: not a PEM certificate"), cert_where);
 		return NULL;
 	}
 	/* without this check a key file holding no key would silently give a certificate
 	 * without one, and the failure would only show in the TLS handshake */
 	if (g_strstr_len(key_pem, key_length, "PRIVATE KEY-----") == NULL) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: not a PEM private key", key_where);
+		            _("%s: not a PEM private key"), key_where);
 		return NULL;
 	}
 	both = g_string_new_len(cert_pem, cert_length);
@@ -136,7 +137,7 @@ msd_kube_pem_certificate_with_key(const gchar *cert_pem,
 	certificate = g_tls_certificate_new_from_pem(both->str, both->len, &local_error);
 	if (certificate == NULL) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: not a PEM private key (%s)", key_where, local_error->message);
+		            _("%s: not a PEM private key (%s)"), key_where, local_error->message);
 		return NULL;
 	}
 	return g_steal_pointer(&certificate);

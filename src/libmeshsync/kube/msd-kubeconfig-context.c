@@ -11,6 +11,7 @@
 #include "kube/msd-exec-plugin.h"
 #include "kube/msd-kube-pem.h"
 #include "kube/msd-kubeconfig-context.h"
+#include "util/msd-i18n.h"
 
 static gboolean
 msd_kubeconfig_context_load_cluster(MsdKubeTarget *target,
@@ -26,7 +27,7 @@ msd_kubeconfig_context_load_cluster(MsdKubeTarget *target,
 		return FALSE;
 	if (target->server == NULL) {
 		g_autofree gchar *field = msd_kubeconfig_entry_field(entry, "server");
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG, "%s: missing",
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG, _("%s: missing"),
 		            field);
 		return FALSE;
 	}
@@ -36,7 +37,7 @@ msd_kubeconfig_context_load_cluster(MsdKubeTarget *target,
 	    (g_strcmp0(scheme, "https") != 0 && g_strcmp0(scheme, "http") != 0)) {
 		g_autofree gchar *field = msd_kubeconfig_entry_field(entry, "server");
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: \"%s\" is not an http or https URL", field, target->server);
+		            _("%s: \"%s\" is not an http or https URL"), field, target->server);
 		return FALSE;
 	}
 	if (!msd_kubeconfig_entry_get_string(entry, "tls-server-name", &target->tls_server_name,
@@ -75,8 +76,8 @@ msd_kubeconfig_context_load_user(MsdKubeTarget *target,
 	if (msd_kubeconfig_entry_get_member(entry, "auth-provider") != NULL) {
 		g_autofree gchar *field = msd_kubeconfig_entry_field(entry, "auth-provider");
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: not supported (kubectl removed auth providers; use an exec "
-		            "credential plugin)",
+		            _("%s: not supported (kubectl removed auth providers; use an exec "
+		              "credential plugin)"),
 		            field);
 		return FALSE;
 	}
@@ -101,7 +102,7 @@ msd_kubeconfig_context_load_user(MsdKubeTarget *target,
 				            "%s: %s", field, local_error->message);
 			else
 				g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-				            "%s: %s is empty", field, token_file);
+				            _("%s: %s is empty"), field, token_file);
 			return FALSE;
 		}
 	}
@@ -113,7 +114,7 @@ msd_kubeconfig_context_load_user(MsdKubeTarget *target,
 		g_autofree gchar *field = msd_kubeconfig_entry_field(
 		        entry, cert == NULL ? "client-certificate" : "client-key");
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: missing (a client certificate needs both certificate and key)",
+		            _("%s: missing (a client certificate needs both certificate and key)"),
 		            field);
 		return FALSE;
 	}
@@ -155,20 +156,20 @@ msd_kubeconfig_context_resolve(MsdKubeconfigMerge *merge,
 		context_name = msd_kubeconfig_merge_get_current_context(merge);
 	if (context_name == NULL) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: current-context is not set and no context was given", origins);
+		            _("%s: current-context is not set and no context was given"), origins);
 		return FALSE;
 	}
 	ctx = msd_kubeconfig_merge_get_context(merge, context_name);
 	if (ctx == NULL) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: context \"%s\" not found", origins, context_name);
+		            _("%s: context \"%s\" not found"), origins, context_name);
 		return FALSE;
 	}
 	if (!msd_kubeconfig_entry_get_string(ctx, "cluster", &cluster_name, error))
 		return FALSE;
 	if (cluster_name == NULL) {
 		g_autofree gchar *field = msd_kubeconfig_entry_field(ctx, "cluster");
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG, "%s: missing",
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG, _("%s: missing"),
 		            field);
 		return FALSE;
 	}
@@ -176,7 +177,7 @@ msd_kubeconfig_context_resolve(MsdKubeconfigMerge *merge,
 	if (cluster == NULL) {
 		g_autofree gchar *field = msd_kubeconfig_entry_field(ctx, "cluster");
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: cluster \"%s\" not found", field, cluster_name);
+		            _("%s: cluster \"%s\" not found"), field, cluster_name);
 		return FALSE;
 	}
 	if (!msd_kubeconfig_entry_get_string(ctx, "user", &user_name, error))
@@ -186,7 +187,7 @@ msd_kubeconfig_context_resolve(MsdKubeconfigMerge *merge,
 		if (user == NULL) {
 			g_autofree gchar *field = msd_kubeconfig_entry_field(ctx, "user");
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-			            "%s: user \"%s\" not found", field, user_name);
+			            _("%s: user \"%s\" not found"), field, user_name);
 			return FALSE;
 		}
 	}

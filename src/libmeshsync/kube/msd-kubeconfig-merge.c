@@ -11,6 +11,7 @@
 #include "kube/msd-kubeconfig-merge.h"
 #include "util/msd-yaml.h"
 #include "util/msd-json-object.h"
+#include "util/msd-i18n.h"
 
 struct _MsdKubeconfigMerge {
 	GHashTable *clusters; /* (element-type utf8 MsdKubeconfigEntry) */
@@ -54,7 +55,7 @@ msd_kubeconfig_entry_get_string(const MsdKubeconfigEntry *entry,
 	if (!JSON_NODE_HOLDS_VALUE(node)) {
 		g_autofree gchar *field = msd_kubeconfig_entry_field(entry, member);
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: not a string", field);
+		            _("%s: not a string"), field);
 		return FALSE;
 	}
 	type = json_node_get_value_type(node);
@@ -91,7 +92,7 @@ msd_kubeconfig_entry_get_boolean(const MsdKubeconfigEntry *entry,
 	{
 		g_autofree gchar *field = msd_kubeconfig_entry_field(entry, member);
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: \"%s\" is not true or false", field, text);
+		            _("%s: \"%s\" is not true or false"), field, text);
 	}
 	return FALSE;
 }
@@ -173,7 +174,7 @@ msd_kubeconfig_merge_section(JsonObject *root,
 		return TRUE;
 	if (!JSON_NODE_HOLDS_ARRAY(node)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: %s: not a list", origin, section);
+		            _("%s: %s: not a list"), origin, section);
 		return FALSE;
 	}
 	array = json_node_get_array(node);
@@ -186,20 +187,20 @@ msd_kubeconfig_merge_section(JsonObject *root,
 
 		if (!JSON_NODE_HOLDS_OBJECT(item)) {
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-			            "%s: %s[%u]: not a mapping", origin, section, i);
+			            _("%s: %s[%u]: not a mapping"), origin, section, i);
 			return FALSE;
 		}
 		object = json_node_get_object(item);
 		name = msd_json_object_get_string(object, "name");
 		if (name == NULL || name[0] == '\0') {
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-			            "%s: %s[%u].name: missing", origin, section, i);
+			            _("%s: %s[%u].name: missing"), origin, section, i);
 			return FALSE;
 		}
 		body = json_object_get_member(object, body_member);
 		if (body != NULL && !JSON_NODE_HOLDS_OBJECT(body) && !JSON_NODE_HOLDS_NULL(body)) {
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-			            "%s: %s[%s].%s: not a mapping", origin, section, name,
+			            _("%s: %s[%s].%s: not a mapping"), origin, section, name,
 			            body_member);
 			return FALSE;
 		}
@@ -244,7 +245,7 @@ msd_kubeconfig_merge_add_data(MsdKubeconfigMerge *self,
 		return TRUE;
 	if (documents->len > 1) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: more than one YAML document", origin);
+		            _("%s: more than one YAML document"), origin);
 		return FALSE;
 	}
 	root_node = g_ptr_array_index(documents, 0);
@@ -252,7 +253,7 @@ msd_kubeconfig_merge_add_data(MsdKubeconfigMerge *self,
 		return TRUE;
 	if (!JSON_NODE_HOLDS_OBJECT(root_node)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "%s: not a kubeconfig mapping", origin);
+		            _("%s: not a kubeconfig mapping"), origin);
 		return FALSE;
 	}
 	root = json_node_get_object(root_node);
@@ -295,7 +296,7 @@ msd_kubeconfig_merge_new_from_files(const gchar *const *paths, gboolean missing_
 				continue;
 			}
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-			            "%s: cannot read: %s", paths[i], local_error->message);
+			            _("%s: cannot read: %s"), paths[i], local_error->message);
 			return NULL;
 		}
 		absolute = g_canonicalize_filename(paths[i], NULL);
@@ -305,7 +306,7 @@ msd_kubeconfig_merge_new_from_files(const gchar *const *paths, gboolean missing_
 	}
 	if (self->origins->len == 0) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            "no kubeconfig file exists among: %s",
+		            _("no kubeconfig file exists among: %s"),
 		            listed->len > 0 ? listed->str : "(no files given)");
 		return NULL;
 	}

@@ -16,6 +16,7 @@
 #include "model/msd-service-endpoint.h"
 #include "util/msd-json-string.h"
 #include "util/msd-utf8.h"
+#include "util/msd-i18n.h"
 
 /*
  * Contract 1.2 in one pass over one tokenization. Upstream first marshals the unstructured
@@ -590,7 +591,7 @@ msd_model_convert_tokens(MsdModel *m,
 		*endpoint = NULL;
 	if (!msd_json_tokens_is_object(doc, index)) {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		                    "Kubernetes object is not a JSON object");
+		                    _("Kubernetes object is not a JSON object"));
 		return FALSE;
 	}
 	t = &doc->tokens[index];

@@ -7,10 +7,12 @@
 
 #include "config.h"
 
+#include <inttypes.h>
 #include <string.h>
 
 #include "model/msd-json-writer.h"
 #include "model/msd-service-endpoint.h"
+#include "util/msd-i18n.h"
 
 #define PROBE_TIMEOUT_SECONDS 5
 
@@ -272,7 +274,7 @@ msd_service_endpoint_probe_async(const MsdServiceEndpoint *ep,
 	if (ep->external_port <= 0 || ep->external_port > 65535 ||
 	    ep->external_address[0] == '\0') {
 		g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-		                        "cannot connect to \"%s\" port %" G_GINT64_FORMAT,
+		                        _("cannot connect to \"%s\" port %" PRId64),
 		                        ep->external_address, ep->external_port);
 		return;
 	}

@@ -14,6 +14,7 @@
 
 #include "meshsync-error.h"
 #include "output/msd-snapshot-scan.h"
+#include "util/msd-i18n.h"
 
 /* Enough to keep the number of reads low on a large snapshot; the scan holds one chunk. */
 #define MSD_SNAPSHOT_SCAN_CHUNK (64 * 1024)
@@ -52,7 +53,7 @@ msd_snapshot_scan_read(gint fd,
 		gint saved = errno;
 
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
-		            "cannot read the existing snapshot %s: %s", path, g_strerror(saved));
+		            _("cannot read the existing snapshot %s: %s"), path, g_strerror(saved));
 		return FALSE;
 	}
 	*got = n;
@@ -68,8 +69,8 @@ msd_snapshot_scan_size(gint fd, const gchar *path, MsdSnapshotScan *scan, GError
 	if (fstat(fd, &st) != 0) {
 		gint saved = errno;
 
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE, "cannot stat %s: %s", path,
-		            g_strerror(saved));
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE, _("cannot stat %s: %s"),
+		            path, g_strerror(saved));
 		return FALSE;
 	}
 	/* A device or a pipe (/dev/stdout, /dev/full) has no earlier content to continue. */
@@ -307,7 +308,7 @@ msd_snapshot_scan_tail(
 			return FALSE;
 		if ((gsize)got != len) {
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
-			            "%s changed while it was read", path);
+			            _("%s changed while it was read"), path);
 			return FALSE;
 		}
 		for (gsize i = len; i >= seplen; i--) {

@@ -15,6 +15,7 @@
 #include "output/msd-snapshot-yaml.h"
 #include "output/msd-yaml-block-writer.h"
 #include "util/msd-json-tokens.h"
+#include "util/msd-i18n.h"
 
 static gboolean
 msd_snapshot_is_digit(gunichar c)
@@ -302,7 +303,7 @@ msd_snapshot_emit(MsdSnapshotEmitter *ctx, yaml_event_t *event)
 {
 	if (yaml_emitter_emit(&ctx->emitter, event))
 		return TRUE;
-	g_set_error(ctx->error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED, "YAML emitter: %s",
+	g_set_error(ctx->error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED, _("YAML emitter: %s"),
 	            ctx->emitter.problem != NULL ? ctx->emitter.problem : "failed");
 	return FALSE;
 }
@@ -548,7 +549,7 @@ msd_snapshot_emitter_begin(MsdSnapshotEmitter *ctx,
 	}
 	if (!yaml_emitter_initialize(&ctx->emitter)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
-		            "cannot initialise the YAML emitter");
+		            _("cannot initialise the YAML emitter"));
 		return FALSE;
 	}
 	ctx->initialized = TRUE;

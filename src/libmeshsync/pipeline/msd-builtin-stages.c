@@ -10,6 +10,7 @@
 #include "meshsync-error.h"
 #include "meshsync-pipeline-private.h"
 #include "pipeline/msd-builtin-stages.h"
+#include "util/msd-i18n.h"
 
 struct _MsdRegisterStage {
 	MeshSyncStage parent_instance;
@@ -26,7 +27,7 @@ msd_builtin_stage_get_run(MeshSyncStage *stage, MeshSyncPipeline *pipeline, GErr
 
 	if (run == NULL)
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_SUPPORTED,
-		            "stage %s only runs inside a MeshSyncHandler's pipeline",
+		            _("stage %s only runs inside a MeshSyncHandler's pipeline"),
 		            meshsync_stage_get_name(stage));
 	return run;
 }

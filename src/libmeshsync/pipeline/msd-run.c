@@ -10,6 +10,7 @@
 #include "meshsync-enum-types.h"
 #include "meshsync-error.h"
 #include "pipeline/msd-run.h"
+#include "util/msd-i18n.h"
 
 struct _MsdRun {
 	GObject parent_instance;
@@ -244,7 +245,7 @@ msd_run_start_informers_async(MsdRun *self,
 	g_task_set_source_tag(task, msd_run_start_informers_async);
 	if (self->stopped) {
 		g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED,
-		                        "the run is stopped");
+		                        _("the run is stopped"));
 		return;
 	}
 	self->start_task = g_steal_pointer(&task);
@@ -271,7 +272,7 @@ msd_run_return_cancelled_cb(gpointer user_data)
 {
 	g_autoptr(GTask) task = user_data;
 
-	g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, "the run was stopped");
+	g_task_return_new_error(task, G_IO_ERROR, G_IO_ERROR_CANCELLED, _("the run was stopped"));
 	return G_SOURCE_REMOVE;
 }
 

@@ -19,6 +19,7 @@
 #include "meshsync-error.h"
 #include "util/msd-bytes16.h"
 #include "util/msd-json-tokens.h"
+#include "util/msd-i18n.h"
 
 static inline gboolean
 is_ws(gchar c)
@@ -677,8 +678,7 @@ msd_json_tokens_parse_skipping(MsdJsonTokens *self,
 	/* offsets are gint32 */
 	if (length > G_MAXINT32 / 2) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "malformed JSON (document too large: %" G_GSIZE_FORMAT " bytes)",
-		            length);
+		            _("malformed JSON (document too large: %zu bytes)"), length);
 		return FALSE;
 	}
 	if (self->allocated == 0) {
@@ -689,7 +689,7 @@ msd_json_tokens_parse_skipping(MsdJsonTokens *self,
 	s = skip_ws_outside(data, p.end);
 	if (s == p.end) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "malformed JSON (no value in %" G_GSIZE_FORMAT " bytes)", length);
+		            _("malformed JSON (no value in %zu bytes)"), length);
 		return FALSE;
 	}
 	s = parse_value(&p, s, 0, ROLE_NONE);
@@ -698,11 +698,9 @@ msd_json_tokens_parse_skipping(MsdJsonTokens *self,
 		if (s != p.end) {
 			self->n_tokens = 0;
 			/* several values in a row are not one document */
-			g_set_error(
-			        error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-			        "malformed JSON (trailing data after byte %d of %" G_GSIZE_FORMAT
-			        ")",
-			        tok_text_end(&self->tokens[0]), length);
+			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
+			            _("malformed JSON (trailing data after byte %d of %zu)"),
+			            tok_text_end(&self->tokens[0]), length);
 			return FALSE;
 		}
 		self->compact = !p.spaced;
@@ -712,11 +710,11 @@ msd_json_tokens_parse_skipping(MsdJsonTokens *self,
 	if (p.fail == FAIL_DEPTH || !check_depth(data, length)) {
 		/* a limit of ours, not broken JSON: callers may skip just this document */
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE,
-		            "JSON nested deeper than %d levels", MSD_JSON_MAX_DEPTH);
+		            _("JSON nested deeper than %d levels"), MSD_JSON_MAX_DEPTH);
 		return FALSE;
 	}
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-	            "malformed JSON (%s at byte %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT ")",
+	            _("malformed JSON (%s at byte %zu of %zu)"),
 	            p.fail_at >= p.end ? "truncated document" : "invalid character",
 	            (gsize)(p.fail_at - data), length);
 	return FALSE;

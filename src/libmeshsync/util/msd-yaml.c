@@ -13,6 +13,7 @@
 
 #include "meshsync-error.h"
 #include "util/msd-yaml.h"
+#include "util/msd-i18n.h"
 
 /* Deep enough for any Kubernetes object; bounds recursion on hostile input. */
 #define MSD_YAML_MAX_DEPTH 256
@@ -157,7 +158,7 @@ msd_yaml_read_mapping(MsdYamlReader *reader, guint depth, GError **error)
 			break;
 		if (key.type != YAML_SCALAR_EVENT) {
 			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-			            "%s:%zu:%zu: mapping keys must be scalars", reader->origin,
+			            _("%s:%zu:%zu: mapping keys must be scalars"), reader->origin,
 			            key.start_mark.line + 1, key.start_mark.column + 1);
 			return NULL;
 		}
@@ -186,7 +187,7 @@ msd_yaml_read_node(MsdYamlReader *reader, yaml_event_t *first, guint depth, GErr
 	}
 	if (depth > MSD_YAML_MAX_DEPTH) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "%s:%zu:%zu: nesting deeper than %u levels", reader->origin,
+		            _("%s:%zu:%zu: nesting deeper than %u levels"), reader->origin,
 		            event->start_mark.line + 1, event->start_mark.column + 1,
 		            (guint)MSD_YAML_MAX_DEPTH);
 		return NULL;
@@ -200,12 +201,12 @@ msd_yaml_read_node(MsdYamlReader *reader, yaml_event_t *first, guint depth, GErr
 		return msd_yaml_read_mapping(reader, depth, error);
 	case YAML_ALIAS_EVENT:
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "%s:%zu:%zu: YAML aliases are not supported", reader->origin,
+		            _("%s:%zu:%zu: YAML aliases are not supported"), reader->origin,
 		            event->start_mark.line + 1, event->start_mark.column + 1);
 		return NULL;
 	default:
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "%s:%zu:%zu: unexpected YAML event", reader->origin,
+		            _("%s:%zu:%zu: unexpected YAML event"), reader->origin,
 		            event->start_mark.line + 1, event->start_mark.column + 1);
 		return NULL;
 	}
@@ -223,7 +224,7 @@ msd_yaml_parse_documents(const gchar *data, gsize length, const gchar *origin, G
 
 	if (!yaml_parser_initialize(&parser)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
-		            "%s: cannot initialise the YAML parser", reader.origin);
+		            _("%s: cannot initialise the YAML parser"), reader.origin);
 		return NULL;
 	}
 	yaml_parser_set_input_string(&parser, (const guchar *)(data != NULL ? data : ""), length);
@@ -269,7 +270,7 @@ msd_yaml_parse_document(const gchar *data, gsize length, const gchar *origin, GE
 		return NULL;
 	if (documents->len == 0) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            "%s: the document is empty", origin != NULL ? origin : "<data>");
+		            _("%s: the document is empty"), origin != NULL ? origin : "<data>");
 		return NULL;
 	}
 	return json_node_ref(g_ptr_array_index(documents, 0));

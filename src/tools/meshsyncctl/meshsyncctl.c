@@ -13,6 +13,7 @@
 #include <libmeshsync/meshsync.h>
 
 #include "msd-dbus-generated.h"
+#include "util/msd-localedir.h"
 
 #define MESHSYNCCTL_BUS_NAME    "io.meshery.MeshSync1"
 #define MESHSYNCCTL_OBJECT_PATH "/io/meshery/MeshSync1"
@@ -213,7 +214,7 @@ main(int argc, char **argv)
 	};
 
 	setlocale(LC_ALL, "");
-	bindtextdomain(GETTEXT_PACKAGE, LOCALEDIR);
+	bindtextdomain(GETTEXT_PACKAGE, msd_localedir());
 	bind_textdomain_codeset(GETTEXT_PACKAGE, "UTF-8");
 	textdomain(GETTEXT_PACKAGE);
 
