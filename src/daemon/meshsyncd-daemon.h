@@ -17,7 +17,7 @@ typedef struct {
 	const gchar *output_file;
 	const gchar *output_namespaces;
 	const gchar *output_resources;
-	const gchar *namespaces; /* comma-separated watch scope; NULL: the whole cluster */
+	const gchar *namespaces;     /* comma-separated watch scope; NULL: the whole cluster */
 	guint reconcile_interval_ms; /* 0: no periodic reconciliation */
 	const gchar *watch_config;
 	gboolean output_extended;
