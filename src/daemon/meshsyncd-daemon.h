@@ -19,6 +19,8 @@ typedef struct {
 	const gchar *output_resources;
 	const gchar *namespaces;     /* comma-separated watch scope; NULL: the whole cluster */
 	guint reconcile_interval_ms; /* 0: no periodic reconciliation */
+	guint shard;                 /* this replica's shard, below total_shards */
+	guint total_shards;          /* 0 or 1: not sharded */
 	const gchar *watch_config;
 	gboolean output_extended;
 	gboolean stop_after_sync; /* stop once the initial sync is complete */

@@ -11,6 +11,7 @@
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <libmeshsync/meshsync.h>
 
@@ -65,6 +66,41 @@ meshsyncd_main_parse_reconcile(const gchar *flag, const gchar *floor_flag, guint
 		return TRUE;
 	}
 	*interval_ms = (guint)MIN(ns / 1000000, G_MAXUINT);
+	return TRUE;
+}
+
+/* --shard, else the ordinal a StatefulSet gives its pods (POD_NAME "meshsync-2" is shard 2),
+ * as kube-state-metrics finds its shard. */
+static gboolean
+meshsyncd_main_parse_shard(gint shard, gint total, guint *shard_out, guint *total_out)
+{
+	if (total < 1) {
+		g_printerr(_("meshsync: --total-shards must be at least 1\n"));
+		return FALSE;
+	}
+	if (shard < 0 && total > 1) {
+		const gchar *pod = g_getenv("POD_NAME");
+		const gchar *dash = pod != NULL ? strrchr(pod, '-') : NULL;
+		guint64 ordinal = 0;
+
+		if (dash == NULL ||
+		    !g_ascii_string_to_unsigned(dash + 1, 10, 0, G_MAXINT32, &ordinal, NULL)) {
+			g_printerr(_("meshsync: --total-shards %d needs --shard, or POD_NAME "
+			             "ending in "
+			             "the StatefulSet ordinal\n"),
+			           total);
+			return FALSE;
+		}
+		shard = (gint)ordinal;
+	}
+	if (shard < 0)
+		shard = 0;
+	if (shard >= total) {
+		g_printerr(_("meshsync: shard %d is not below --total-shards %d\n"), shard, total);
+		return FALSE;
+	}
+	*shard_out = (guint)shard;
+	*total_out = (guint)total;
 	return TRUE;
 }
 
@@ -147,6 +183,8 @@ main(int argc, char **argv)
 	g_autofree gchar *readiness = NULL;
 	g_autofree gchar *reconcile_interval = NULL;
 	g_autofree gchar *reconcile_floor = NULL;
+	gint shard = -1;
+	gint total_shards = 1;
 	gint max_sessions = 64;
 	gboolean disable_exec = FALSE;
 	gint broker_connect_timeout = 300;
@@ -229,6 +267,14 @@ main(int argc, char **argv)
 	        /* for tests: the smallest interval accepted */
 	        {"reconcile-floor", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &reconcile_floor,
 	         NULL, N_("DURATION")},
+	        {"shard", 0, 0, G_OPTION_ARG_INT, &shard,
+	         N_("This replica's shard, from 0 (default: the ordinal ending $POD_NAME, as a "
+	            "StatefulSet names its pods)"),
+	         N_("I")},
+	        {"total-shards", 0, 0, G_OPTION_ARG_INT, &total_shards,
+	         N_("Spread the objects over N replicas by uid; each publishes its shard only "
+	            "(default 1)"),
+	         N_("N")},
 	        {"readiness", 0, 0, G_OPTION_ARG_STRING, &readiness,
 	         N_("What /readyz means: latch (default, as upstream: ready for good once the "
 	            "broker is connected, in file mode once synced) or strict (ready while the "
@@ -312,6 +358,8 @@ main(int argc, char **argv)
 	options.strict_readiness = g_strcmp0(readiness, "strict") == 0;
 	if (!meshsyncd_main_parse_reconcile(reconcile_interval, reconcile_floor,
 	                                    &options.reconcile_interval_ms))
+		return 2;
+	if (!meshsyncd_main_parse_shard(shard, total_shards, &options.shard, &options.total_shards))
 		return 2;
 	/* the library reads the variable where it converts Secrets: the flag is its spelling on
 	 * the command line */

@@ -60,6 +60,8 @@ struct _MeshSyncHandler {
 	GStrv namespaces;                    /* (owned) (nullable): the watch scope */
 	guint resync_delay_ms;
 	guint reconcile_interval_ms;
+	guint shard_index;
+	guint shard_total;
 	guint retry_initial_ms; /* 0: the set-up chain's own */
 	guint retry_max_ms;
 
@@ -627,6 +629,30 @@ meshsync_handler_set_namespaces(MeshSyncHandler *self, const gchar *const *names
 }
 
 /**
+ * meshsync_handler_set_shard:
+ * @self: a #MeshSyncHandler
+ * @index: this replica's shard, from 0
+ * @total: how many shards the objects are spread over; 0 or 1 for none
+ *
+ * Holds and passes on only the objects whose uid falls in shard @index of @total (FNV-1a of
+ * the uid modulo @total, as kube-state-metrics shards), so that @total replicas together
+ * publish every object exactly once and each holds about a @total-th of them. Every replica
+ * still lists and watches every type (the API server's work does not shrink; memory and
+ * conversion do), the CustomResourceDefinitions are followed by all, and `cluster_id` is the
+ * same everywhere. Call it before [method@MeshSync.Handler.start].
+ */
+void
+meshsync_handler_set_shard(MeshSyncHandler *self, guint index, guint total)
+{
+	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+	g_return_if_fail(!self->started);
+	g_return_if_fail(total <= 1 || index < total);
+
+	self->shard_index = total > 1 ? index : 0;
+	self->shard_total = total;
+}
+
+/**
  * meshsync_handler_set_reconcile_interval:
  * @self: a #MeshSyncHandler
  * @milliseconds: time between reconcile ticks; 0 (the default) for none
@@ -691,6 +717,7 @@ meshsync_handler_start(MeshSyncHandler *self, GError **error)
 	                                 (const gchar *const *)self->output_namespaces);
 	msd_run_setup_set_resync_delay(self->setup, self->resync_delay_ms);
 	msd_run_setup_set_reconcile_interval(self->setup, self->reconcile_interval_ms);
+	msd_run_setup_set_shard(self->setup, self->shard_index, self->shard_total);
 	msd_run_setup_set_namespaces(self->setup, (const gchar *const *)self->namespaces);
 	if (self->retry_initial_ms != 0)
 		msd_run_setup_set_retry_delays(self->setup, self->retry_initial_ms,

@@ -34,6 +34,8 @@ void meshsync_handler_set_output_resources(MeshSyncHandler *self, const gchar *c
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_handler_set_output_namespaces(MeshSyncHandler *self, const gchar *const *namespaces);
 MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_handler_set_shard(MeshSyncHandler *self, guint index, guint total);
+MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_handler_set_reconcile_interval(MeshSyncHandler *self, guint milliseconds);
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_handler_set_namespaces(MeshSyncHandler *self, const gchar *const *namespaces);

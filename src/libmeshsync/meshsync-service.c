@@ -79,6 +79,8 @@ struct _MeshSyncService {
 	GStrv output_namespaces;    /* (owned) (nullable) */
 	GStrv namespaces;           /* (owned) (nullable): the watch scope */
 	guint reconcile_interval_ms;
+	guint shard_index;
+	guint shard_total;
 	gboolean file_output;
 	gchar *output_file; /* (owned) (nullable): NULL picks upstream's default name */
 	gboolean output_extended;
@@ -292,6 +294,7 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 	                                       (const gchar *const *)self->output_namespaces);
 	meshsync_handler_set_namespaces(self->handler, (const gchar *const *)self->namespaces);
 	meshsync_handler_set_reconcile_interval(self->handler, self->reconcile_interval_ms);
+	meshsync_handler_set_shard(self->handler, self->shard_index, self->shard_total);
 	if (self->metrics != NULL)
 		msd_engine_metrics_bind_handler(self->metrics, self->handler);
 	g_signal_connect(self->handler, "ready-changed",
@@ -306,6 +309,8 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 		                                          meshsync_get_version());
 		if (self->metrics != NULL)
 			msd_request_listener_set_metrics(self->listener, self->metrics);
+		msd_request_listener_set_shard(self->listener, self->shard_index,
+		                               self->shard_total);
 		self->sessions = msd_session_relay_new(self->broker, self->config);
 		msd_session_relay_set_limits(self->sessions, self->max_sessions, self->exec_enabled,
 		                             (const gchar *const *)self->exec_namespaces,
@@ -873,6 +878,27 @@ meshsync_service_set_namespaces(MeshSyncService *self, const gchar *const *names
 	self->namespaces = namespaces != NULL && namespaces[0] != NULL
 	                           ? g_strdupv((gchar **)namespaces)
 	                           : NULL;
+}
+
+/**
+ * meshsync_service_set_shard:
+ * @self: a #MeshSyncService
+ * @index: this replica's shard, from 0
+ * @total: how many shards; 0 or 1 for none
+ *
+ * Publishes (and holds) only shard @index of @total of the objects; see
+ * [method@MeshSync.Handler.set_shard]. Sharded, every replica receives every request: each
+ * answers `informer-store` with its own objects and resyncs on `resync-discovery`, and
+ * shard 0 alone answers `meshsync-meta`, `active-exec` and the log and exec sessions. Call it
+ * before starting.
+ */
+void
+meshsync_service_set_shard(MeshSyncService *self, guint index, guint total)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	g_return_if_fail(total <= 1 || index < total);
+	self->shard_index = total > 1 ? index : 0;
+	self->shard_total = total;
 }
 
 /**

@@ -37,6 +37,8 @@ void meshsync_service_set_output_resources(MeshSyncService *self, const gchar *c
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_set_output_namespaces(MeshSyncService *self, const gchar *const *namespaces);
 MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_service_set_shard(MeshSyncService *self, guint index, guint total);
+MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_set_reconcile_interval(MeshSyncService *self, guint milliseconds);
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_set_namespaces(MeshSyncService *self, const gchar *const *namespaces);

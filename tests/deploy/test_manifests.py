@@ -112,10 +112,7 @@ def contains(got, want, path="$"):
 
 # -- the Deployment ------------------------------------------------------------------------
 
-def test_deployment_passes_pod_security_restricted_as_the_operator_renders_it():
-    docs = manifests()
-    deployment = find(docs, "Deployment", "meshery-meshsync")
-    pod = deployment["spec"]["template"]["spec"]
+def assert_pod_security_restricted(pod):
     pod_sc = pod.get("securityContext", {})
 
     # Pod Security Standards, restricted profile (baseline included)
@@ -140,6 +137,14 @@ def test_deployment_passes_pod_security_restricted_as_the_operator_renders_it():
         assert sc.get("readOnlyRootFilesystem") is True
         for port in container.get("ports", []):
             assert "hostPort" not in port
+
+
+
+def test_deployment_passes_pod_security_restricted_as_the_operator_renders_it():
+    docs = manifests()
+    deployment = find(docs, "Deployment", "meshery-meshsync")
+    pod = deployment["spec"]["template"]["spec"]
+    assert_pod_security_restricted(pod)
 
     # what Meshery Operator sets: image tag, command, port, env, probes
     (container,) = pod["containers"]
@@ -299,3 +304,23 @@ def test_clusterrole_grants_what_a_default_run_asks_and_nothing_sensitive(cluste
     assert {(v, g, r) for v, g, r, _ in refused} <= {("list", "", "secrets"),
                                                      ("watch", "", "secrets")}, refused
     assert all(grants(secrets, v, g, r, n) for v, g, r, n in refused), refused
+
+
+# -- the sharded StatefulSet ---------------------------------------------------------------
+
+def test_sharded_statefulset_applies_and_names_its_shards(cluster):
+    sim, kubectl = cluster
+    (statefulset,) = load(os.path.join(MANIFESTS, "sharded", "statefulset.yaml"))
+    pod = statefulset["spec"]["template"]["spec"]
+    assert_pod_security_restricted(pod)
+    (container,) = pod["containers"]
+    replicas = statefulset["spec"]["replicas"]
+    assert container["command"] == ["./meshery-meshsync", f"--total-shards={replicas}"]
+    # the shard comes from the pod's name, which ends in its ordinal
+    env = {e["name"]: e for e in container["env"]}
+    assert env["POD_NAME"]["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name"
+    assert pod["serviceAccountName"] == find(manifests(), "ServiceAccount")["metadata"]["name"]
+    kubectl.run("apply", "--validate=false", "-f", MANIFESTS + "/")
+    kubectl.run("apply", "--validate=false", "-f",
+                os.path.join(MANIFESTS, "sharded", "statefulset.yaml"))
+    contains(kubectl.get(statefulset), statefulset)

@@ -38,6 +38,8 @@ struct _MsdRequestListener {
 	guint active_exec_source;
 	guint active_exec_period_ms;
 	GCancellable *cancellable; /* (owned): replies in progress */
+	guint shard_index;
+	guint shard_total;
 };
 
 G_DEFINE_FINAL_TYPE(MsdRequestListener, msd_request_listener, G_TYPE_OBJECT)
@@ -534,6 +536,15 @@ msd_request_listener_handle(MsdRequestListener *self, GBytes *envelope)
 		return;
 	}
 	msd_request_listener_count(self, request->entity);
+	/* Sharded, every replica gets every request (no queue group): each answers
+	 * informer-store from its own shard and resyncs; one, shard 0, answers the rest, so a
+	 * version or a session is not answered three times. */
+	if (self->shard_total > 1 && self->shard_index != 0 &&
+	    !g_str_equal(request->entity, "informer-store") &&
+	    !g_str_equal(request->entity, "resync-discovery")) {
+		g_debug("%s request: answered by shard 0", request->entity);
+		return;
+	}
 	if (g_str_equal(request->entity, "informer-store")) {
 		g_autofree gchar *reply = msd_request_dup_reply(request->payload);
 
@@ -576,6 +587,16 @@ msd_request_listener_message_cb(MeshSyncBroker *broker,
 	msd_request_listener_handle(MSD_REQUEST_LISTENER(user_data), payload);
 }
 
+void
+msd_request_listener_set_shard(MsdRequestListener *self, guint index, guint total)
+{
+	g_return_if_fail(MSD_IS_REQUEST_LISTENER(self));
+	g_return_if_fail(self->subscription == 0);
+
+	self->shard_index = index;
+	self->shard_total = total;
+}
+
 gboolean
 msd_request_listener_start(MsdRequestListener *self, GError **error)
 {
@@ -583,9 +604,9 @@ msd_request_listener_start(MsdRequestListener *self, GError **error)
 
 	if (self->subscription != 0)
 		return TRUE;
-	self->subscription =
-	        meshsync_broker_subscribe(self->broker, MSD_SUBJECT_REQUEST, MSD_REQUEST_QUEUE,
-	                                  msd_request_listener_message_cb, self, NULL, error);
+	self->subscription = meshsync_broker_subscribe(
+	        self->broker, MSD_SUBJECT_REQUEST, self->shard_total > 1 ? NULL : MSD_REQUEST_QUEUE,
+	        msd_request_listener_message_cb, self, NULL, error);
 	return self->subscription != 0;
 }
 

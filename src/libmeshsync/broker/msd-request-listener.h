@@ -52,6 +52,10 @@ G_DECLARE_FINAL_TYPE(MsdRequestListener, msd_request_listener, MSD, REQUEST_LIST
 MsdRequestListener *
 msd_request_listener_new(MeshSyncBroker *broker, MeshSyncHandler *handler, const gchar *version);
 
+/* One shard of @total (before starting): every shard then gets every request, answers
+ * informer-store from its own objects and resyncs; only shard 0 answers the other entities. */
+void msd_request_listener_set_shard(MsdRequestListener *self, guint index, guint total);
+
 /* Counts requests by entity in @metrics. */
 void msd_request_listener_set_metrics(MsdRequestListener *self, MsdMetrics *metrics);
 

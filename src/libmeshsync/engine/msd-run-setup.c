@@ -44,6 +44,8 @@ struct _MsdRunSetup {
 	GStrv namespaces;                    /* (owned) (nullable): the watch scope */
 	guint resync_delay_ms;
 	guint reconcile_interval_ms;
+	guint shard_index;
+	guint shard_total;
 	guint retry_min_ms;
 	guint retry_max_ms;
 
@@ -491,6 +493,7 @@ msd_run_setup_build_pipeline(MsdRunSetup *self)
 	                        self->event_data);
 	msd_run_set_informer_func(self->run, msd_run_setup_informer_added, self);
 	msd_run_set_namespaces(self->run, (const gchar *const *)self->namespaces);
+	msd_run_set_shard(self->run, self->shard_index, self->shard_total);
 	self->pipeline = g_object_ref(pipeline);
 	meshsync_pipeline_set_run(pipeline, self->run);
 	meshsync_pipeline_add_stage(pipeline, global);
@@ -821,6 +824,16 @@ msd_run_setup_set_output_filters(MsdRunSetup *self,
 	self->output_resources = g_strdupv((gchar **)resources);
 	g_strfreev(self->output_namespaces);
 	self->output_namespaces = g_strdupv((gchar **)namespaces);
+}
+
+void
+msd_run_setup_set_shard(MsdRunSetup *self, guint index, guint total)
+{
+	g_return_if_fail(MSD_IS_RUN_SETUP(self));
+	g_return_if_fail(!self->started);
+
+	self->shard_index = index;
+	self->shard_total = total;
 }
 
 /* Reconciles every @milliseconds (0, the default: never); see msd-reconciler.h. */

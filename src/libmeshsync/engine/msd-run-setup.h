@@ -49,6 +49,7 @@ void msd_run_setup_set_output_filters(MsdRunSetup *self,
 void msd_run_setup_set_resync_delay(MsdRunSetup *self, guint milliseconds);
 void msd_run_setup_set_namespaces(MsdRunSetup *self, const gchar *const *namespaces);
 void msd_run_setup_set_reconcile_interval(MsdRunSetup *self, guint milliseconds);
+void msd_run_setup_set_shard(MsdRunSetup *self, guint index, guint total);
 void msd_run_setup_set_retry_delays(MsdRunSetup *self, guint initial_ms, guint max_ms);
 
 void msd_run_setup_start(MsdRunSetup *self);

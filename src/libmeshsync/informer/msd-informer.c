@@ -24,6 +24,7 @@
 #include "informer/msd-line-splitter.h"
 #include "util/msd-json-delimit.h"
 #include "util/msd-i18n.h"
+#include "util/msd-shard.h"
 
 /* client-go's defaults: pages of 500, backoff 0.8 s doubling to 30 s, watches that the server
  * ends after 5 to 10 minutes so that load spreads out; a type we may not list is asked again
@@ -118,6 +119,10 @@ struct _MsdInformer {
 	guint64 watch_events;
 	gint64 watch_started;
 	MsdJsonTokens tokens;
+
+	/* sharding: only objects whose uid hashes to shard_index of shard_total are held */
+	guint shard_index;
+	guint shard_total;
 
 	/* knobs */
 	guint page_size;
@@ -461,12 +466,35 @@ msd_informer_describe(const MsdJsonTokens *doc, gint index)
 	                       namespace_ != NULL ? "/" : "", name != NULL ? name : "(unnamed)");
 }
 
+/* Whether the object at @index belongs to this informer's shard. Objects of other shards are
+ * neither held nor passed on: memory and work follow the shard. Read before anything is
+ * copied; an object without a uid stays with shard 0. */
+static gboolean
+msd_informer_owns(MsdInformer *self, const MsdJsonTokens *doc, gint index)
+{
+	gint uid;
+	const gchar *raw;
+	gsize length = 0;
+
+	if (self->shard_total <= 1)
+		return TRUE;
+	uid = msd_json_tokens_path(doc, index, "metadata", "uid", NULL);
+	raw = uid >= 0 ? msd_json_tokens_raw(doc, uid, &length) : NULL;
+	if (raw == NULL)
+		return self->shard_index == 0;
+	/* uids are plain ASCII: the raw bytes are the text */
+	return msd_shard_of(raw, length, self->shard_total) == self->shard_index;
+}
+
 /* One listed object, checked against the limits first. */
 static void
 msd_informer_list_item(MsdInformer *self, const MsdJsonTokens *doc, gint index, gint position)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(MsdStoreEntry) entry = NULL;
+
+	if (!msd_informer_owns(self, doc, index))
+		return;
 
 	if (!msd_informer_check_limits(self, doc, index, &error)) {
 		g_autofree gchar *what = msd_informer_describe(doc, index);
@@ -784,6 +812,17 @@ msd_informer_handle_object_event(MsdInformer *self, const gchar *type, gint obje
 		/* the stream is fine: only this object is left out */
 		self->watch_events++;
 		msd_informer_skip(self, what, error);
+		return;
+	}
+	if (!msd_informer_owns(self, &self->tokens, object)) {
+		/* another shard's: only where the watch has got to matters here */
+		g_autofree gchar *rv = msd_json_tokens_dup_string(
+		        &self->tokens, msd_json_tokens_path(&self->tokens, object, "metadata",
+		                                            "resourceVersion", NULL));
+
+		self->watch_events++;
+		if (rv != NULL)
+			msd_informer_set_resource_version(self, rv);
 		return;
 	}
 	entry = msd_store_entry_new_from_tokens(
@@ -1412,6 +1451,19 @@ msd_informer_get_name(MsdInformer *self)
 {
 	g_return_val_if_fail(MSD_IS_INFORMER(self), NULL);
 	return self->name;
+}
+
+/* Holds and passes on only the objects of shard @index of @total (see msd-shard.h); total 0
+ * or 1: every object. Call it before starting. */
+void
+msd_informer_set_shard(MsdInformer *self, guint index, guint total)
+{
+	g_return_if_fail(MSD_IS_INFORMER(self));
+	g_return_if_fail(total <= 1 || index < total);
+	g_return_if_fail(!self->running);
+
+	self->shard_index = total > 1 ? index : 0;
+	self->shard_total = total;
 }
 
 /* The one namespace it lists and watches, or NULL for all of them. */

@@ -27,6 +27,8 @@ struct _MsdRun {
 	MsdRunInformerFunc informer_func;
 	gpointer informer_data;
 	GStrv namespaces; /* (owned) (nullable): the scope; NULL for the whole cluster */
+	guint shard_index;
+	guint shard_total;
 	gboolean stopped;
 };
 
@@ -157,6 +159,7 @@ msd_run_add_informer(MsdRun *self, const gchar *name, MsdInformer *informer)
 {
 	/* events go straight to the consumer; a stopped informer passes on nothing */
 	msd_informer_set_event_func(informer, self->event_func, self->event_data, NULL);
+	msd_informer_set_shard(informer, self->shard_index, self->shard_total);
 	g_signal_connect_object(informer, "synced", G_CALLBACK(msd_run_informer_settled_cb), self,
 	                        0);
 	g_signal_connect_object(informer, "denied", G_CALLBACK(msd_run_informer_settled_cb), self,
@@ -213,6 +216,17 @@ msd_run_register_stage(MsdRun *self, MeshSyncWatchStage stage)
 /* Lists and watches each namespace of @namespaces only, for the namespaced types; NULL (the
  * default) watches the whole cluster. Cluster-scoped types are still watched cluster-wide; an
  * informer the server refuses (403) settles as denied and the run goes on without it. */
+/* Each informer holds and passes on only shard @index of @total (msd-shard.h). */
+void
+msd_run_set_shard(MsdRun *self, guint index, guint total)
+{
+	g_return_if_fail(MSD_IS_RUN(self));
+	g_return_if_fail(self->informers->len == 0);
+
+	self->shard_index = index;
+	self->shard_total = total;
+}
+
 void
 msd_run_set_namespaces(MsdRun *self, const gchar *const *namespaces)
 {

@@ -47,6 +47,7 @@ gboolean msd_run_start_informers_finish(MsdRun *self, GAsyncResult *result, GErr
 typedef void (*MsdRunInformerFunc)(MsdRun *run, MsdInformer *informer, gpointer user_data);
 void msd_run_set_informer_func(MsdRun *self, MsdRunInformerFunc func, gpointer user_data);
 void msd_run_set_namespaces(MsdRun *self, const gchar *const *namespaces);
+void msd_run_set_shard(MsdRun *self, guint index, guint total);
 
 void msd_run_stop(MsdRun *self);
 
