@@ -93,6 +93,7 @@ enum {
 	SIGNAL_PIPELINE_CREATED,
 	SIGNAL_RUN_FAILED,
 	SIGNAL_RUN_ENDED,
+	SIGNAL_INFORMER_SYNCED,
 	N_SIGNALS,
 };
 
@@ -462,10 +463,18 @@ msd_run_setup_listed_cb(MsdInformer *informer,
 }
 
 static void
+msd_run_setup_informer_synced_cb(MsdInformer *informer, MsdRunSetup *self)
+{
+	g_signal_emit(self, signals[SIGNAL_INFORMER_SYNCED], 0, informer);
+}
+
+static void
 msd_run_setup_informer_added(MsdRun *run, MsdInformer *informer, gpointer user_data)
 {
 	MsdRunSetup *self = user_data;
 
+	g_signal_connect_object(informer, "synced", G_CALLBACK(msd_run_setup_informer_synced_cb),
+	                        self, 0);
 	msd_informer_set_gate_func(informer, msd_run_setup_gate_cb, self);
 	g_signal_connect_object(informer, "listed", G_CALLBACK(msd_run_setup_listed_cb), self, 0);
 	g_signal_connect_object(informer, "watch-reopened",
@@ -750,6 +759,9 @@ msd_run_setup_class_init(MsdRunSetupClass *klass)
 	signals[SIGNAL_RUN_ENDED] =
 	        g_signal_new("run-ended", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
 	                     NULL, NULL, G_TYPE_NONE, 0);
+	signals[SIGNAL_INFORMER_SYNCED] =
+	        g_signal_new("informer-synced", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+	                     NULL, NULL, NULL, G_TYPE_NONE, 1, MSD_TYPE_INFORMER);
 }
 
 static void
