@@ -213,6 +213,11 @@ meshsync_service_start_health(MeshSyncService *self, GError **error)
 	self->metrics = msd_metrics_new();
 	msd_build_info_register(self->metrics);
 	msd_process_metrics_register(self->metrics);
+	msd_engine_metrics_declare(self->metrics, self->broker != NULL);
+	if (self->broker != NULL) {
+		msd_request_listener_declare_metrics(self->metrics);
+		msd_session_relay_declare_metrics(self->metrics);
+	}
 	self->health = meshsync_health_server_new();
 	meshsync_health_server_set_metrics(self->health, self->metrics);
 	meshsync_health_server_set_latch(self->health, !self->strict_readiness);

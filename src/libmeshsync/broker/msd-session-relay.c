@@ -237,8 +237,8 @@ static const struct {
 };
 
 /* Every series the counts can take, at zero, so that they are there from the start. */
-static void
-msd_session_relay_count_zeros(MsdMetrics *metrics)
+void
+msd_session_relay_declare_metrics(MsdMetrics *metrics)
 {
 	static const MeshSyncSessionKind kinds[] = {MESHSYNC_SESSION_KIND_LOG,
 	                                            MESHSYNC_SESSION_KIND_EXEC};
@@ -307,7 +307,7 @@ msd_session_relay_set_metrics(MsdSessionRelay *self, MsdMetrics *metrics)
 	                           msd_session_relay_active_logs, self, NULL, "kind", "log", NULL);
 	msd_metrics_gauge_set_func(metrics, MSD_SESSIONS_ACTIVE_METRIC, MSD_SESSIONS_ACTIVE_HELP,
 	                           msd_session_relay_active_exec, self, NULL, "kind", "exec", NULL);
-	msd_session_relay_count_zeros(metrics);
+	msd_session_relay_declare_metrics(metrics);
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -11,28 +11,141 @@
 #include "meshsync-broker-private.h"
 #include "meshsync-handler-private.h"
 
-/* The series that read the handler through a callback: removed when it is unbound. */
-static const gchar *const msd_handler_series[] = {
-        "meshsync_objects",
-        "meshsync_relists_total",
-        "meshsync_watch_restarts_total",
-        "meshsync_ready",
-        "meshsync_objects_skipped_total",
-        "meshsync_watch_errors_total",
+/* One series read from an engine object through a callback at scrape time. */
+typedef struct {
+	const gchar *name;
+	const gchar *help;
+	gboolean counter;
+	MsdMetricsGaugeFunc read;
+	gboolean from_writer; /* a broker series read from the broker writer, not the broker */
+} MsdEngineSeries;
+
+static gdouble
+msd_engine_metrics_objects(gpointer handler)
+{
+	return meshsync_handler_get_n_objects(handler);
+}
+
+static gdouble
+msd_engine_metrics_ready(gpointer handler)
+{
+	return meshsync_handler_get_ready(handler) ? 1 : 0;
+}
+
+#define MSD_ENGINE_METRICS_COUNTER_READER(func, field)                                          \
+	static gdouble func(gpointer handler)                                                   \
+	{                                                                                        \
+		MsdInformerCounters counters;                                                    \
+                                                                                                 \
+		meshsync_handler_get_counters(handler, &counters);                               \
+		return (gdouble)counters.field;                                                  \
+	}
+
+MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_relists, relists)
+MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_restarts, watch_restarts)
+MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_skipped, skipped)
+MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_watch_errors, errors)
+
+static gdouble
+msd_engine_metrics_buffered(gpointer broker)
+{
+	return (gdouble)meshsync_broker_get_buffered_bytes(broker);
+}
+
+static gdouble
+msd_engine_metrics_reconnects(gpointer broker)
+{
+	return (gdouble)meshsync_broker_get_reconnects(broker);
+}
+
+#define MSD_ENGINE_METRICS_REPLAY_READER(func, field)                                           \
+	static gdouble func(gpointer broker)                                                    \
+	{                                                                                        \
+		MeshSyncBrokerReplayStats stats;                                                 \
+                                                                                                 \
+		meshsync_broker_get_replay_stats(broker, &stats);                                \
+		return (gdouble)stats.field;                                                     \
+	}
+
+MSD_ENGINE_METRICS_REPLAY_READER(msd_engine_metrics_window_bytes, bytes)
+MSD_ENGINE_METRICS_REPLAY_READER(msd_engine_metrics_window_messages, messages)
+MSD_ENGINE_METRICS_REPLAY_READER(msd_engine_metrics_resent, resent)
+MSD_ENGINE_METRICS_REPLAY_READER(msd_engine_metrics_confirmations, confirmations)
+
+static gdouble
+msd_engine_metrics_published(gpointer writer)
+{
+	return (gdouble)meshsync_broker_writer_get_n_published(writer);
+}
+
+static gdouble
+msd_engine_metrics_oversize(gpointer writer)
+{
+	return (gdouble)meshsync_broker_writer_get_n_oversize(writer);
+}
+
+static gdouble
+msd_engine_metrics_publish_errors(gpointer writer)
+{
+	return (gdouble)meshsync_broker_writer_get_n_errors(writer);
+}
+
+/* Read from the handler: removed when it is unbound. */
+static const MsdEngineSeries msd_handler_series[] = {
+        {"meshsync_objects", "Objects held by the informers of the current run", FALSE,
+         msd_engine_metrics_objects},
+        {"meshsync_ready", "1 once the current run has its complete initial state", FALSE,
+         msd_engine_metrics_ready},
+        {"meshsync_relists_total", "Lists started again after a watch expired or broke", TRUE,
+         msd_engine_metrics_relists},
+        {"meshsync_watch_restarts_total", "Watches reopened after they ended", TRUE,
+         msd_engine_metrics_restarts},
+        {"meshsync_objects_skipped_total",
+         "Objects left out because they exceed a limit: size, nesting depth, labels", TRUE,
+         msd_engine_metrics_skipped},
+        {"meshsync_watch_errors_total",
+         "Failed list and watch requests, broken watch streams and watch ERROR events", TRUE,
+         msd_engine_metrics_watch_errors},
 };
 
-static const gchar *const msd_broker_series[] = {
-        "meshsync_broker_buffered_bytes",
-        "meshsync_broker_reconnects_total",
-        "meshsync_broker_messages_published_total",
-        "meshsync_broker_messages_oversize_total",
-        "meshsync_broker_publish_errors_total",
-        "meshsync_broker_window_bytes",
-        "meshsync_broker_window_messages",
-        "meshsync_broker_resent_messages_total",
-        "meshsync_broker_confirmations_total",
+/* Read from the broker and its writer: removed when they are unbound. */
+static const MsdEngineSeries msd_broker_series[] = {
+        {"meshsync_broker_buffered_bytes",
+         "Bytes published while the broker was away, not sent yet", FALSE,
+         msd_engine_metrics_buffered},
+        {"meshsync_broker_window_bytes",
+         "Bytes of resource events published and not yet confirmed by the broker, kept to be "
+         "sent again after a reconnection (the replay window; 64 MiB at most before events "
+         "are held)",
+         FALSE, msd_engine_metrics_window_bytes},
+        {"meshsync_broker_window_messages",
+         "Resource events published and not yet confirmed by the broker", FALSE,
+         msd_engine_metrics_window_messages},
+        {"meshsync_broker_reconnects_total", "Reconnections to the broker", TRUE,
+         msd_engine_metrics_reconnects},
+        {"meshsync_broker_resent_messages_total",
+         "Resource events sent again after a reconnection because the broker had not "
+         "confirmed them",
+         TRUE, msd_engine_metrics_resent},
+        {"meshsync_broker_confirmations_total",
+         "Round trips (PING and PONG) that confirmed what was published before them", TRUE,
+         msd_engine_metrics_confirmations},
+        {"meshsync_broker_messages_published_total",
+         "Resource events published on meshery.meshsync.core", TRUE,
+         msd_engine_metrics_published, TRUE},
+        {"meshsync_broker_messages_oversize_total",
+         "Resource events too large for the broker, dropped", TRUE, msd_engine_metrics_oversize,
+         TRUE},
+        {"meshsync_broker_publish_errors_total", "Resource events the broker refused", TRUE,
+         msd_engine_metrics_publish_errors, TRUE},
 };
 
+#define MSD_ENGINE_METRICS_SYNCS      "meshsync_syncs_total"
+#define MSD_ENGINE_METRICS_SYNCS_HELP "Initial syncs completed: the first, then one per resync"
+#define MSD_ENGINE_METRICS_RUN_FAILURES "meshsync_run_failures_total"
+#define MSD_ENGINE_METRICS_RUN_FAILURES_HELP                                                    \
+	"Runs that failed before their initial sync and are tried again (API server "           \
+	"unreachable, credentials or certificate refused)"
 #define MSD_ENGINE_METRICS_LATENCY "meshsync_event_latency_seconds"
 #define MSD_ENGINE_METRICS_LATENCY_HELP                                                         \
 	"Seconds from reading a watch event off the API server's stream to handing it to the "  \
@@ -53,52 +166,65 @@ static const gdouble msd_sync_bounds[] = {
         0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
 };
 
-static gdouble
-msd_engine_metrics_objects(gpointer handler)
+/* Each series at zero, until an object to read it from is bound. */
+static void
+msd_engine_metrics_declare_series(MsdMetrics *metrics, const MsdEngineSeries *series, guint n)
 {
-	return meshsync_handler_get_n_objects(handler);
+	for (guint i = 0; i < n; i++) {
+		if (msd_metrics_lookup(metrics, series[i].name, NULL, NULL))
+			continue;
+		if (series[i].counter)
+			msd_metrics_counter_add(metrics, series[i].name, series[i].help, 0, NULL);
+		else
+			msd_metrics_gauge_set(metrics, series[i].name, series[i].help, 0, NULL);
+	}
 }
 
-static gdouble
-msd_engine_metrics_relists(gpointer handler)
+static void
+msd_engine_metrics_bind_series(MsdMetrics *metrics,
+                               const MsdEngineSeries *series,
+                               guint n,
+                               gpointer object,
+                               gpointer writer)
 {
-	MsdInformerCounters counters;
+	for (guint i = 0; i < n; i++) {
+		gpointer from = series[i].from_writer ? writer : object;
 
-	meshsync_handler_get_counters(handler, &counters);
-	return (gdouble)counters.relists;
+		/* the zero declared earlier goes: a callback and a value cannot share a series */
+		msd_metrics_remove(metrics, series[i].name, NULL);
+		if (series[i].counter)
+			msd_metrics_counter_set_func(metrics, series[i].name, series[i].help,
+			                             series[i].read, from, NULL, NULL);
+		else
+			msd_metrics_gauge_set_func(metrics, series[i].name, series[i].help,
+			                           series[i].read, from, NULL, NULL);
+	}
 }
 
-static gdouble
-msd_engine_metrics_restarts(gpointer handler)
+static void
+msd_engine_metrics_unbind_series(MsdMetrics *metrics, const MsdEngineSeries *series, guint n)
 {
-	MsdInformerCounters counters;
-
-	meshsync_handler_get_counters(handler, &counters);
-	return (gdouble)counters.watch_restarts;
+	for (guint i = 0; i < n; i++)
+		msd_metrics_remove(metrics, series[i].name, NULL);
 }
 
-static gdouble
-msd_engine_metrics_skipped(gpointer handler)
+void
+msd_engine_metrics_declare(MsdMetrics *metrics, gboolean broker)
 {
-	MsdInformerCounters counters;
+	g_return_if_fail(MSD_IS_METRICS(metrics));
 
-	meshsync_handler_get_counters(handler, &counters);
-	return (gdouble)counters.skipped;
-}
-
-static gdouble
-msd_engine_metrics_watch_errors(gpointer handler)
-{
-	MsdInformerCounters counters;
-
-	meshsync_handler_get_counters(handler, &counters);
-	return (gdouble)counters.errors;
-}
-
-static gdouble
-msd_engine_metrics_ready(gpointer handler)
-{
-	return meshsync_handler_get_ready(handler) ? 1 : 0;
+	msd_engine_metrics_declare_series(metrics, msd_handler_series,
+	                                  G_N_ELEMENTS(msd_handler_series));
+	if (broker)
+		msd_engine_metrics_declare_series(metrics, msd_broker_series,
+		                                  G_N_ELEMENTS(msd_broker_series));
+	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_SYNCS, MSD_ENGINE_METRICS_SYNCS_HELP, 0,
+	                        NULL);
+	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_RUN_FAILURES,
+	                        MSD_ENGINE_METRICS_RUN_FAILURES_HELP, 0, NULL);
+	msd_metrics_histogram_ensure(metrics, MSD_ENGINE_METRICS_LATENCY,
+	                             MSD_ENGINE_METRICS_LATENCY_HELP, msd_latency_bounds,
+	                             G_N_ELEMENTS(msd_latency_bounds), NULL);
 }
 
 #define MSD_ENGINE_METRICS_EVENTS      "meshsync_events_total"
@@ -176,13 +302,6 @@ msd_engine_metrics_event_cb(MeshSyncHandler *handler,
 	slots[type] += 1;
 }
 
-#define MSD_ENGINE_METRICS_SYNCS      "meshsync_syncs_total"
-#define MSD_ENGINE_METRICS_SYNCS_HELP "Initial syncs completed: the first, then one per resync"
-#define MSD_ENGINE_METRICS_RUN_FAILURES "meshsync_run_failures_total"
-#define MSD_ENGINE_METRICS_RUN_FAILURES_HELP                                                    \
-	"Runs that failed before their initial sync and are tried again (API server "           \
-	"unreachable, credentials or certificate refused)"
-
 /* A counter rather than the gauge alone: a probe (or a test) that looks now and then cannot
  * tell from meshsync_ready whether a resync has come and gone since it last looked. */
 static void
@@ -225,31 +344,9 @@ msd_engine_metrics_bind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 	g_return_if_fail(MSD_IS_METRICS(metrics));
 	g_return_if_fail(MESHSYNC_IS_HANDLER(handler));
 
-	msd_metrics_gauge_set_func(metrics, msd_handler_series[0],
-	                           "Objects held by the informers of the current run",
-	                           msd_engine_metrics_objects, handler, NULL, NULL);
-	msd_metrics_counter_set_func(metrics, msd_handler_series[1],
-	                             "Lists started again after a watch expired or broke",
-	                             msd_engine_metrics_relists, handler, NULL, NULL);
-	msd_metrics_counter_set_func(metrics, msd_handler_series[2],
-	                             "Watches reopened after they ended",
-	                             msd_engine_metrics_restarts, handler, NULL, NULL);
-	msd_metrics_gauge_set_func(metrics, msd_handler_series[3],
-	                           "1 once the current run has its complete initial state",
-	                           msd_engine_metrics_ready, handler, NULL, NULL);
-	msd_metrics_counter_set_func(
-	        metrics, msd_handler_series[4],
-	        "Objects left out because they exceed a limit: size, nesting depth, labels",
-	        msd_engine_metrics_skipped, handler, NULL, NULL);
-	msd_metrics_counter_set_func(
-	        metrics, msd_handler_series[5],
-	        "Failed list and watch requests, broken watch streams and watch ERROR events",
-	        msd_engine_metrics_watch_errors, handler, NULL, NULL);
-	/* counted by signal: present at zero before the first one */
-	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_SYNCS, MSD_ENGINE_METRICS_SYNCS_HELP, 0,
-	                        NULL);
-	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_RUN_FAILURES,
-	                        MSD_ENGINE_METRICS_RUN_FAILURES_HELP, 0, NULL);
+	msd_engine_metrics_declare(metrics, FALSE);
+	msd_engine_metrics_bind_series(metrics, msd_handler_series,
+	                               G_N_ELEMENTS(msd_handler_series), handler, NULL);
 	latency = msd_metrics_histogram_ensure(metrics, MSD_ENGINE_METRICS_LATENCY,
 	                                       MSD_ENGINE_METRICS_LATENCY_HELP, msd_latency_bounds,
 	                                       G_N_ELEMENTS(msd_latency_bounds), NULL);
@@ -270,8 +367,8 @@ msd_engine_metrics_unbind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 {
 	g_return_if_fail(MSD_IS_METRICS(metrics));
 
-	for (guint i = 0; i < G_N_ELEMENTS(msd_handler_series); i++)
-		msd_metrics_remove(metrics, msd_handler_series[i], NULL);
+	msd_engine_metrics_unbind_series(metrics, msd_handler_series,
+	                                 G_N_ELEMENTS(msd_handler_series));
 	if (handler != NULL) {
 		msd_delivery_set_latency_func(meshsync_handler_get_delivery(handler), NULL, NULL);
 		meshsync_handler_set_informer_synced_func(handler, NULL, NULL);
@@ -280,72 +377,6 @@ msd_engine_metrics_unbind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_run_failed_cb,
 		                                     metrics);
 	}
-}
-
-static gdouble
-msd_engine_metrics_buffered(gpointer broker)
-{
-	return (gdouble)meshsync_broker_get_buffered_bytes(broker);
-}
-
-static gdouble
-msd_engine_metrics_reconnects(gpointer broker)
-{
-	return (gdouble)meshsync_broker_get_reconnects(broker);
-}
-
-static gdouble
-msd_engine_metrics_window_bytes(gpointer broker)
-{
-	MeshSyncBrokerReplayStats stats;
-
-	meshsync_broker_get_replay_stats(broker, &stats);
-	return (gdouble)stats.bytes;
-}
-
-static gdouble
-msd_engine_metrics_window_messages(gpointer broker)
-{
-	MeshSyncBrokerReplayStats stats;
-
-	meshsync_broker_get_replay_stats(broker, &stats);
-	return (gdouble)stats.messages;
-}
-
-static gdouble
-msd_engine_metrics_resent(gpointer broker)
-{
-	MeshSyncBrokerReplayStats stats;
-
-	meshsync_broker_get_replay_stats(broker, &stats);
-	return (gdouble)stats.resent;
-}
-
-static gdouble
-msd_engine_metrics_confirmations(gpointer broker)
-{
-	MeshSyncBrokerReplayStats stats;
-
-	meshsync_broker_get_replay_stats(broker, &stats);
-	return (gdouble)stats.confirmations;
-}
-
-static gdouble
-msd_engine_metrics_published(gpointer writer)
-{
-	return (gdouble)meshsync_broker_writer_get_n_published(writer);
-}
-
-static gdouble
-msd_engine_metrics_oversize(gpointer writer)
-{
-	return (gdouble)meshsync_broker_writer_get_n_oversize(writer);
-}
-
-static gdouble
-msd_engine_metrics_publish_errors(gpointer writer)
-{
-	return (gdouble)meshsync_broker_writer_get_n_errors(writer);
 }
 
 void
@@ -357,38 +388,8 @@ msd_engine_metrics_bind_broker(MsdMetrics *metrics,
 	g_return_if_fail(MESHSYNC_IS_BROKER(broker));
 	g_return_if_fail(MESHSYNC_IS_BROKER_WRITER(writer));
 
-	msd_metrics_gauge_set_func(metrics, msd_broker_series[0],
-	                           "Bytes published while the broker was away, not sent yet",
-	                           msd_engine_metrics_buffered, broker, NULL, NULL);
-	msd_metrics_counter_set_func(metrics, msd_broker_series[1], "Reconnections to the broker",
-	                             msd_engine_metrics_reconnects, broker, NULL, NULL);
-	msd_metrics_counter_set_func(metrics, msd_broker_series[2],
-	                             "Resource events published on meshery.meshsync.core",
-	                             msd_engine_metrics_published, writer, NULL, NULL);
-	msd_metrics_counter_set_func(metrics, msd_broker_series[3],
-	                             "Resource events too large for the broker, dropped",
-	                             msd_engine_metrics_oversize, writer, NULL, NULL);
-	msd_metrics_counter_set_func(metrics, msd_broker_series[4],
-	                             "Resource events the broker refused",
-	                             msd_engine_metrics_publish_errors, writer, NULL, NULL);
-	msd_metrics_gauge_set_func(
-	        metrics, msd_broker_series[5],
-	        "Bytes of resource events published and not yet confirmed by the broker, kept to "
-	        "be sent again after a reconnection (the replay window; 64 MiB at most before "
-	        "events are held)",
-	        msd_engine_metrics_window_bytes, broker, NULL, NULL);
-	msd_metrics_gauge_set_func(metrics, msd_broker_series[6],
-	                           "Resource events published and not yet confirmed by the broker",
-	                           msd_engine_metrics_window_messages, broker, NULL, NULL);
-	msd_metrics_counter_set_func(
-	        metrics, msd_broker_series[7],
-	        "Resource events sent again after a reconnection because the broker had not "
-	        "confirmed them",
-	        msd_engine_metrics_resent, broker, NULL, NULL);
-	msd_metrics_counter_set_func(
-	        metrics, msd_broker_series[8],
-	        "Round trips (PING and PONG) that confirmed what was published before them",
-	        msd_engine_metrics_confirmations, broker, NULL, NULL);
+	msd_engine_metrics_bind_series(metrics, msd_broker_series, G_N_ELEMENTS(msd_broker_series),
+	                               broker, writer);
 }
 
 void
@@ -396,6 +397,6 @@ msd_engine_metrics_unbind_broker(MsdMetrics *metrics)
 {
 	g_return_if_fail(MSD_IS_METRICS(metrics));
 
-	for (guint i = 0; i < G_N_ELEMENTS(msd_broker_series); i++)
-		msd_metrics_remove(metrics, msd_broker_series[i], NULL);
+	msd_engine_metrics_unbind_series(metrics, msd_broker_series,
+	                                 G_N_ELEMENTS(msd_broker_series));
 }

@@ -20,6 +20,10 @@ G_BEGIN_DECLS
  * those objects, so a metrics registry never reads an object that is gone; what was counted
  * into the registry (syncs, run failures, events, histograms) stays.
  */
+/* Every series the engine feeds (with @broker, the broker's too), at zero, before anything is
+ * bound: a scrape during start-up (waiting for the broker) sees them all. */
+void msd_engine_metrics_declare(MsdMetrics *metrics, gboolean broker);
+
 void msd_engine_metrics_bind_handler(MsdMetrics *metrics, MeshSyncHandler *handler);
 void msd_engine_metrics_unbind_handler(MsdMetrics *metrics, MeshSyncHandler *handler);
 
