@@ -11,6 +11,7 @@ any run, request or session: whatever is there then is "from the start". Every w
 state (an HTTP answer, a metric, a message on the wire).
 """
 
+import os
 import re
 import shutil
 import subprocess
@@ -21,6 +22,8 @@ from test_broker_mode import (CORE, Daemon, NatsServer, Seen, free_port, request
                               wait_for_listener)
 
 SMALL = {"pods": 20, "namespaces": 2}
+METRICS_DOC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "doc",
+                           "metrics.md")
 
 # Running totals: each must be a counter named *_total, present at 0 before anything happened.
 COUNTERS_FROM_START = [
@@ -95,6 +98,13 @@ def promtool_check(text):
     done = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
                           text=True, timeout=60)
     return done.returncode, (done.stdout + done.stderr).strip()
+
+
+def documented():
+    """{name: type} of the rows of doc/metrics.md's tables."""
+    with open(METRICS_DOC, encoding="utf-8") as f:
+        return dict(re.findall(r"^\| `([a-z_]+)` \| (counter|gauge|histogram) \|", f.read(),
+                               re.M))
 
 
 def check_conventions(families):
@@ -225,4 +235,8 @@ def test_scrape_passes_promtool_and_conventions(tmp_path):
                 for res in resources:
                     labels = '{resource="%s"}' % res
                     assert sync[("meshsync_initial_sync_seconds_count", labels)] == 1, res
+
+                # doc/metrics.md names every family served, with its type, and nothing else
+                served = {name: family["type"] for name, family in families.items()}
+                assert served == documented()
             assert run.terminate() == 0

@@ -227,12 +227,13 @@ msd_session_relay_count(MsdSessionRelay *self,
 		                        msd_kind_label(kind), NULL);
 }
 
-/* Why a session request is refused, and of which kinds (exec-disabled refuses exec only). */
+/* Why a session request is refused, and whether a log session can be (exec-disabled and
+ * namespace refuse exec sessions only). */
 static const struct {
 	const gchar *reason;
 	gboolean log;
 } msd_refusal_reasons[] = {
-        {"stopping", TRUE}, {"exec-disabled", FALSE}, {"namespace", TRUE},
+        {"stopping", TRUE}, {"exec-disabled", FALSE}, {"namespace", FALSE},
         {"limit", TRUE},    {"config", TRUE},         {"invalid", TRUE},
 };
 
