@@ -779,8 +779,8 @@ test_metrics_histogram(void)
 	g_assert_cmpstr(g_hash_table_lookup(exp->type, "meshsync_sync_seconds"), ==, "histogram");
 
 	g_assert_true(msd_metrics_remove(metrics, "meshsync_sync_seconds", NULL));
-	g_assert_true(msd_metrics_remove(metrics, "meshsync_sync_seconds", "resource", "pods.v1.",
-	                                 NULL));
+	g_assert_true(
+	        msd_metrics_remove(metrics, "meshsync_sync_seconds", "resource", "pods.v1.", NULL));
 	g_free(text);
 	text = msd_metrics_render(metrics);
 	g_assert_cmpstr(text, ==, "");

@@ -627,8 +627,8 @@ msd_request_listener_declare_metrics(MsdMetrics *metrics)
 	g_return_if_fail(MSD_IS_METRICS(metrics));
 
 	for (guint i = 0; i < G_N_ELEMENTS(msd_known_entities); i++)
-		msd_metrics_counter_add(metrics, MSD_REQUESTS_METRIC, MSD_REQUESTS_HELP, 0, "entity",
-		                        msd_known_entities[i], NULL);
+		msd_metrics_counter_add(metrics, MSD_REQUESTS_METRIC, MSD_REQUESTS_HELP, 0,
+		                        "entity", msd_known_entities[i], NULL);
 	msd_metrics_counter_add(metrics, MSD_REQUESTS_METRIC, MSD_REQUESTS_HELP, 0, "entity",
 	                        "other", NULL);
 	msd_metrics_counter_add(metrics, MSD_REQUESTS_METRIC, MSD_REQUESTS_HELP, 0, "entity",

@@ -32,13 +32,13 @@ msd_engine_metrics_ready(gpointer handler)
 	return meshsync_handler_get_ready(handler) ? 1 : 0;
 }
 
-#define MSD_ENGINE_METRICS_COUNTER_READER(func, field)                                          \
-	static gdouble func(gpointer handler)                                                   \
-	{                                                                                        \
-		MsdInformerCounters counters;                                                    \
-                                                                                                 \
-		meshsync_handler_get_counters(handler, &counters);                               \
-		return (gdouble)counters.field;                                                  \
+#define MSD_ENGINE_METRICS_COUNTER_READER(func, field)             \
+	static gdouble func(gpointer handler)                      \
+	{                                                          \
+		MsdInformerCounters counters;                      \
+                                                                   \
+		meshsync_handler_get_counters(handler, &counters); \
+		return (gdouble)counters.field;                    \
 	}
 
 MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_relists, relists)
@@ -58,13 +58,13 @@ msd_engine_metrics_reconnects(gpointer broker)
 	return (gdouble)meshsync_broker_get_reconnects(broker);
 }
 
-#define MSD_ENGINE_METRICS_REPLAY_READER(func, field)                                           \
-	static gdouble func(gpointer broker)                                                    \
-	{                                                                                        \
-		MeshSyncBrokerReplayStats stats;                                                 \
-                                                                                                 \
-		meshsync_broker_get_replay_stats(broker, &stats);                                \
-		return (gdouble)stats.field;                                                     \
+#define MSD_ENGINE_METRICS_REPLAY_READER(func, field)             \
+	static gdouble func(gpointer broker)                      \
+	{                                                         \
+		MeshSyncBrokerReplayStats stats;                  \
+                                                                  \
+		meshsync_broker_get_replay_stats(broker, &stats); \
+		return (gdouble)stats.field;                      \
 	}
 
 MSD_ENGINE_METRICS_REPLAY_READER(msd_engine_metrics_window_bytes, bytes)
@@ -131,8 +131,8 @@ static const MsdEngineSeries msd_broker_series[] = {
          "Round trips (PING and PONG) that confirmed what was published before them", TRUE,
          msd_engine_metrics_confirmations},
         {"meshsync_broker_messages_published_total",
-         "Resource events published on meshery.meshsync.core", TRUE,
-         msd_engine_metrics_published, TRUE},
+         "Resource events published on meshery.meshsync.core", TRUE, msd_engine_metrics_published,
+         TRUE},
         {"meshsync_broker_messages_oversize_total",
          "Resource events too large for the broker, dropped", TRUE, msd_engine_metrics_oversize,
          TRUE},
@@ -140,25 +140,25 @@ static const MsdEngineSeries msd_broker_series[] = {
          msd_engine_metrics_publish_errors, TRUE},
 };
 
-#define MSD_ENGINE_METRICS_SYNCS      "meshsync_syncs_total"
-#define MSD_ENGINE_METRICS_SYNCS_HELP "Initial syncs completed: the first, then one per resync"
+#define MSD_ENGINE_METRICS_SYNCS        "meshsync_syncs_total"
+#define MSD_ENGINE_METRICS_SYNCS_HELP   "Initial syncs completed: the first, then one per resync"
 #define MSD_ENGINE_METRICS_RUN_FAILURES "meshsync_run_failures_total"
-#define MSD_ENGINE_METRICS_RUN_FAILURES_HELP                                                    \
-	"Runs that failed before their initial sync and are tried again (API server "           \
+#define MSD_ENGINE_METRICS_RUN_FAILURES_HELP                                          \
+	"Runs that failed before their initial sync and are tried again (API server " \
 	"unreachable, credentials or certificate refused)"
 #define MSD_ENGINE_METRICS_LATENCY "meshsync_event_latency_seconds"
-#define MSD_ENGINE_METRICS_LATENCY_HELP                                                         \
-	"Seconds from reading a watch event off the API server's stream to handing it to the "  \
+#define MSD_ENGINE_METRICS_LATENCY_HELP                                                        \
+	"Seconds from reading a watch event off the API server's stream to handing it to the " \
 	"output (published to the broker, written to the file)"
 #define MSD_ENGINE_METRICS_SYNC "meshsync_initial_sync_seconds"
-#define MSD_ENGINE_METRICS_SYNC_HELP                                                            \
-	"Seconds from starting a resource type's informer to its complete initial state, by "   \
+#define MSD_ENGINE_METRICS_SYNC_HELP                                                          \
+	"Seconds from starting a resource type's informer to its complete initial state, by " \
 	"resource; one observation per type per run (and per namespace with --namespaces)"
 
 /* 100 µs (a line parsed and published in one go) to 10 s (an output that held events back). */
 static const gdouble msd_latency_bounds[] = {
         0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-        0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,     10,
+        0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10,
 };
 
 /* A small type lists in milliseconds; tens of thousands of objects take minutes. */

@@ -54,7 +54,7 @@ struct _MsdMetricsHistogram {
 typedef struct {
 	gdouble value;
 	MsdMetricsHistogram *histogram; /* (owned) (nullable): for a histogram series only */
-	MsdMetricsGaugeFunc func; /* (nullable): when set, value is unused */
+	MsdMetricsGaugeFunc func;       /* (nullable): when set, value is unused */
 	gpointer user_data;
 	GDestroyNotify destroy;
 } MsdMetricsSeries;
@@ -270,8 +270,7 @@ msd_metrics_series_find(MsdMetrics *self,
                         gchar **key_out)
 {
 	MsdMetricsFamily *family = g_hash_table_lookup(self->families, name);
-	g_autofree gchar *key =
-	        msd_metrics_labels_key(name, MSD_METRICS_KIND_GAUGE, args);
+	g_autofree gchar *key = msd_metrics_labels_key(name, MSD_METRICS_KIND_GAUGE, args);
 	MsdMetricsSeries *series;
 
 	if (family == NULL || key == NULL)
@@ -548,8 +547,8 @@ msd_metrics_histogram_ensure(MsdMetrics *self,
 		family->n_bounds = n_bounds;
 	}
 	if (series->histogram == NULL) {
-		series->histogram = g_malloc0(sizeof(MsdMetricsHistogram) +
-		                              (n_bounds + 1) * sizeof(guint64));
+		series->histogram =
+		        g_malloc0(sizeof(MsdMetricsHistogram) + (n_bounds + 1) * sizeof(guint64));
 		series->histogram->bounds = family->bounds;
 		series->histogram->n_bounds = n_bounds;
 	}

@@ -158,10 +158,9 @@ msd_process_metrics_register(MsdMetrics *metrics)
 	boot = msd_process_boot_time();
 	/* the start time does not change: read once */
 	if (boot != 0)
-		msd_metrics_gauge_set(
-		        metrics, "process_start_time_seconds",
-		        "Start time of the process since unix epoch in seconds",
-		        (gdouble)boot +
-		                (gdouble)fields[MSD_STAT_STARTTIME] / (gdouble)sysconf(_SC_CLK_TCK),
-		        NULL);
+		msd_metrics_gauge_set(metrics, "process_start_time_seconds",
+		                      "Start time of the process since unix epoch in seconds",
+		                      (gdouble)boot + (gdouble)fields[MSD_STAT_STARTTIME] /
+		                                              (gdouble)sysconf(_SC_CLK_TCK),
+		                      NULL);
 }

@@ -356,8 +356,8 @@ msd_informer_finish_list(MsdInformer *self, const gchar *resource_version)
 		              self->resource_version);
 	if (self->running && !self->synced) {
 		self->synced = TRUE;
-		self->sync_seconds = (gdouble)(g_get_monotonic_time() - self->started_at) /
-		                     G_USEC_PER_SEC;
+		self->sync_seconds =
+		        (gdouble)(g_get_monotonic_time() - self->started_at) / G_USEC_PER_SEC;
 		g_signal_emit(self, signals[SIGNAL_SYNCED], 0);
 	}
 }
@@ -378,7 +378,8 @@ msd_informer_apply_listed(MsdInformer *self, MsdStoreEntry *entry, gint index)
 	if (change == MSD_STORE_ADDED)
 		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_ADDED, entry, &self->tokens, index, 0);
 	else if (change == MSD_STORE_MODIFIED)
-		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_MODIFIED, entry, &self->tokens, index, 0);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_MODIFIED, entry, &self->tokens, index,
+		                  0);
 }
 
 /* An object past a limit: skipped, counted and said, with whatever names it. */
