@@ -31,4 +31,11 @@ void meshsync_handler_set_retry_delays(MeshSyncHandler *self, guint initial_ms, 
 /* The ordered hand-over to the writer: (transfer none). */
 MsdDelivery *meshsync_handler_get_delivery(MeshSyncHandler *self);
 
+/* Called each time an informer of a run has its initial state (every type of every run, a
+ * resync's included), e.g. to record how long it took; NULL @func for none. */
+typedef void (*MeshSyncHandlerInformerFunc)(MsdInformer *informer, gpointer user_data);
+void meshsync_handler_set_informer_synced_func(MeshSyncHandler *self,
+                                               MeshSyncHandlerInformerFunc func,
+                                               gpointer user_data);
+
 G_END_DECLS

@@ -65,6 +65,9 @@ struct _MeshSyncHandler {
 	guint retry_initial_ms; /* 0: the set-up chain's own */
 	guint retry_max_ms;
 
+	MeshSyncHandlerInformerFunc informer_synced;
+	gpointer informer_synced_data;
+
 	gboolean started;
 	gboolean stopped;
 };
@@ -134,7 +137,7 @@ meshsync_handler_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 	if (!meshsync_watch_config_accepts_namespace(watch,
 	                                             meshsync_resource_get_namespace(resource)))
 		return;
-	msd_delivery_push(self->delivery, resource, event->type);
+	msd_delivery_push_timed(self->delivery, resource, event->type, event->read_at);
 }
 
 static void
@@ -209,6 +212,15 @@ meshsync_handler_ready_cb(MsdRunSetup *setup, GParamSpec *pspec, MeshSyncHandler
 
 	g_object_notify_by_pspec(G_OBJECT(self), properties[PROP_READY]);
 	g_signal_emit(self, signals[SIGNAL_READY_CHANGED], 0, ready);
+}
+
+static void
+meshsync_handler_informer_synced_cb(MsdRunSetup *setup,
+                                    MsdInformer *informer,
+                                    MeshSyncHandler *self)
+{
+	if (self->informer_synced != NULL)
+		self->informer_synced(informer, self->informer_synced_data);
 }
 
 static void
@@ -731,6 +743,8 @@ meshsync_handler_start(MeshSyncHandler *self, GError **error)
 	                 self);
 	g_signal_connect(self->setup, "run-failed", G_CALLBACK(meshsync_handler_run_failed_cb),
 	                 self);
+	g_signal_connect(self->setup, "informer-synced",
+	                 G_CALLBACK(meshsync_handler_informer_synced_cb), self);
 	msd_run_setup_start(self->setup);
 	return TRUE;
 }
@@ -896,4 +910,14 @@ meshsync_handler_dup_complete_objects(MeshSyncHandler *self)
 	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), NULL);
 
 	return self->setup != NULL ? msd_run_setup_dup_complete_objects(self->setup) : NULL;
+}
+
+void
+meshsync_handler_set_informer_synced_func(MeshSyncHandler *self,
+                                          MeshSyncHandlerInformerFunc func,
+                                          gpointer user_data)
+{
+	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+	self->informer_synced = func;
+	self->informer_synced_data = func != NULL ? user_data : NULL;
 }

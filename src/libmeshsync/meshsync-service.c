@@ -9,8 +9,10 @@
 
 #include "broker/msd-request-listener.h"
 #include "broker/msd-session-relay.h"
+#include "health/msd-build-info.h"
 #include "health/msd-engine-metrics.h"
 #include "health/msd-metrics.h"
+#include "health/msd-process-metrics.h"
 #include "meshsync-broker-writer.h"
 #include "meshsync-composite-writer.h"
 #include "meshsync-enum-types.h"
@@ -213,6 +215,13 @@ static gboolean
 meshsync_service_start_health(MeshSyncService *self, GError **error)
 {
 	self->metrics = msd_metrics_new();
+	msd_build_info_register(self->metrics);
+	msd_process_metrics_register(self->metrics);
+	msd_engine_metrics_declare(self->metrics, self->broker != NULL);
+	if (self->broker != NULL) {
+		msd_request_listener_declare_metrics(self->metrics);
+		msd_session_relay_declare_metrics(self->metrics);
+	}
 	self->health = meshsync_health_server_new();
 	meshsync_health_server_set_metrics(self->health, self->metrics);
 	meshsync_health_server_set_latch(self->health, !self->strict_readiness);

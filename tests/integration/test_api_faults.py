@@ -54,7 +54,7 @@ def test_watches_dropped_every_two_seconds(tmp_path):
 
     def fault(sim, run):
         every(FAULT_SECONDS, 2.0, lambda: sim.admin("close-watches"))
-        restarts.append(metric(metrics(run), "meshsync_watch_restarts"))
+        restarts.append(metric(metrics(run), "meshsync_watch_restarts_total"))
 
     run_with_churn(tmp_path, fault)
     assert restarts[0] >= 3
@@ -72,7 +72,7 @@ def test_410_storm_with_compaction(tmp_path):
             sim.admin("close-watches")
 
         every(FAULT_SECONDS, 2.0, storm)
-        relists.append(metric(metrics(run), "meshsync_relists"))
+        relists.append(metric(metrics(run), "meshsync_relists_total"))
 
     run_with_churn(tmp_path, fault)
     assert relists[0] >= 1

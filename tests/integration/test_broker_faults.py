@@ -103,7 +103,7 @@ def test_hung_broker_loses_nothing(tmp_path):
                     nats.proc.send_signal(signal.SIGCONT)
 
                 wait_ready(run)
-                wait_metric(run, "meshsync_broker_reconnects", lambda v: v >= 1,
+                wait_metric(run, "meshsync_broker_reconnects_total", lambda v: v >= 1,
                             "the reconnection")
                 rv, state = assert_agrees(picture, sim, run, "after the hang")
                 text = metrics(run)
@@ -155,7 +155,7 @@ def test_killed_broker_loses_nothing(tmp_path):
                 rv, state = assert_agrees(picture, sim, run, "after the restart")
                 text = metrics(run)
                 assert_broker_metrics(text)
-                assert metric(text, "meshsync_broker_reconnects") >= 1
+                assert metric(text, "meshsync_broker_reconnects_total") >= 1
                 # No re-send count is asserted here: a socket that fails at once may leave
                 # nothing unconfirmed when it goes (what it had was confirmed, what came
                 # after was held, not sent); the hung broker above always leaves some.

@@ -146,7 +146,7 @@ def test_http_410_on_a_watch_relists(tmp_path):
             sim.admin("close-watches")
             run.wait_matches(sim, "the silent pod, through a relist")
             assert sim.fault(fault)["consumed"] == 1
-            assert run.metric("meshsync_relists") >= 1
+            assert run.metric("meshsync_relists_total") >= 1
 
 
 def test_watch_5xx_and_429_lose_nothing(tmp_path):
@@ -171,14 +171,14 @@ def test_429_retries_the_watch_after_retry_after(tmp_path):
     with Kubesim(pods=PODS, namespaces=2) as sim:
         with Run(tmp_path, sim) as run:
             run.wait_matches(sim, "the initial sync")
-            relists = run.metric("meshsync_relists")
+            relists = run.metric("meshsync_relists_total")
             fault = sim.arm_fault("watch", code=429, retry_after=2, count=2, path=PODS_PATH)
             sim.admin("close-watches")
             for i in range(3):
                 sim.create(pod(f"throttled-{i}"))
             run.wait(lambda: sim.fault(fault)["remaining"] == 0, "both 429s answered")
             run.wait_matches(sim, "every pod created while throttled")
-            assert run.metric("meshsync_relists") == relists
+            assert run.metric("meshsync_relists_total") == relists
             log = run.log()
             waits = [int(ms) for ms in re.findall(r"429 .*; watching again in (\d+) ms", log)]
             assert len(waits) == 2 and min(waits) >= 2000, log
@@ -244,7 +244,7 @@ def test_restored_cluster(tmp_path):
 
 
 def skipped(run):
-    return run.metric("meshsync_objects_skipped") or 0
+    return run.metric("meshsync_objects_skipped_total") or 0
 
 
 def test_hostile_objects_are_skipped_alone(tmp_path):

@@ -3,9 +3,9 @@ integration cases: snapshot content, filters, -stopAfter, objects changed during
 dropped and expired watches, CustomResourceDefinitions added at run time, startup errors, and
 runs killed and restarted on the same snapshot.
 
-Progress is waited for on state: /metrics (meshsync_syncs_total, meshsync_relists,
-meshsync_watch_restarts) and the files on disk; "nothing more to come" is an end marker (a
-ConfigMap created last and waited for in the snapshot).
+Progress is waited for on state: /metrics (meshsync_syncs_total, meshsync_relists_total,
+meshsync_watch_restarts_total) and the files on disk; "nothing more to come" is an end marker
+(a ConfigMap created last and waited for in the snapshot).
 """
 
 import os
@@ -289,8 +289,8 @@ def _changes_around_watch_loss(tmp_path, expire):
         with Meshsync(str(tmp_path), sim.kubeconfig, "-outputResources", resources,
                       extended=True) as run:
             run.wait_synced()
-            restarts = run.metric("meshsync_watch_restarts")
-            relists = run.metric("meshsync_relists")
+            restarts = run.metric("meshsync_watch_restarts_total")
+            relists = run.metric("meshsync_relists_total")
             expected = []
             before = sim.create(configmap("before-loss"))
             expected.append(("ADDED", before))
@@ -314,9 +314,9 @@ def _changes_around_watch_loss(tmp_path, expire):
 
             # the loss was seen: a relist after the 410, a resumed watch otherwise
             if expire:
-                run.wait_metric("meshsync_relists", relists + 1)
+                run.wait_metric("meshsync_relists_total", relists + 1)
             else:
-                run.wait_metric("meshsync_watch_restarts", restarts + 1)
+                run.wait_metric("meshsync_watch_restarts_total", restarts + 1)
             after = sim.create(configmap("after-loss"))
             expected.append(("ADDED", after))
             run.wait_in_extended("ADDED", after["metadata"]["uid"])
@@ -326,7 +326,7 @@ def _changes_around_watch_loss(tmp_path, expire):
             run.mark(sim, "team-1")
             if not expire:
                 # a resumed watch: nothing was listed again
-                assert run.metric("meshsync_relists") == relists, run.log()
+                assert run.metric("meshsync_relists_total") == relists, run.log()
             assert run.terminate() == 0, run.log()
             log = run.log()
             view = cluster_view(sim, {"configmaps", "pods"})

@@ -58,7 +58,7 @@ def test_readyz_latches_by_default(tmp_path):
                 assert body.endswith("readyz check passed (latched)\n"), body
                 assert run.http("/readyz") == (200, "ok")
                 nats.start()
-                run.wait_metric("meshsync_broker_reconnects", 1)
+                run.wait_metric("meshsync_broker_reconnects_total", 1)
                 assert run.http("/readyz") == (200, "ok")
             assert run.terminate() == 0
 
@@ -96,7 +96,7 @@ def test_readyz_strict_follows_broker_and_sync(tmp_path):
                 nats.start()
                 wait_status(run, "/readyz", 200)
                 run.wait_for_line("reconnected to the broker")
-                assert run.metric("meshsync_broker_reconnects") >= 1
+                assert run.metric("meshsync_broker_reconnects_total") >= 1
             assert run.terminate() == 0
 
 
@@ -141,10 +141,10 @@ def test_metrics_agree_with_subscriber(tmp_path):
             for event, _, _ in seen.events:
                 seen_types[event] = seen_types.get(event, 0) + 1
             assert by_type == seen_types, (by_type, seen_types)
-            published = metric_samples(text, "meshsync_broker_messages_published")
+            published = metric_samples(text, "meshsync_broker_messages_published_total")
             assert published == {"": float(len(seen.events))}
-            assert metric_samples(text, "meshsync_broker_publish_errors") == {"": 0.0}
-            assert metric_samples(text, "meshsync_broker_reconnects") == {"": 0.0}
+            assert metric_samples(text, "meshsync_broker_publish_errors_total") == {"": 0.0}
+            assert metric_samples(text, "meshsync_broker_reconnects_total") == {"": 0.0}
             requests = metric_samples(text, "meshsync_requests_total")
             assert requests.get('{entity="meshsync-meta"}', 0) >= 1, requests
             assert metric_samples(text, "meshsync_ready") == {"": 1.0}

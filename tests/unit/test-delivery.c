@@ -258,6 +258,60 @@ test_delivery_without_writer(void)
 	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 0);
 }
 
+typedef struct {
+	guint n;
+	gint64 min_usec;
+} Latencies;
+
+static void
+record_latency(gint64 usec, gpointer user_data)
+{
+	Latencies *latencies = user_data;
+
+	if (latencies->n == 0 || usec < latencies->min_usec)
+		latencies->min_usec = usec;
+	latencies->n++;
+}
+
+/* One latency per timed event, taken when the writer takes it (so a held event's includes
+ * the wait); untimed events and events no writer took report none. */
+static void
+test_delivery_latency(void)
+{
+	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(MESHSYNC_WRITER(writer));
+	g_autoptr(MsdDelivery) nowhere = msd_delivery_new(NULL);
+	g_autoptr(MeshSyncResource) first = make_pod(0);
+	g_autoptr(MeshSyncResource) second = make_pod(1);
+	g_autoptr(MeshSyncResource) untimed = make_pod(2);
+	Latencies latencies = {0};
+	Latencies none = {0};
+	gint64 read_at = g_get_monotonic_time() - 5000;
+
+	msd_delivery_set_latency_func(delivery, record_latency, &latencies);
+	msd_delivery_push_timed(delivery, first, MESHSYNC_EVENT_TYPE_ADDED, read_at);
+	g_assert_cmpuint(latencies.n, ==, 1);
+	g_assert_cmpint(latencies.min_usec, >=, 5000);
+
+	writer->writable = FALSE;
+	msd_delivery_push_timed(delivery, second, MESHSYNC_EVENT_TYPE_ADDED, read_at);
+	msd_delivery_push(delivery, untimed, MESHSYNC_EVENT_TYPE_ADDED);
+	g_assert_cmpuint(latencies.n, ==, 1);
+	test_writer_set_writable(writer, TRUE);
+	g_assert_cmpuint(writer->written->len, ==, 3);
+	g_assert_cmpuint(latencies.n, ==, 2);
+	g_assert_cmpint(latencies.min_usec, >=, 5000);
+
+	msd_delivery_set_latency_func(delivery, NULL, NULL);
+	msd_delivery_push_timed(delivery, untimed, MESHSYNC_EVENT_TYPE_MODIFIED, read_at);
+	g_assert_cmpuint(latencies.n, ==, 2);
+
+	msd_delivery_set_latency_func(nowhere, record_latency, &none);
+	msd_delivery_push_timed(nowhere, first, MESHSYNC_EVENT_TYPE_ADDED, read_at);
+	g_assert_cmpuint(none.n, ==, 0);
+	iterate();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -270,5 +324,6 @@ main(int argc, char **argv)
 	g_test_add_func("/delivery/drain", test_delivery_drain);
 	g_test_add_func("/delivery/drain-from-announcement", test_delivery_drain_from_announcement);
 	g_test_add_func("/delivery/without-writer", test_delivery_without_writer);
+	g_test_add_func("/delivery/latency", test_delivery_latency);
 	return g_test_run();
 }

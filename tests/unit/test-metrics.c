@@ -129,6 +129,32 @@ msd_test_strcmp(gconstpointer a, gconstpointer b)
 	return strcmp(*(const gchar *const *)a, *(const gchar *const *)b);
 }
 
+/* For `x_bucket`, `x_sum` or `x_count` of a family `x` typed histogram: `x`; else NULL. */
+static gchar *
+msd_test_histogram_family(MsdTestExposition *exp, const gchar *name)
+{
+	static const gchar *const suffixes[] = {"_bucket", "_sum", "_count"};
+
+	for (guint i = 0; i < G_N_ELEMENTS(suffixes); i++) {
+		g_autofree gchar *base = NULL;
+
+		if (!g_str_has_suffix(name, suffixes[i]))
+			continue;
+		base = g_strndup(name, strlen(name) - strlen(suffixes[i]));
+		if (g_strcmp0(g_hash_table_lookup(exp->type, base), "histogram") == 0)
+			return g_steal_pointer(&base);
+	}
+	return NULL;
+}
+
+static gboolean
+msd_test_histogram_sample(MsdTestExposition *exp, const gchar *name)
+{
+	g_autofree gchar *family = msd_test_histogram_family(exp, name);
+
+	return family != NULL;
+}
+
 static gboolean
 msd_test_parse_sample(MsdTestExposition *exp, const gchar *line, GString *why)
 {
@@ -173,7 +199,7 @@ msd_test_parse_sample(MsdTestExposition *exp, const gchar *line, GString *why)
 		return g_string_append(why, "unexpected timestamp or trailing text"), FALSE;
 	if (!msd_test_parse_value(p, &value))
 		return g_string_append(why, "bad value"), FALSE;
-	if (!g_hash_table_contains(exp->type, name))
+	if (!g_hash_table_contains(exp->type, name) && !msd_test_histogram_sample(exp, name))
 		return g_string_append(why, "sample without # TYPE"), FALSE;
 	g_ptr_array_sort(labels, msd_test_strcmp);
 	g_ptr_array_add(labels, NULL);
@@ -266,6 +292,15 @@ msd_test_parse(const gchar *text, gchar **why_out)
 		} else {
 			family = msd_test_read_name(&p, TRUE);
 			ok = msd_test_parse_sample(exp, line, why);
+			if (ok) {
+				gchar *base = msd_test_histogram_family(exp, family);
+
+				/* a histogram's lines belong to its family */
+				if (base != NULL) {
+					g_free(family);
+					family = base;
+				}
+			}
 		}
 		if (ok && family != NULL && g_strcmp0(family, current) != 0) {
 			if (g_hash_table_contains(finished, family)) {
@@ -686,6 +721,114 @@ test_metrics_many(void)
 	}
 }
 
+/* Buckets count at-or-below their bound, render cumulatively with le last among the labels,
+ * then _sum and _count; a second ensure finds the same series. */
+static void
+test_metrics_histogram(void)
+{
+	static const gdouble bounds[] = {0.001, 0.5, 2};
+	g_autoptr(MsdMetrics) metrics = msd_metrics_new();
+	MsdMetricsHistogram *pods;
+	MsdMetricsHistogram *plain;
+	g_autofree gchar *text = NULL;
+	g_autoptr(MsdTestExposition) exp = NULL;
+	gdouble value = 0;
+
+	pods = msd_metrics_histogram_ensure(metrics, "meshsync_sync_seconds", "Sync time", bounds,
+	                                    G_N_ELEMENTS(bounds), "resource", "pods.v1.", NULL);
+	plain = msd_metrics_histogram_ensure(metrics, "meshsync_sync_seconds", NULL, bounds,
+	                                     G_N_ELEMENTS(bounds), NULL);
+	g_assert_nonnull(pods);
+	g_assert_nonnull(plain);
+	g_assert_true(pods != plain);
+	g_assert_true(msd_metrics_histogram_ensure(metrics, "meshsync_sync_seconds", NULL, bounds,
+	                                           G_N_ELEMENTS(bounds), "resource", "pods.v1.",
+	                                           NULL) == pods);
+	msd_metrics_histogram_observe(pods, 0.001); /* on the bound: in its bucket */
+	msd_metrics_histogram_observe(pods, 0.25);
+	msd_metrics_histogram_observe(pods, 0.5);
+	msd_metrics_histogram_observe(pods, 3); /* past the last bound: +Inf only */
+
+	g_assert_cmpuint(msd_metrics_histogram_get_count(pods), ==, 4);
+	g_assert_cmpfloat(msd_metrics_histogram_get_sum(pods), ==, 3.751);
+	g_assert_cmpuint(msd_metrics_histogram_get_bucket(pods, 0), ==, 1);
+	g_assert_cmpuint(msd_metrics_histogram_get_bucket(pods, 1), ==, 3);
+	g_assert_cmpuint(msd_metrics_histogram_get_bucket(pods, 2), ==, 3);
+	g_assert_cmpuint(msd_metrics_histogram_get_bucket(pods, 3), ==, 4);
+	g_assert_true(msd_metrics_lookup(metrics, "meshsync_sync_seconds", &value, "resource",
+	                                 "pods.v1.", NULL));
+	g_assert_cmpfloat(value, ==, 4);
+
+	text = msd_metrics_render(metrics);
+	g_assert_cmpstr(text, ==,
+	                "# HELP meshsync_sync_seconds Sync time\n"
+	                "# TYPE meshsync_sync_seconds histogram\n"
+	                "meshsync_sync_seconds_bucket{le=\"0.001\"} 0\n"
+	                "meshsync_sync_seconds_bucket{le=\"0.5\"} 0\n"
+	                "meshsync_sync_seconds_bucket{le=\"2\"} 0\n"
+	                "meshsync_sync_seconds_bucket{le=\"+Inf\"} 0\n"
+	                "meshsync_sync_seconds_sum 0\n"
+	                "meshsync_sync_seconds_count 0\n"
+	                "meshsync_sync_seconds_bucket{resource=\"pods.v1.\",le=\"0.001\"} 1\n"
+	                "meshsync_sync_seconds_bucket{resource=\"pods.v1.\",le=\"0.5\"} 3\n"
+	                "meshsync_sync_seconds_bucket{resource=\"pods.v1.\",le=\"2\"} 3\n"
+	                "meshsync_sync_seconds_bucket{resource=\"pods.v1.\",le=\"+Inf\"} 4\n"
+	                "meshsync_sync_seconds_sum{resource=\"pods.v1.\"} 3.751\n"
+	                "meshsync_sync_seconds_count{resource=\"pods.v1.\"} 4\n");
+	exp = msd_test_parse_ok(text);
+	g_assert_cmpstr(g_hash_table_lookup(exp->type, "meshsync_sync_seconds"), ==, "histogram");
+
+	g_assert_true(msd_metrics_remove(metrics, "meshsync_sync_seconds", NULL));
+	g_assert_true(
+	        msd_metrics_remove(metrics, "meshsync_sync_seconds", "resource", "pods.v1.", NULL));
+	g_free(text);
+	text = msd_metrics_render(metrics);
+	g_assert_cmpstr(text, ==, "");
+}
+
+static void
+test_metrics_histogram_misuse(void)
+{
+	static const gdouble bounds[] = {1, 2};
+	static const gdouble other[] = {1, 3};
+	static const gdouble unsorted[] = {2, 1};
+	g_autoptr(MsdMetrics) metrics = msd_metrics_new();
+	g_autofree gchar *text = NULL;
+
+	g_assert_nonnull(msd_metrics_histogram_ensure(metrics, "meshsync_h_seconds", "H", bounds,
+	                                              G_N_ELEMENTS(bounds), NULL));
+	g_test_expect_message("MeshSyncHealth", G_LOG_LEVEL_CRITICAL, "*other bucket bounds*");
+	g_assert_null(msd_metrics_histogram_ensure(metrics, "meshsync_h_seconds", "H", other,
+	                                           G_N_ELEMENTS(other), "a", "b", NULL));
+	g_test_expect_message("MeshSyncHealth", G_LOG_LEVEL_CRITICAL, "*invalid label name*le*");
+	g_assert_null(msd_metrics_histogram_ensure(metrics, "meshsync_h_seconds", "H", bounds,
+	                                           G_N_ELEMENTS(bounds), "le", "1", NULL));
+	g_test_expect_message("MeshSyncHealth", G_LOG_LEVEL_CRITICAL, "*bounds_valid*");
+	g_assert_null(msd_metrics_histogram_ensure(metrics, "meshsync_u_seconds", "U", unsorted,
+	                                           G_N_ELEMENTS(unsorted), NULL));
+	g_test_expect_message("MeshSyncHealth", G_LOG_LEVEL_CRITICAL,
+	                      "*is a histogram, not a counter*");
+	msd_metrics_counter_add(metrics, "meshsync_h_seconds", "clash", 1, NULL);
+	g_test_expect_message("MeshSyncHealth", G_LOG_LEVEL_CRITICAL,
+	                      "*is a gauge, not a histogram*");
+	msd_metrics_gauge_set(metrics, "meshsync_g", "G", 1, NULL);
+	g_assert_null(msd_metrics_histogram_ensure(metrics, "meshsync_g", "G", bounds,
+	                                           G_N_ELEMENTS(bounds), NULL));
+	g_test_assert_expected_messages();
+
+	/* nothing of the refused calls shows */
+	msd_metrics_remove(metrics, "meshsync_g", NULL);
+	text = msd_metrics_render(metrics);
+	g_assert_cmpstr(text, ==,
+	                "# HELP meshsync_h_seconds H\n"
+	                "# TYPE meshsync_h_seconds histogram\n"
+	                "meshsync_h_seconds_bucket{le=\"1\"} 0\n"
+	                "meshsync_h_seconds_bucket{le=\"2\"} 0\n"
+	                "meshsync_h_seconds_bucket{le=\"+Inf\"} 0\n"
+	                "meshsync_h_seconds_sum 0\n"
+	                "meshsync_h_seconds_count 0\n");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -700,6 +843,8 @@ main(int argc, char **argv)
 	g_test_add_func("/metrics/lookup-remove", test_metrics_lookup_remove);
 	g_test_add_func("/metrics/misuse", test_metrics_misuse);
 	g_test_add_func("/metrics/many", test_metrics_many);
+	g_test_add_func("/metrics/histogram", test_metrics_histogram);
+	g_test_add_func("/metrics/histogram-misuse", test_metrics_histogram_misuse);
 
 	return g_test_run();
 }

@@ -637,6 +637,24 @@ msd_request_listener_set_metrics(MsdRequestListener *self, MsdMetrics *metrics)
 	g_return_if_fail(MSD_IS_REQUEST_LISTENER(self));
 
 	g_set_object(&self->metrics, metrics);
+	if (metrics != NULL)
+		msd_request_listener_declare_metrics(metrics);
+}
+
+/* Every label the count can take, at zero: a rate over a series that appears with its first
+ * request would miss that request. */
+void
+msd_request_listener_declare_metrics(MsdMetrics *metrics)
+{
+	g_return_if_fail(MSD_IS_METRICS(metrics));
+
+	for (guint i = 0; i < G_N_ELEMENTS(msd_known_entities); i++)
+		msd_metrics_counter_add(metrics, MSD_REQUESTS_METRIC, MSD_REQUESTS_HELP, 0,
+		                        "entity", msd_known_entities[i], NULL);
+	msd_metrics_counter_add(metrics, MSD_REQUESTS_METRIC, MSD_REQUESTS_HELP, 0, "entity",
+	                        "other", NULL);
+	msd_metrics_counter_add(metrics, MSD_REQUESTS_METRIC, MSD_REQUESTS_HELP, 0, "entity",
+	                        "invalid", NULL);
 }
 
 void

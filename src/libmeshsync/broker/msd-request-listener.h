@@ -58,6 +58,8 @@ void msd_request_listener_set_shard(MsdRequestListener *self, guint index, guint
 
 /* Counts requests by entity in @metrics. */
 void msd_request_listener_set_metrics(MsdRequestListener *self, MsdMetrics *metrics);
+/* Declares the request counts at zero in @metrics, before any listener exists. */
+void msd_request_listener_declare_metrics(MsdMetrics *metrics);
 
 /* Hands log-stream and exec-request to @sessions, and lists them for active-exec. */
 void msd_request_listener_set_sessions(MsdRequestListener *self, MsdSessionRelay *sessions);

@@ -228,6 +228,42 @@ msd_session_relay_count(MsdSessionRelay *self,
 		                        msd_kind_label(kind), NULL);
 }
 
+/* Why a session request is refused, and whether a log session can be (exec-disabled and
+ * namespace refuse exec sessions only). */
+static const struct {
+	const gchar *reason;
+	gboolean log;
+} msd_refusal_reasons[] = {
+        {"stopping", TRUE}, {"exec-disabled", FALSE}, {"namespace", FALSE},
+        {"limit", TRUE},    {"config", TRUE},         {"invalid", TRUE},
+};
+
+/* Every series the counts can take, at zero, so that they are there from the start. */
+void
+msd_session_relay_declare_metrics(MsdMetrics *metrics)
+{
+	static const MeshSyncSessionKind kinds[] = {MESHSYNC_SESSION_KIND_LOG,
+	                                            MESHSYNC_SESSION_KIND_EXEC};
+
+	msd_metrics_counter_add(metrics, MSD_SESSIONS_DROPPED_METRIC, MSD_SESSIONS_DROPPED_HELP, 0,
+	                        NULL);
+	for (guint k = 0; k < G_N_ELEMENTS(kinds); k++) {
+		const gchar *kind = msd_kind_label(kinds[k]);
+
+		msd_metrics_counter_add(metrics, MSD_SESSIONS_STARTED_METRIC,
+		                        MSD_SESSIONS_STARTED_HELP, 0, "kind", kind, NULL);
+		msd_metrics_counter_add(metrics, MSD_SESSIONS_FAILED_METRIC,
+		                        MSD_SESSIONS_FAILED_HELP, 0, "kind", kind, NULL);
+		for (guint r = 0; r < G_N_ELEMENTS(msd_refusal_reasons); r++) {
+			if (kinds[k] == MESHSYNC_SESSION_KIND_LOG && !msd_refusal_reasons[r].log)
+				continue;
+			msd_metrics_counter_add(metrics, MSD_SESSIONS_REFUSED_METRIC,
+			                        MSD_SESSIONS_REFUSED_HELP, 0, "kind", kind,
+			                        "reason", msd_refusal_reasons[r].reason, NULL);
+		}
+	}
+}
+
 static gdouble
 msd_session_relay_count_kind(MsdSessionRelay *self, MeshSyncSessionKind kind)
 {
@@ -273,6 +309,7 @@ msd_session_relay_set_metrics(MsdSessionRelay *self, MsdMetrics *metrics)
 	                           msd_session_relay_active_logs, self, NULL, "kind", "log", NULL);
 	msd_metrics_gauge_set_func(metrics, MSD_SESSIONS_ACTIVE_METRIC, MSD_SESSIONS_ACTIVE_HELP,
 	                           msd_session_relay_active_exec, self, NULL, "kind", "exec", NULL);
+	msd_session_relay_declare_metrics(metrics);
 }
 
 /* ------------------------------------------------------------------------------------------

@@ -32,6 +32,8 @@ G_DECLARE_FINAL_TYPE(MsdSessionRelay, msd_session_relay, MSD, SESSION_RELAY, GOb
 MsdSessionRelay *msd_session_relay_new(MeshSyncBroker *broker, MeshSyncKubeConfig *config);
 
 void msd_session_relay_set_metrics(MsdSessionRelay *self, MsdMetrics *metrics);
+/* Declares the session counts at zero in @metrics, before any relay exists. */
+void msd_session_relay_declare_metrics(MsdMetrics *metrics);
 /* 0 max_sessions: no session at all. NULL exec_namespaces: every namespace. idle 0: never. */
 void msd_session_relay_set_limits(MsdSessionRelay *self,
                                   guint max_sessions,

@@ -15,6 +15,7 @@ typedef struct {
 	MeshSyncResource *resource; /* (owned) */
 	MeshSyncEventType event_type;
 	gboolean announced; /* announced once; a retried write does not announce again */
+	gint64 read_at;     /* when its watch line was read; 0: not measured */
 } MsdPendingEvent;
 
 struct _MsdDelivery {
@@ -24,6 +25,8 @@ struct _MsdDelivery {
 	gulong writable_id;
 	MsdDeliveryAnnounceFunc announce;
 	gpointer announce_data;
+	MsdDeliveryLatencyFunc latency;
+	gpointer latency_data;
 
 	GQueue pending;                  /* (element-type MsdPendingEvent) */
 	GCancellable *probe_cancellable; /* (owned) */
@@ -156,6 +159,8 @@ msd_delivery_deliver(MsdDelivery *self, MsdPendingEvent *event)
 		return TRUE;
 	if (meshsync_writer_write(self->writer, resource, event->event_type, &error)) {
 		self->n_delivered++;
+		if (event->read_at != 0 && self->latency != NULL)
+			self->latency(g_get_monotonic_time() - event->read_at, self->latency_data);
 		msd_delivery_schedule_flush(self);
 		return TRUE;
 	}
@@ -259,6 +264,15 @@ msd_delivery_writable_changed_cb(MeshSyncWriter *writer, MsdDelivery *self)
 void
 msd_delivery_push(MsdDelivery *self, MeshSyncResource *resource, MeshSyncEventType type)
 {
+	msd_delivery_push_timed(self, resource, type, 0);
+}
+
+void
+msd_delivery_push_timed(MsdDelivery *self,
+                        MeshSyncResource *resource,
+                        MeshSyncEventType type,
+                        gint64 read_at)
+{
 	MsdPendingEvent *event;
 
 	g_return_if_fail(MSD_IS_DELIVERY(self));
@@ -267,6 +281,7 @@ msd_delivery_push(MsdDelivery *self, MeshSyncResource *resource, MeshSyncEventTy
 	event = g_new0(MsdPendingEvent, 1);
 	event->resource = g_object_ref(resource);
 	event->event_type = type;
+	event->read_at = read_at;
 	if (self->drained) {
 		if (meshsync_resource_get_pending_endpoint(resource) != NULL)
 			meshsync_resource_complete_probe(resource, FALSE);
@@ -402,6 +417,14 @@ msd_delivery_set_announce_func(MsdDelivery *self, MsdDeliveryAnnounceFunc func, 
 	g_return_if_fail(MSD_IS_DELIVERY(self));
 	self->announce = func;
 	self->announce_data = user_data;
+}
+
+void
+msd_delivery_set_latency_func(MsdDelivery *self, MsdDeliveryLatencyFunc func, gpointer user_data)
+{
+	g_return_if_fail(MSD_IS_DELIVERY(self));
+	self->latency = func;
+	self->latency_data = func != NULL ? user_data : NULL;
 }
 
 void

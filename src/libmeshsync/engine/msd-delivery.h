@@ -27,6 +27,8 @@ G_BEGIN_DECLS
  *    emitted once and nothing more reaches the writer.
  *
  * The announce function (if any) sees every event once, just before its first write attempt.
+ * The latency function (if any) is told, for each event pushed with a read time, how long it
+ * took from then until the writer took it: one clock read per such event, nothing allocated.
  */
 #define MSD_TYPE_DELIVERY (msd_delivery_get_type())
 G_DECLARE_FINAL_TYPE(MsdDelivery, msd_delivery, MSD, DELIVERY, GObject)
@@ -37,15 +39,26 @@ G_DECLARE_FINAL_TYPE(MsdDelivery, msd_delivery, MSD, DELIVERY, GObject)
 typedef void (*MsdDeliveryAnnounceFunc)(MeshSyncResource *resource,
                                         MeshSyncEventType event_type,
                                         gpointer user_data);
+/* @usec: from the event's read time to its write, in microseconds */
+typedef void (*MsdDeliveryLatencyFunc)(gint64 usec, gpointer user_data);
 
 MsdDelivery *msd_delivery_new(MeshSyncWriter *writer);
 void
 msd_delivery_set_announce_func(MsdDelivery *self, MsdDeliveryAnnounceFunc func, gpointer user_data);
+/* NULL @func: no latency is measured. */
+void
+msd_delivery_set_latency_func(MsdDelivery *self, MsdDeliveryLatencyFunc func, gpointer user_data);
 /* For tests: the queue lengths that pause and resume the producer. */
 void msd_delivery_set_watermarks(MsdDelivery *self, guint high, guint low);
 
 /* Queues @resource (a reference is taken) and delivers what can be delivered now. */
 void msd_delivery_push(MsdDelivery *self, MeshSyncResource *resource, MeshSyncEventType type);
+/* The same, for an event read at @read_at (g_get_monotonic_time()), whose latency is
+ * reported once written; 0 measures nothing. */
+void msd_delivery_push_timed(MsdDelivery *self,
+                             MeshSyncResource *resource,
+                             MeshSyncEventType type,
+                             gint64 read_at);
 
 /* Delivers everything still queued at once: a probe still running counts as failed, and a
  * writer that still cannot take an event reports it as not written. Afterwards events are

@@ -100,6 +100,7 @@ enum {
 	SIGNAL_RUN_FAILED,
 	SIGNAL_RUN_ENDED,
 	SIGNAL_RECONCILED,
+	SIGNAL_INFORMER_SYNCED,
 	N_SIGNALS,
 };
 
@@ -471,10 +472,18 @@ msd_run_setup_listed_cb(MsdInformer *informer,
 }
 
 static void
+msd_run_setup_informer_synced_cb(MsdInformer *informer, MsdRunSetup *self)
+{
+	g_signal_emit(self, signals[SIGNAL_INFORMER_SYNCED], 0, informer);
+}
+
+static void
 msd_run_setup_informer_added(MsdRun *run, MsdInformer *informer, gpointer user_data)
 {
 	MsdRunSetup *self = user_data;
 
+	g_signal_connect_object(informer, "synced", G_CALLBACK(msd_run_setup_informer_synced_cb),
+	                        self, 0);
 	msd_informer_set_gate_func(informer, msd_run_setup_gate_cb, self);
 	g_signal_connect_object(informer, "listed", G_CALLBACK(msd_run_setup_listed_cb), self, 0);
 	g_signal_connect_object(informer, "watch-reopened",
@@ -766,6 +775,9 @@ msd_run_setup_class_init(MsdRunSetupClass *klass)
 	signals[SIGNAL_RECONCILED] = g_signal_new(
 	        "reconciled", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL, NULL,
 	        G_TYPE_NONE, 5, G_TYPE_UINT, G_TYPE_UINT, G_TYPE_UINT, G_TYPE_UINT, G_TYPE_UINT);
+	signals[SIGNAL_INFORMER_SYNCED] =
+	        g_signal_new("informer-synced", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+	                     NULL, NULL, NULL, G_TYPE_NONE, 1, MSD_TYPE_INFORMER);
 }
 
 static void

@@ -31,7 +31,8 @@ G_BEGIN_DECLS
  *
  * Signals: "pipeline-created" (MeshSyncPipeline *): a run built its pipeline, before it
  * starts; "run-failed" (GError *): a run could not get going and will be retried;
- * "run-ended" (): the run was torn down (its informers are gone). Property "ready": the current
+ * "run-ended" (): the run was torn down (its informers are gone); "informer-synced"
+ * (MsdInformer *): one informer of the run has its initial state. Property "ready": the current
  * run has its complete initial state. Property "cluster-id".
  */
 #define MSD_TYPE_RUN_SETUP (msd_run_setup_get_type())

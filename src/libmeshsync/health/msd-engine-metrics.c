@@ -11,18 +11,14 @@
 #include "meshsync-broker-private.h"
 #include "meshsync-handler-private.h"
 
-static const gchar *const msd_handler_gauges[] = {
-        "meshsync_objects", "meshsync_relists",         "meshsync_watch_restarts",
-        "meshsync_ready",   "meshsync_objects_skipped",
-};
-
-static const gchar *const msd_broker_series[] = {
-        "meshsync_broker_buffered_bytes",      "meshsync_broker_reconnects",
-        "meshsync_broker_messages_published",  "meshsync_broker_messages_oversize",
-        "meshsync_broker_publish_errors",      "meshsync_broker_window_bytes",
-        "meshsync_broker_window_messages",     "meshsync_broker_resent_messages_total",
-        "meshsync_broker_confirmations_total",
-};
+/* One series read from an engine object through a callback at scrape time. */
+typedef struct {
+	const gchar *name;
+	const gchar *help;
+	gboolean counter;
+	MsdMetricsGaugeFunc read;
+	gboolean from_writer; /* a broker series read from the broker writer, not the broker */
+} MsdEngineSeries;
 
 static gdouble
 msd_engine_metrics_objects(gpointer handler)
@@ -31,36 +27,222 @@ msd_engine_metrics_objects(gpointer handler)
 }
 
 static gdouble
-msd_engine_metrics_relists(gpointer handler)
-{
-	MsdInformerCounters counters;
-
-	meshsync_handler_get_counters(handler, &counters);
-	return (gdouble)counters.relists;
-}
-
-static gdouble
-msd_engine_metrics_restarts(gpointer handler)
-{
-	MsdInformerCounters counters;
-
-	meshsync_handler_get_counters(handler, &counters);
-	return (gdouble)counters.watch_restarts;
-}
-
-static gdouble
-msd_engine_metrics_skipped(gpointer handler)
-{
-	MsdInformerCounters counters;
-
-	meshsync_handler_get_counters(handler, &counters);
-	return (gdouble)counters.skipped;
-}
-
-static gdouble
 msd_engine_metrics_ready(gpointer handler)
 {
 	return meshsync_handler_get_ready(handler) ? 1 : 0;
+}
+
+#define MSD_ENGINE_METRICS_COUNTER_READER(func, field)             \
+	static gdouble func(gpointer handler)                      \
+	{                                                          \
+		MsdInformerCounters counters;                      \
+                                                                   \
+		meshsync_handler_get_counters(handler, &counters); \
+		return (gdouble)counters.field;                    \
+	}
+
+MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_relists, relists)
+MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_restarts, watch_restarts)
+MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_skipped, skipped)
+MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_watch_errors, errors)
+
+static gdouble
+msd_engine_metrics_buffered(gpointer broker)
+{
+	return (gdouble)meshsync_broker_get_buffered_bytes(broker);
+}
+
+static gdouble
+msd_engine_metrics_reconnects(gpointer broker)
+{
+	return (gdouble)meshsync_broker_get_reconnects(broker);
+}
+
+#define MSD_ENGINE_METRICS_REPLAY_READER(func, field)             \
+	static gdouble func(gpointer broker)                      \
+	{                                                         \
+		MeshSyncBrokerReplayStats stats;                  \
+                                                                  \
+		meshsync_broker_get_replay_stats(broker, &stats); \
+		return (gdouble)stats.field;                      \
+	}
+
+MSD_ENGINE_METRICS_REPLAY_READER(msd_engine_metrics_window_bytes, bytes)
+MSD_ENGINE_METRICS_REPLAY_READER(msd_engine_metrics_window_messages, messages)
+MSD_ENGINE_METRICS_REPLAY_READER(msd_engine_metrics_resent, resent)
+MSD_ENGINE_METRICS_REPLAY_READER(msd_engine_metrics_confirmations, confirmations)
+
+static gdouble
+msd_engine_metrics_published(gpointer writer)
+{
+	return (gdouble)meshsync_broker_writer_get_n_published(writer);
+}
+
+static gdouble
+msd_engine_metrics_oversize(gpointer writer)
+{
+	return (gdouble)meshsync_broker_writer_get_n_oversize(writer);
+}
+
+static gdouble
+msd_engine_metrics_publish_errors(gpointer writer)
+{
+	return (gdouble)meshsync_broker_writer_get_n_errors(writer);
+}
+
+/* Read from the handler: removed when it is unbound. */
+static const MsdEngineSeries msd_handler_series[] = {
+        {"meshsync_objects", "Objects held by the informers of the current run", FALSE,
+         msd_engine_metrics_objects},
+        {"meshsync_ready", "1 once the current run has its complete initial state", FALSE,
+         msd_engine_metrics_ready},
+        {"meshsync_relists_total", "Lists started again after a watch expired or broke", TRUE,
+         msd_engine_metrics_relists},
+        {"meshsync_watch_restarts_total", "Watches reopened after they ended", TRUE,
+         msd_engine_metrics_restarts},
+        {"meshsync_objects_skipped_total",
+         "Objects left out because they exceed a limit: size, nesting depth, labels", TRUE,
+         msd_engine_metrics_skipped},
+        {"meshsync_watch_errors_total",
+         "Failed list and watch requests, broken watch streams and watch ERROR events", TRUE,
+         msd_engine_metrics_watch_errors},
+};
+
+/* Read from the broker and its writer: removed when they are unbound. */
+static const MsdEngineSeries msd_broker_series[] = {
+        {"meshsync_broker_buffered_bytes",
+         "Bytes published while the broker was away, not sent yet", FALSE,
+         msd_engine_metrics_buffered},
+        {"meshsync_broker_window_bytes",
+         "Bytes of resource events published and not yet confirmed by the broker, kept to be "
+         "sent again after a reconnection (the replay window; 64 MiB at most before events "
+         "are held)",
+         FALSE, msd_engine_metrics_window_bytes},
+        {"meshsync_broker_window_messages",
+         "Resource events published and not yet confirmed by the broker", FALSE,
+         msd_engine_metrics_window_messages},
+        {"meshsync_broker_reconnects_total", "Reconnections to the broker", TRUE,
+         msd_engine_metrics_reconnects},
+        {"meshsync_broker_resent_messages_total",
+         "Resource events sent again after a reconnection because the broker had not "
+         "confirmed them",
+         TRUE, msd_engine_metrics_resent},
+        {"meshsync_broker_confirmations_total",
+         "Round trips (PING and PONG) that confirmed what was published before them", TRUE,
+         msd_engine_metrics_confirmations},
+        {"meshsync_broker_messages_published_total",
+         "Resource events published on meshery.meshsync.core", TRUE, msd_engine_metrics_published,
+         TRUE},
+        {"meshsync_broker_messages_oversize_total",
+         "Resource events too large for the broker, dropped", TRUE, msd_engine_metrics_oversize,
+         TRUE},
+        {"meshsync_broker_publish_errors_total", "Resource events the broker refused", TRUE,
+         msd_engine_metrics_publish_errors, TRUE},
+};
+
+#define MSD_ENGINE_METRICS_SYNCS        "meshsync_syncs_total"
+#define MSD_ENGINE_METRICS_SYNCS_HELP   "Initial syncs completed: the first, then one per resync"
+#define MSD_ENGINE_METRICS_RUN_FAILURES "meshsync_run_failures_total"
+#define MSD_ENGINE_METRICS_RUN_FAILURES_HELP                                          \
+	"Runs that failed before their initial sync and are tried again (API server " \
+	"unreachable, credentials or certificate refused)"
+#define MSD_ENGINE_METRICS_LATENCY "meshsync_event_latency_seconds"
+#define MSD_ENGINE_METRICS_LATENCY_HELP                                                        \
+	"Seconds from reading a watch event off the API server's stream to handing it to the " \
+	"output (published to the broker, written to the file)"
+#define MSD_ENGINE_METRICS_SYNC "meshsync_initial_sync_seconds"
+#define MSD_ENGINE_METRICS_SYNC_HELP                                                          \
+	"Seconds from starting a resource type's informer to its complete initial state, by " \
+	"resource; one observation per type per run (and per namespace with --namespaces)"
+
+/* 100 µs (a line parsed and published in one go) to 10 s (an output that held events back). */
+static const gdouble msd_latency_bounds[] = {
+        0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+        0.05,   0.1,     0.25,   0.5,   1,      2.5,   5,    10,
+};
+
+/* A small type lists in milliseconds; tens of thousands of objects take minutes. */
+static const gdouble msd_sync_bounds[] = {
+        0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600,
+};
+
+/* Each series at zero, until an object to read it from is bound. */
+static void
+msd_engine_metrics_declare_series(MsdMetrics *metrics, const MsdEngineSeries *series, guint n)
+{
+	for (guint i = 0; i < n; i++) {
+		if (msd_metrics_lookup(metrics, series[i].name, NULL, NULL))
+			continue;
+		if (series[i].counter)
+			msd_metrics_counter_add(metrics, series[i].name, series[i].help, 0, NULL);
+		else
+			msd_metrics_gauge_set(metrics, series[i].name, series[i].help, 0, NULL);
+	}
+}
+
+static void
+msd_engine_metrics_bind_series(MsdMetrics *metrics,
+                               const MsdEngineSeries *series,
+                               guint n,
+                               gpointer object,
+                               gpointer writer)
+{
+	for (guint i = 0; i < n; i++) {
+		gpointer from = series[i].from_writer ? writer : object;
+
+		/* the zero declared earlier goes: a callback and a value cannot share a series */
+		msd_metrics_remove(metrics, series[i].name, NULL);
+		if (series[i].counter)
+			msd_metrics_counter_set_func(metrics, series[i].name, series[i].help,
+			                             series[i].read, from, NULL, NULL);
+		else
+			msd_metrics_gauge_set_func(metrics, series[i].name, series[i].help,
+			                           series[i].read, from, NULL, NULL);
+	}
+}
+
+static void
+msd_engine_metrics_unbind_series(MsdMetrics *metrics, const MsdEngineSeries *series, guint n)
+{
+	for (guint i = 0; i < n; i++)
+		msd_metrics_remove(metrics, series[i].name, NULL);
+}
+
+#define MSD_ENGINE_METRICS_DRIFT "meshsync_reconcile_drift_total"
+#define MSD_ENGINE_METRICS_DRIFT_HELP                                                         \
+	"Objects a reconcile tick found drifted from what the watches said, by the event it " \
+	"passed on"
+#define MSD_ENGINE_METRICS_TICKS         "meshsync_reconcile_ticks_total"
+#define MSD_ENGINE_METRICS_TICKS_HELP    "Reconcile ticks completed"
+#define MSD_ENGINE_METRICS_LIST_FAILURES "meshsync_reconcile_list_failures_total"
+#define MSD_ENGINE_METRICS_LIST_FAILURES_HELP \
+	"Resource types a reconcile tick could not list (nothing deleted)"
+
+void
+msd_engine_metrics_declare(MsdMetrics *metrics, gboolean broker)
+{
+	g_return_if_fail(MSD_IS_METRICS(metrics));
+
+	msd_engine_metrics_declare_series(metrics, msd_handler_series,
+	                                  G_N_ELEMENTS(msd_handler_series));
+	if (broker)
+		msd_engine_metrics_declare_series(metrics, msd_broker_series,
+		                                  G_N_ELEMENTS(msd_broker_series));
+	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_SYNCS, MSD_ENGINE_METRICS_SYNCS_HELP, 0,
+	                        NULL);
+	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_RUN_FAILURES,
+	                        MSD_ENGINE_METRICS_RUN_FAILURES_HELP, 0, NULL);
+	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_TICKS, MSD_ENGINE_METRICS_TICKS_HELP, 0,
+	                        NULL);
+	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_LIST_FAILURES,
+	                        MSD_ENGINE_METRICS_LIST_FAILURES_HELP, 0, NULL);
+	for (guint i = 0; i < 3; i++)
+		msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_DRIFT,
+		                        MSD_ENGINE_METRICS_DRIFT_HELP, 0, "type",
+		                        meshsync_event_type_to_string((MeshSyncEventType)i), NULL);
+	msd_metrics_histogram_ensure(metrics, MSD_ENGINE_METRICS_LATENCY,
+	                             MSD_ENGINE_METRICS_LATENCY_HELP, msd_latency_bounds,
+	                             G_N_ELEMENTS(msd_latency_bounds), NULL);
 }
 
 #define MSD_ENGINE_METRICS_EVENTS      "meshsync_events_total"
@@ -144,24 +326,33 @@ static void
 msd_engine_metrics_ready_cb(MeshSyncHandler *handler, gboolean ready, MsdMetrics *metrics)
 {
 	if (ready)
-		msd_metrics_counter_add(metrics, "meshsync_syncs_total",
-		                        "Initial syncs completed: the first, then one per resync",
-		                        1, NULL);
+		msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_SYNCS,
+		                        MSD_ENGINE_METRICS_SYNCS_HELP, 1, NULL);
 }
 
 static void
 msd_engine_metrics_run_failed_cb(MeshSyncHandler *handler, const GError *error, MsdMetrics *metrics)
 {
-	msd_metrics_counter_add(metrics, "meshsync_run_failures_total",
-	                        "Runs that failed before their initial sync and are tried again "
-	                        "(API server unreachable, credentials or certificate refused)",
-	                        1, NULL);
+	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_RUN_FAILURES,
+	                        MSD_ENGINE_METRICS_RUN_FAILURES_HELP, 1, NULL);
 }
 
-#define MSD_ENGINE_METRICS_DRIFT "meshsync_reconcile_drift_total"
-#define MSD_ENGINE_METRICS_DRIFT_HELP                                                         \
-	"Objects a reconcile tick found drifted from what the watches said, by the event it " \
-	"passed on"
+static void
+msd_engine_metrics_latency_cb(gint64 usec, gpointer histogram)
+{
+	msd_metrics_histogram_observe(histogram, (gdouble)usec / G_USEC_PER_SEC);
+}
+
+static void
+msd_engine_metrics_informer_synced_cb(MsdInformer *informer, gpointer metrics)
+{
+	MsdMetricsHistogram *histogram = msd_metrics_histogram_ensure(
+	        metrics, MSD_ENGINE_METRICS_SYNC, MSD_ENGINE_METRICS_SYNC_HELP, msd_sync_bounds,
+	        G_N_ELEMENTS(msd_sync_bounds), "resource", msd_informer_get_name(informer), NULL);
+
+	if (histogram != NULL)
+		msd_metrics_histogram_observe(histogram, msd_informer_get_sync_seconds(informer));
+}
 
 static void
 msd_engine_metrics_reconciled_cb(MeshSyncHandler *handler,
@@ -172,43 +363,36 @@ msd_engine_metrics_reconciled_cb(MeshSyncHandler *handler,
                                  guint failed,
                                  MsdMetrics *metrics)
 {
-	msd_metrics_counter_add(metrics, "meshsync_reconcile_ticks_total",
-	                        "Reconcile ticks completed", 1, NULL);
+	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_TICKS, MSD_ENGINE_METRICS_TICKS_HELP, 1,
+	                        NULL);
 	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_DRIFT, MSD_ENGINE_METRICS_DRIFT_HELP,
 	                        added, "type", "ADDED", NULL);
 	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_DRIFT, MSD_ENGINE_METRICS_DRIFT_HELP,
 	                        modified, "type", "MODIFIED", NULL);
 	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_DRIFT, MSD_ENGINE_METRICS_DRIFT_HELP,
 	                        deleted, "type", "DELETED", NULL);
-	msd_metrics_counter_add(metrics, "meshsync_reconcile_list_failures_total",
-	                        "Resource types a reconcile tick could not list (nothing deleted)",
-	                        failed, NULL);
+	msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_LIST_FAILURES,
+	                        MSD_ENGINE_METRICS_LIST_FAILURES_HELP, failed, NULL);
 }
 
 void
 msd_engine_metrics_bind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 {
+	MsdMetricsHistogram *latency;
+
 	g_return_if_fail(MSD_IS_METRICS(metrics));
 	g_return_if_fail(MESHSYNC_IS_HANDLER(handler));
 
-	msd_metrics_gauge_set_func(metrics, msd_handler_gauges[0],
-	                           "Objects held by the informers of the current run",
-	                           msd_engine_metrics_objects, handler, NULL, NULL);
-	msd_metrics_gauge_set_func(
-	        metrics, msd_handler_gauges[1],
-	        "Lists started again after a watch expired or broke (cumulative)",
-	        msd_engine_metrics_relists, handler, NULL, NULL);
-	msd_metrics_gauge_set_func(metrics, msd_handler_gauges[2],
-	                           "Watches reopened after they ended (cumulative)",
-	                           msd_engine_metrics_restarts, handler, NULL, NULL);
-	msd_metrics_gauge_set_func(metrics, msd_handler_gauges[3],
-	                           "1 once the current run has its complete initial state",
-	                           msd_engine_metrics_ready, handler, NULL, NULL);
-	msd_metrics_gauge_set_func(
-	        metrics, msd_handler_gauges[4],
-	        "Objects left out because they exceed a limit: size, nesting depth, labels "
-	        "(cumulative)",
-	        msd_engine_metrics_skipped, handler, NULL, NULL);
+	msd_engine_metrics_declare(metrics, FALSE);
+	msd_engine_metrics_bind_series(metrics, msd_handler_series,
+	                               G_N_ELEMENTS(msd_handler_series), handler, NULL);
+	latency = msd_metrics_histogram_ensure(metrics, MSD_ENGINE_METRICS_LATENCY,
+	                                       MSD_ENGINE_METRICS_LATENCY_HELP, msd_latency_bounds,
+	                                       G_N_ELEMENTS(msd_latency_bounds), NULL);
+	msd_delivery_set_latency_func(meshsync_handler_get_delivery(handler),
+	                              msd_engine_metrics_latency_cb, latency);
+	meshsync_handler_set_informer_synced_func(handler, msd_engine_metrics_informer_synced_cb,
+	                                          metrics);
 	g_signal_connect_object(handler, "resource-event", G_CALLBACK(msd_engine_metrics_event_cb),
 	                        metrics, 0);
 	g_signal_connect_object(handler, "ready-changed", G_CALLBACK(msd_engine_metrics_ready_cb),
@@ -224,9 +408,11 @@ msd_engine_metrics_unbind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 {
 	g_return_if_fail(MSD_IS_METRICS(metrics));
 
-	for (guint i = 0; i < G_N_ELEMENTS(msd_handler_gauges); i++)
-		msd_metrics_remove(metrics, msd_handler_gauges[i], NULL);
+	msd_engine_metrics_unbind_series(metrics, msd_handler_series,
+	                                 G_N_ELEMENTS(msd_handler_series));
 	if (handler != NULL) {
+		msd_delivery_set_latency_func(meshsync_handler_get_delivery(handler), NULL, NULL);
+		meshsync_handler_set_informer_synced_func(handler, NULL, NULL);
 		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_event_cb, metrics);
 		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_ready_cb, metrics);
 		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_run_failed_cb,
@@ -234,72 +420,6 @@ msd_engine_metrics_unbind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_reconciled_cb,
 		                                     metrics);
 	}
-}
-
-static gdouble
-msd_engine_metrics_buffered(gpointer broker)
-{
-	return (gdouble)meshsync_broker_get_buffered_bytes(broker);
-}
-
-static gdouble
-msd_engine_metrics_reconnects(gpointer broker)
-{
-	return (gdouble)meshsync_broker_get_reconnects(broker);
-}
-
-static gdouble
-msd_engine_metrics_window_bytes(gpointer broker)
-{
-	MeshSyncBrokerReplayStats stats;
-
-	meshsync_broker_get_replay_stats(broker, &stats);
-	return (gdouble)stats.bytes;
-}
-
-static gdouble
-msd_engine_metrics_window_messages(gpointer broker)
-{
-	MeshSyncBrokerReplayStats stats;
-
-	meshsync_broker_get_replay_stats(broker, &stats);
-	return (gdouble)stats.messages;
-}
-
-static gdouble
-msd_engine_metrics_resent(gpointer broker)
-{
-	MeshSyncBrokerReplayStats stats;
-
-	meshsync_broker_get_replay_stats(broker, &stats);
-	return (gdouble)stats.resent;
-}
-
-static gdouble
-msd_engine_metrics_confirmations(gpointer broker)
-{
-	MeshSyncBrokerReplayStats stats;
-
-	meshsync_broker_get_replay_stats(broker, &stats);
-	return (gdouble)stats.confirmations;
-}
-
-static gdouble
-msd_engine_metrics_published(gpointer writer)
-{
-	return (gdouble)meshsync_broker_writer_get_n_published(writer);
-}
-
-static gdouble
-msd_engine_metrics_oversize(gpointer writer)
-{
-	return (gdouble)meshsync_broker_writer_get_n_oversize(writer);
-}
-
-static gdouble
-msd_engine_metrics_publish_errors(gpointer writer)
-{
-	return (gdouble)meshsync_broker_writer_get_n_errors(writer);
 }
 
 void
@@ -311,40 +431,8 @@ msd_engine_metrics_bind_broker(MsdMetrics *metrics,
 	g_return_if_fail(MESHSYNC_IS_BROKER(broker));
 	g_return_if_fail(MESHSYNC_IS_BROKER_WRITER(writer));
 
-	msd_metrics_gauge_set_func(metrics, msd_broker_series[0],
-	                           "Bytes published while the broker was away, not sent yet",
-	                           msd_engine_metrics_buffered, broker, NULL, NULL);
-	msd_metrics_gauge_set_func(metrics, msd_broker_series[1],
-	                           "Reconnections to the broker (cumulative)",
-	                           msd_engine_metrics_reconnects, broker, NULL, NULL);
-	msd_metrics_gauge_set_func(
-	        metrics, msd_broker_series[2],
-	        "Resource events published on meshery.meshsync.core (cumulative)",
-	        msd_engine_metrics_published, writer, NULL, NULL);
-	msd_metrics_gauge_set_func(metrics, msd_broker_series[3],
-	                           "Resource events too large for the broker, dropped (cumulative)",
-	                           msd_engine_metrics_oversize, writer, NULL, NULL);
-	msd_metrics_gauge_set_func(metrics, msd_broker_series[4],
-	                           "Resource events the broker refused (cumulative)",
-	                           msd_engine_metrics_publish_errors, writer, NULL, NULL);
-	msd_metrics_gauge_set_func(
-	        metrics, msd_broker_series[5],
-	        "Bytes of resource events published and not yet confirmed by the broker, kept to "
-	        "be sent again after a reconnection (the replay window; 64 MiB at most before "
-	        "events are held)",
-	        msd_engine_metrics_window_bytes, broker, NULL, NULL);
-	msd_metrics_gauge_set_func(metrics, msd_broker_series[6],
-	                           "Resource events published and not yet confirmed by the broker",
-	                           msd_engine_metrics_window_messages, broker, NULL, NULL);
-	msd_metrics_counter_set_func(
-	        metrics, msd_broker_series[7],
-	        "Resource events sent again after a reconnection because the broker had not "
-	        "confirmed them",
-	        msd_engine_metrics_resent, broker, NULL, NULL);
-	msd_metrics_counter_set_func(
-	        metrics, msd_broker_series[8],
-	        "Round trips (PING and PONG) that confirmed what was published before them",
-	        msd_engine_metrics_confirmations, broker, NULL, NULL);
+	msd_engine_metrics_bind_series(metrics, msd_broker_series, G_N_ELEMENTS(msd_broker_series),
+	                               broker, writer);
 }
 
 void
@@ -352,6 +440,6 @@ msd_engine_metrics_unbind_broker(MsdMetrics *metrics)
 {
 	g_return_if_fail(MSD_IS_METRICS(metrics));
 
-	for (guint i = 0; i < G_N_ELEMENTS(msd_broker_series); i++)
-		msd_metrics_remove(metrics, msd_broker_series[i], NULL);
+	msd_engine_metrics_unbind_series(metrics, msd_broker_series,
+	                                 G_N_ELEMENTS(msd_broker_series));
 }

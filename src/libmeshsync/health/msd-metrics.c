@@ -16,11 +16,12 @@
 /**
  * MsdMetrics:
  *
- * A registry of counters and gauges, rendered in the Prometheus text exposition format
- * (version 0.0.4) for `GET /metrics`.
+ * A registry of counters, gauges and histograms, rendered in the Prometheus text exposition
+ * format (version 0.0.4) for `GET /metrics`.
  *
- * A metric family is identified by its name and has one type (counter or gauge) and one help
- * text (the first one given wins). Each family holds series told apart by their labels: the
+ * A metric family is identified by its name and has one type (counter, gauge or histogram)
+ * and one help text (the first one given wins); a histogram family has one set of bucket
+ * bounds. Each family holds series told apart by their labels: the
  * label pairs are passed as `name, value` arguments ending with %NULL, in any order
  * (`"kind", "Pod", "type", "ADDED"` and `"type", "ADDED", "kind", "Pod"` are the same series).
  * Gauges and counters may also be read through a callback at scrape time.
@@ -39,11 +40,21 @@
 typedef enum {
 	MSD_METRICS_KIND_COUNTER,
 	MSD_METRICS_KIND_GAUGE,
+	MSD_METRICS_KIND_HISTOGRAM,
 } MsdMetricsKind;
+
+struct _MsdMetricsHistogram {
+	const gdouble *bounds; /* the family's: n_bounds upper bounds, increasing; +Inf implied */
+	guint n_bounds;
+	guint64 count;
+	gdouble sum;
+	guint64 buckets[]; /* n_bounds + 1, each counting its own range only (not cumulative) */
+};
 
 typedef struct {
 	gdouble value;
-	MsdMetricsGaugeFunc func; /* (nullable): when set, value is unused */
+	MsdMetricsHistogram *histogram; /* (owned) (nullable): for a histogram series only */
+	MsdMetricsGaugeFunc func;       /* (nullable): when set, value is unused */
 	gpointer user_data;
 	GDestroyNotify destroy;
 } MsdMetricsSeries;
@@ -52,6 +63,8 @@ typedef struct {
 	gchar *help; /* (owned) */
 	MsdMetricsKind kind;
 	GHashTable *series; /* (owned) (element-type utf8 MsdMetricsSeries): key = label text */
+	gdouble *bounds;    /* (owned) (nullable): a histogram's bucket bounds */
+	guint n_bounds;
 } MsdMetricsFamily;
 
 struct _MsdMetrics {
@@ -81,6 +94,7 @@ msd_metrics_series_free(gpointer data)
 	MsdMetricsSeries *series = data;
 
 	msd_metrics_series_clear_func(series);
+	g_free(series->histogram);
 	g_free(series);
 }
 
@@ -90,6 +104,7 @@ msd_metrics_family_free(gpointer data)
 	MsdMetricsFamily *family = data;
 
 	g_hash_table_unref(family->series);
+	g_free(family->bounds);
 	g_free(family->help);
 	g_free(family);
 }
@@ -97,7 +112,15 @@ msd_metrics_family_free(gpointer data)
 static const gchar *
 msd_metrics_kind_to_string(MsdMetricsKind kind)
 {
-	return kind == MSD_METRICS_KIND_COUNTER ? "counter" : "gauge";
+	switch (kind) {
+	case MSD_METRICS_KIND_COUNTER:
+		return "counter";
+	case MSD_METRICS_KIND_HISTOGRAM:
+		return "histogram";
+	case MSD_METRICS_KIND_GAUGE:
+	default:
+		return "gauge";
+	}
 }
 
 /* [a-zA-Z_:][a-zA-Z0-9_:]* for metric names, the same without ':' for label names. */
@@ -141,9 +164,10 @@ msd_metrics_label_cmp(gconstpointer a, gconstpointer b)
 
 /* Reads `name, value, …, NULL` and returns the series key, `{a="x",b="y"}` with the labels
  * sorted by name and the values escaped, or "" without labels; NULL (after a critical) when
- * the arguments are wrong. */
+ * the arguments are wrong. A histogram's series may not have a label of their own named
+ * `le`: the buckets use it. */
 static gchar *
-msd_metrics_labels_key(const gchar *metric, va_list args)
+msd_metrics_labels_key(const gchar *metric, MsdMetricsKind kind, va_list args)
 {
 	g_autoptr(GArray) labels = g_array_new(FALSE, FALSE, sizeof(MsdMetricsLabel));
 	g_autoptr(GString) key = NULL;
@@ -152,7 +176,8 @@ msd_metrics_labels_key(const gchar *metric, va_list args)
 	while ((name = va_arg(args, const gchar *)) != NULL) {
 		MsdMetricsLabel label = {name, va_arg(args, const gchar *)};
 
-		if (!msd_metrics_name_valid(name, FALSE) || g_str_has_prefix(name, "__")) {
+		if (!msd_metrics_name_valid(name, FALSE) || g_str_has_prefix(name, "__") ||
+		    (kind == MSD_METRICS_KIND_HISTOGRAM && g_str_equal(name, "le"))) {
 			g_critical("metric %s: invalid label name ‘%s’", metric, name);
 			return NULL;
 		}
@@ -217,7 +242,7 @@ msd_metrics_series_ensure(
 	family = msd_metrics_family_lookup(self, name, kind, &clash);
 	if (clash)
 		return NULL;
-	key = msd_metrics_labels_key(name, args);
+	key = msd_metrics_labels_key(name, kind, args);
 	if (key == NULL)
 		return NULL;
 	if (family == NULL) {
@@ -245,7 +270,7 @@ msd_metrics_series_find(MsdMetrics *self,
                         gchar **key_out)
 {
 	MsdMetricsFamily *family = g_hash_table_lookup(self->families, name);
-	g_autofree gchar *key = msd_metrics_labels_key(name, args);
+	g_autofree gchar *key = msd_metrics_labels_key(name, MSD_METRICS_KIND_GAUGE, args);
 	MsdMetricsSeries *series;
 
 	if (family == NULL || key == NULL)
@@ -462,6 +487,143 @@ msd_metrics_counter_set_func(MsdMetrics *self,
 	va_end(args);
 }
 
+static gboolean
+msd_metrics_bounds_valid(const gdouble *bounds, guint n_bounds)
+{
+	if (bounds == NULL || n_bounds == 0)
+		return FALSE;
+	for (guint i = 0; i < n_bounds; i++) {
+		if (!isfinite(bounds[i]) || (i > 0 && bounds[i] <= bounds[i - 1]))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+/**
+ * msd_metrics_histogram_ensure:
+ * @self: a registry
+ * @name: the metric name, conventionally ending in the unit (`_seconds`)
+ * @help: (nullable): the help text, used when the family is created
+ * @bounds: (array length=n_bounds): the buckets' upper bounds, finite and increasing; the
+ *   `+Inf` bucket is implied
+ * @n_bounds: the number of bounds, one or more
+ * @...: label name and value pairs (not `le`), then %NULL
+ *
+ * Finds or creates a histogram series, empty when new. Every series of a family has the
+ * bounds given when the family was created: other bounds are a programming error.
+ *
+ * Returns: (transfer none) (nullable): the series, owned by @self; %NULL after a critical
+ */
+MsdMetricsHistogram *
+msd_metrics_histogram_ensure(MsdMetrics *self,
+                             const gchar *name,
+                             const gchar *help,
+                             const gdouble *bounds,
+                             guint n_bounds,
+                             ...)
+{
+	MsdMetricsFamily *family;
+	MsdMetricsSeries *series;
+	va_list args;
+
+	g_return_val_if_fail(MSD_IS_METRICS(self), NULL);
+	g_return_val_if_fail(msd_metrics_bounds_valid(bounds, n_bounds), NULL);
+
+	family = g_hash_table_lookup(self->families, name != NULL ? name : "");
+	if (family != NULL && family->kind == MSD_METRICS_KIND_HISTOGRAM &&
+	    (family->n_bounds != n_bounds ||
+	     memcmp(family->bounds, bounds, n_bounds * sizeof(gdouble)) != 0)) {
+		g_critical("histogram %s has other bucket bounds", name);
+		return NULL;
+	}
+	va_start(args, n_bounds);
+	series = msd_metrics_series_ensure(self, name, help, MSD_METRICS_KIND_HISTOGRAM, args);
+	va_end(args);
+	if (series == NULL)
+		return NULL;
+	family = g_hash_table_lookup(self->families, name);
+	if (family->bounds == NULL) {
+		family->bounds = g_memdup2(bounds, n_bounds * sizeof(gdouble));
+		family->n_bounds = n_bounds;
+	}
+	if (series->histogram == NULL) {
+		series->histogram =
+		        g_malloc0(sizeof(MsdMetricsHistogram) + (n_bounds + 1) * sizeof(guint64));
+		series->histogram->bounds = family->bounds;
+		series->histogram->n_bounds = n_bounds;
+	}
+	return series->histogram;
+}
+
+/**
+ * msd_metrics_histogram_observe:
+ * @histogram: a histogram series
+ * @value: the observation; NaN is counted in the `+Inf` bucket and makes the sum NaN, as
+ *   Prometheus clients do
+ *
+ * Counts one observation. Cheap enough for every event: no allocation, no lookup by name.
+ */
+void
+msd_metrics_histogram_observe(MsdMetricsHistogram *histogram, gdouble value)
+{
+	guint i = 0;
+
+	g_return_if_fail(histogram != NULL);
+
+	while (i < histogram->n_bounds && !(value <= histogram->bounds[i]))
+		i++;
+	histogram->buckets[i]++;
+	histogram->count++;
+	histogram->sum += value;
+}
+
+/**
+ * msd_metrics_histogram_get_count:
+ * @histogram: a histogram series
+ *
+ * Returns: the number of observations
+ */
+guint64
+msd_metrics_histogram_get_count(const MsdMetricsHistogram *histogram)
+{
+	g_return_val_if_fail(histogram != NULL, 0);
+	return histogram->count;
+}
+
+/**
+ * msd_metrics_histogram_get_sum:
+ * @histogram: a histogram series
+ *
+ * Returns: the sum of the observations
+ */
+gdouble
+msd_metrics_histogram_get_sum(const MsdMetricsHistogram *histogram)
+{
+	g_return_val_if_fail(histogram != NULL, 0);
+	return histogram->sum;
+}
+
+/**
+ * msd_metrics_histogram_get_bucket:
+ * @histogram: a histogram series
+ * @index: a bucket, 0 to the number of bounds (the last is `+Inf`)
+ *
+ * Returns: the observations at or below bound @index, as the `le` bucket reports them
+ *   (cumulative)
+ */
+guint64
+msd_metrics_histogram_get_bucket(const MsdMetricsHistogram *histogram, guint index)
+{
+	guint64 total = 0;
+
+	g_return_val_if_fail(histogram != NULL, 0);
+	g_return_val_if_fail(index <= histogram->n_bounds, 0);
+
+	for (guint i = 0; i <= index; i++)
+		total += histogram->buckets[i];
+	return total;
+}
+
 /**
  * msd_metrics_lookup:
  * @self: a registry
@@ -469,7 +631,8 @@ msd_metrics_counter_set_func(MsdMetrics *self,
  * @value: (out) (optional): the current value
  * @...: label name and value pairs, then %NULL
  *
- * Reads the current value of a series (calling its callback, for a callback gauge).
+ * Reads the current value of a series (calling its callback, for a callback gauge; the
+ * number of observations, for a histogram).
  *
  * Returns: %TRUE if the series exists
  */
@@ -487,7 +650,11 @@ msd_metrics_lookup(MsdMetrics *self, const gchar *name, gdouble *value, ...)
 	va_end(args);
 	if (series == NULL)
 		return FALSE;
-	if (value != NULL)
+	if (value == NULL)
+		return TRUE;
+	if (series->histogram != NULL)
+		*value = (gdouble)series->histogram->count;
+	else
 		*value = series->func != NULL ? series->func(series->user_data) : series->value;
 	return TRUE;
 }
@@ -577,12 +744,51 @@ msd_metrics_sorted_keys(GHashTable *table, guint *n_keys)
 	return keys;
 }
 
+/* `{a="x",le="0.5"}` from `{a="x"}` (or "") and the bound. */
+static void
+msd_metrics_append_bucket_labels(GString *out, const gchar *key, const gchar *le)
+{
+	gsize len = strlen(key);
+
+	if (len == 0) {
+		g_string_append_printf(out, "{le=\"%s\"}", le);
+		return;
+	}
+	g_string_append_len(out, key, (gssize)len - 1);
+	g_string_append_printf(out, ",le=\"%s\"}", le);
+}
+
+static void
+msd_metrics_render_histogram(GString *out,
+                             const gchar *name,
+                             const gchar *key,
+                             const MsdMetricsHistogram *histogram)
+{
+	g_autofree gchar *sum = msd_metrics_format_value(histogram->sum);
+	guint64 cumulative = 0;
+
+	for (guint i = 0; i <= histogram->n_bounds; i++) {
+		g_autofree gchar *le = i < histogram->n_bounds
+		                               ? msd_metrics_format_value(histogram->bounds[i])
+		                               : g_strdup("+Inf");
+
+		cumulative += histogram->buckets[i];
+		g_string_append_printf(out, "%s_bucket", name);
+		msd_metrics_append_bucket_labels(out, key, le);
+		g_string_append_printf(out, " %" G_GUINT64_FORMAT "\n", cumulative);
+	}
+	g_string_append_printf(out, "%s_sum%s %s\n", name, key, sum);
+	g_string_append_printf(out, "%s_count%s %" G_GUINT64_FORMAT "\n", name, key,
+	                       histogram->count);
+}
+
 /**
  * msd_metrics_render:
  * @self: a registry
  *
  * Renders every family in the Prometheus text exposition format 0.0.4: `# HELP` and `# TYPE`
- * once per family, then one line per series. Callback gauges are read now.
+ * once per family, then one line per series (a histogram's `_bucket` lines, cumulative and
+ * ending with `le="+Inf"`, then `_sum` and `_count`). Callback gauges are read now.
  *
  * Returns: (transfer full): the document; empty for an empty registry, otherwise ending in a
  *   newline
@@ -609,10 +815,16 @@ msd_metrics_render(MsdMetrics *self)
 		keys = msd_metrics_sorted_keys(family->series, &n_keys);
 		for (guint j = 0; j < n_keys; j++) {
 			MsdMetricsSeries *series = g_hash_table_lookup(family->series, keys[j]);
-			gdouble value = series->func != NULL ? series->func(series->user_data)
-			                                     : series->value;
-			g_autofree gchar *text = msd_metrics_format_value(value);
+			g_autofree gchar *text = NULL;
 
+			if (series->histogram != NULL) {
+				msd_metrics_render_histogram(out, names[i], keys[j],
+				                             series->histogram);
+				continue;
+			}
+			text = msd_metrics_format_value(series->func != NULL
+			                                        ? series->func(series->user_data)
+			                                        : series->value);
 			g_string_append_printf(out, "%s%s %s\n", names[i], keys[j], text);
 		}
 	}

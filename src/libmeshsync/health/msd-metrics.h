@@ -25,6 +25,14 @@ G_DECLARE_FINAL_TYPE(MsdMetrics, msd_metrics, MSD, METRICS, GObject)
  */
 typedef gdouble (*MsdMetricsGaugeFunc)(gpointer user_data);
 
+/**
+ * MsdMetricsHistogram:
+ *
+ * One histogram series, owned by its registry: valid until the series is removed or the
+ * registry finalized. Observing into it costs a few comparisons and never allocates.
+ */
+typedef struct _MsdMetricsHistogram MsdMetricsHistogram;
+
 MsdMetrics *msd_metrics_new(void);
 
 void msd_metrics_counter_add(MsdMetrics *self,
@@ -56,6 +64,17 @@ void msd_metrics_counter_set_func(MsdMetrics *self,
                                   gpointer user_data,
                                   GDestroyNotify destroy,
                                   ...) G_GNUC_NULL_TERMINATED;
+MsdMetricsHistogram *msd_metrics_histogram_ensure(MsdMetrics *self,
+                                                  const gchar *name,
+                                                  const gchar *help,
+                                                  const gdouble *bounds,
+                                                  guint n_bounds,
+                                                  ...) G_GNUC_NULL_TERMINATED;
+void msd_metrics_histogram_observe(MsdMetricsHistogram *histogram, gdouble value);
+guint64 msd_metrics_histogram_get_count(const MsdMetricsHistogram *histogram);
+gdouble msd_metrics_histogram_get_sum(const MsdMetricsHistogram *histogram);
+guint64 msd_metrics_histogram_get_bucket(const MsdMetricsHistogram *histogram, guint index);
+
 gboolean
 msd_metrics_lookup(MsdMetrics *self, const gchar *name, gdouble *value, ...) G_GNUC_NULL_TERMINATED;
 gboolean msd_metrics_remove(MsdMetrics *self, const gchar *name, ...) G_GNUC_NULL_TERMINATED;

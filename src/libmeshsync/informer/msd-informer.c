@@ -118,11 +118,14 @@ struct _MsdInformer {
 	guint resume_id;          /* reading again after a pause, from an idle */
 	guint64 watch_events;
 	gint64 watch_started;
+	gint64 line_read_at; /* monotonic µs: when the watch line being handled was read */
 	MsdJsonTokens tokens;
 
 	/* sharding: only objects whose uid hashes to shard_index of shard_total are held */
 	guint shard_index;
 	guint shard_total;
+	gint64 started_at;    /* monotonic µs: msd_informer_start() */
+	gdouble sync_seconds; /* from start to synced; 0 before */
 
 	/* knobs */
 	guint page_size;
@@ -189,13 +192,15 @@ static void msd_informer_watch(MsdInformer *self, gboolean initial);
 static void msd_informer_pump(MsdInformer *self);
 
 /* Hands one change to the consumer while @doc (the watch line or list page it came from) is
- * still alive, so that the conversion reads the same tokens instead of parsing again. */
+ * still alive, so that the conversion reads the same tokens instead of parsing again.
+ * @read_at is when its watch line was read, 0 for what a list brought. */
 static void
 msd_informer_emit(MsdInformer *self,
                   MeshSyncEventType type,
                   MsdStoreEntry *entry,
                   const MsdJsonTokens *doc,
-                  gint index)
+                  gint index,
+                  gint64 read_at)
 {
 	MsdInformerEvent event = {
 	        .type = type,
@@ -204,6 +209,7 @@ msd_informer_emit(MsdInformer *self,
 	        .index = index,
 	        .kind = meshsync_api_resource_get_kind(self->resource),
 	        .api_version = meshsync_api_resource_get_group_version(self->resource),
+	        .read_at = read_at,
 	};
 
 	self->counters.events++;
@@ -380,7 +386,7 @@ msd_informer_finish_list(MsdInformer *self, const gchar *resource_version)
 		g_debug("%s: %s/%s (uid %s, resourceVersion %s) is gone from the list", self->name,
 		        entry->namespace_ != NULL ? entry->namespace_ : "", entry->name, entry->uid,
 		        entry->resource_version);
-		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, entry, NULL, -1);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, entry, NULL, -1, 0);
 	}
 	if (self->running && self->lists_started > 1)
 		g_signal_emit(self, signals[SIGNAL_LISTED], 0, self->previous_rv,
@@ -396,6 +402,8 @@ msd_informer_finish_list(MsdInformer *self, const gchar *resource_version)
 	}
 	if (self->running && !self->synced) {
 		self->synced = TRUE;
+		self->sync_seconds =
+		        (gdouble)(g_get_monotonic_time() - self->started_at) / G_USEC_PER_SEC;
 		g_signal_emit(self, signals[SIGNAL_SYNCED], 0);
 	}
 }
@@ -410,13 +418,14 @@ msd_informer_apply_listed(MsdInformer *self, MsdStoreEntry *entry, gint index)
 	MsdStoreChange change = msd_store_relist_upsert(self->store, entry, &displaced);
 
 	if (displaced != NULL)
-		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, displaced, NULL, -1);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, displaced, NULL, -1, 0);
 	if (!self->running)
 		return;
 	if (change == MSD_STORE_ADDED)
-		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_ADDED, entry, &self->tokens, index);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_ADDED, entry, &self->tokens, index, 0);
 	else if (change == MSD_STORE_MODIFIED)
-		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_MODIFIED, entry, &self->tokens, index);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_MODIFIED, entry, &self->tokens, index,
+		                  0);
 }
 
 /* An object past a limit: skipped, counted and said, with whatever names it. */
@@ -841,7 +850,8 @@ msd_informer_handle_object_event(MsdInformer *self, const gchar *type, gint obje
 		/* held, not read: the object's bytes outlive the emit that may still point in */
 		g_autoptr(GBytes) last G_GNUC_UNUSED = msd_store_delete(self->store, entry->uid);
 
-		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, entry, &self->tokens, object);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, entry, &self->tokens, object,
+		                  self->line_read_at);
 		return;
 	}
 	if (self->initial_events) {
@@ -851,10 +861,12 @@ msd_informer_handle_object_event(MsdInformer *self, const gchar *type, gint obje
 	}
 	switch (msd_store_upsert(self->store, entry)) {
 	case MSD_STORE_ADDED:
-		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_ADDED, entry, &self->tokens, object);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_ADDED, entry, &self->tokens, object,
+		                  self->line_read_at);
 		break;
 	case MSD_STORE_MODIFIED:
-		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_MODIFIED, entry, &self->tokens, object);
+		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_MODIFIED, entry, &self->tokens, object,
+		                  self->line_read_at);
 		break;
 	case MSD_STORE_UNCHANGED:
 	default:
@@ -894,6 +906,8 @@ msd_informer_handle_line(MsdInformer *self, const gchar *line, gsize length)
 	gint type_index;
 	gint object;
 
+	/* the one clock read per event on this side of the event latency histogram */
+	self->line_read_at = g_get_monotonic_time();
 	if (!msd_json_tokens_parse_skipping(&self->tokens, line, length, &msd_informer_skip_line,
 	                                    &error) &&
 	    g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE)) {
@@ -1305,6 +1319,7 @@ msd_informer_start(MsdInformer *self)
 	if (self->running)
 		return;
 	self->running = TRUE;
+	self->started_at = g_get_monotonic_time();
 	g_clear_object(&self->cancellable);
 	self->cancellable = g_cancellable_new();
 	self->backoff_ms = 0;
@@ -1418,6 +1433,13 @@ msd_informer_get_synced(MsdInformer *self)
 {
 	g_return_val_if_fail(MSD_IS_INFORMER(self), FALSE);
 	return self->synced;
+}
+
+gdouble
+msd_informer_get_sync_seconds(MsdInformer *self)
+{
+	g_return_val_if_fail(MSD_IS_INFORMER(self), 0);
+	return self->sync_seconds;
 }
 
 /**

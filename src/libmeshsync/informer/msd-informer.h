@@ -47,6 +47,9 @@ typedef struct {
 	/* what the object is when it does not say (list items carry no kind and apiVersion) */
 	const gchar *kind;
 	const gchar *api_version;
+	/* g_get_monotonic_time() when the watch line carrying the change was read, for the event
+	 * latency; 0 for what a list brought (the initial state, a relist) */
+	gint64 read_at;
 } MsdInformerEvent;
 
 typedef void (*MsdInformerEventFunc)(MsdInformer *informer,
@@ -94,6 +97,8 @@ void msd_informer_resume(MsdInformer *self);
 gboolean msd_informer_get_paused(MsdInformer *self);
 
 gboolean msd_informer_get_synced(MsdInformer *self);
+/* Seconds from msd_informer_start() to the initial state delivered; 0 before. */
+gdouble msd_informer_get_sync_seconds(MsdInformer *self);
 MsdStore *msd_informer_get_store(MsdInformer *self);
 MeshSyncApiResource *msd_informer_get_resource(MsdInformer *self);
 /* "pods.v1.", "deployments.v1.apps": how logs name the resource type. */
