@@ -31,4 +31,7 @@ void meshsync_handler_set_retry_delays(MeshSyncHandler *self, guint initial_ms, 
 /* The ordered hand-over to the writer: (transfer none). */
 MsdDelivery *meshsync_handler_get_delivery(MeshSyncHandler *self);
 
+/* msd_run_describe_listing() of the current run; NULL before the first run exists. */
+gchar *meshsync_handler_describe_listing(MeshSyncHandler *self);
+
 G_END_DECLS

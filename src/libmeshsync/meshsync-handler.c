@@ -151,7 +151,7 @@ meshsync_handler_paused_cb(MsdDelivery *delivery, GParamSpec *pspec, MeshSyncHan
 	if (run == NULL)
 		return;
 	if (msd_delivery_get_paused(delivery)) {
-		g_message("the output cannot take events now: informers paused");
+		g_info("the output cannot take events now: informers paused");
 		msd_run_pause(run);
 	} else {
 		msd_run_resume(run);
@@ -811,4 +811,15 @@ meshsync_handler_dup_complete_objects(MeshSyncHandler *self)
 	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), NULL);
 
 	return self->setup != NULL ? msd_run_setup_dup_complete_objects(self->setup) : NULL;
+}
+
+gchar *
+meshsync_handler_describe_listing(MeshSyncHandler *self)
+{
+	MsdRun *run;
+
+	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), NULL);
+
+	run = self->setup != NULL ? msd_run_setup_get_run(self->setup) : NULL;
+	return run != NULL ? msd_run_describe_listing(run) : NULL;
 }

@@ -241,7 +241,7 @@ meshsync_session_idle_cb(gpointer data)
 	}
 	priv->idle_source = 0;
 	message = g_strdup_printf("session %s closed: idle for %u s", priv->id, priv->idle_timeout);
-	g_message("%s", message);
+	g_info("%s", message);
 	meshsync_session_finish_literal(self, MESHSYNC_ERROR_TIMED_OUT, message);
 	return G_SOURCE_REMOVE;
 }

@@ -23,6 +23,7 @@
 #include "util/msd-json-tokens.h"
 #include "informer/msd-line-splitter.h"
 #include "util/msd-json-delimit.h"
+#include "util/msd-log.h"
 
 /* client-go's defaults: pages of 500, backoff 0.8 s doubling to 30 s, watches that the server
  * ends after 5 to 10 minutes so that load spreads out; a type we may not list is asked again
@@ -79,6 +80,7 @@ struct _MsdInformer {
 	GCancellable *cancellable; /* (owned) (nullable): cancelled by stop */
 	gchar *resource_version;   /* (owned) (nullable): where the next watch resumes */
 	guint lists_started;
+	guint n_listed; /* objects the current list brought so far, for progress lines */
 	guint timer_id;
 	guint backoff_ms; /* the current backoff step; 0 after a success */
 	gboolean denied_logged;
@@ -284,7 +286,8 @@ msd_informer_backoff(MsdInformer *self, MsdInformerNext next)
 {
 	guint delay = msd_informer_next_backoff(self);
 
-	g_debug("%s: retrying the %s in %u ms", self->name,
+	msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_, NULL,
+	        "%s: retrying the %s in %u ms", self->name,
 	        next == MSD_INFORMER_NEXT_LIST ? "list" : "watch", delay);
 	msd_informer_schedule(self, next, delay);
 }
@@ -300,10 +303,12 @@ msd_informer_fail(MsdInformer *self, const GError *error, MsdInformerNext next)
 		gboolean first = !self->denied_logged;
 
 		if (first)
-			g_warning("%s: %s; retrying every %u s while other resources carry on",
-			          self->name, error->message, self->denied_retry_ms / 1000);
+			msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
+			        "%s: %s; retrying every %u s while other resources carry on",
+			        self->name, error->message, self->denied_retry_ms / 1000);
 		else
-			g_debug("%s: still refused: %s", self->name, error->message);
+			msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_, NULL,
+			        "%s: still refused: %s", self->name, error->message);
 		self->denied_logged = TRUE;
 		msd_informer_schedule(self, MSD_INFORMER_NEXT_LIST, self->denied_retry_ms);
 		/* Emitted last: a handler may stop the informer. */
@@ -311,13 +316,15 @@ msd_informer_fail(MsdInformer *self, const GError *error, MsdInformerNext next)
 			g_signal_emit(self, signals[SIGNAL_DENIED], 0);
 		return;
 	}
-	g_message("%s: %s", self->name, error->message);
+	msd_log(G_LOG_LEVEL_INFO, self->name, self->namespace_, NULL, "%s: %s", self->name,
+	        error->message);
 	{
 		/* never sooner than a Retry-After asked */
 		guint delay = MAX(msd_informer_next_backoff(self),
 		                  msd_kube_client_error_get_retry_after(error) * 1000);
 
-		g_debug("%s: retrying the %s in %u ms", self->name,
+		msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_, NULL,
+		        "%s: retrying the %s in %u ms", self->name,
 		        next == MSD_INFORMER_NEXT_LIST ? "list" : "watch", delay);
 		msd_informer_schedule(self, next, delay);
 	}
@@ -333,7 +340,8 @@ msd_informer_finish_list(MsdInformer *self, const gchar *resource_version)
 	msd_informer_set_resource_version(self, resource_version);
 	self->backoff_ms = 0;
 	self->denied_logged = FALSE;
-	g_debug("%s: list complete at resourceVersion %s: %u held, %u deleted", self->name,
+	msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_, NULL,
+	        "%s: list complete at resourceVersion %s: %u held, %u deleted", self->name,
 	        resource_version != NULL ? resource_version : "", msd_store_get_size(self->store),
 	        deleted->len);
 	for (guint i = 0; i < deleted->len && self->running; i++) {
@@ -362,6 +370,7 @@ msd_informer_apply_listed(MsdInformer *self, MsdStoreEntry *entry, gint index)
 	g_autoptr(MsdStoreEntry) displaced = NULL;
 	MsdStoreChange change = msd_store_relist_upsert(self->store, entry, &displaced);
 
+	self->n_listed++;
 	if (displaced != NULL)
 		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, displaced, NULL, -1);
 	if (!self->running)
@@ -377,7 +386,8 @@ static void
 msd_informer_skip(MsdInformer *self, const gchar *what, const GError *error)
 {
 	self->counters.skipped++;
-	g_warning("%s: %s skipped: %s", self->name, what, error->message);
+	msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL, "%s: %s skipped: %s",
+	        self->name, what, error->message);
 }
 
 /* Whether the object at @index of @doc is within the limits on size and labels. */
@@ -438,7 +448,8 @@ msd_informer_list_item(MsdInformer *self, const MsdJsonTokens *doc, gint index, 
 	        meshsync_api_resource_get_group_version(self->resource), &error);
 	/* one unusable item must not keep the rest of the type from syncing */
 	if (entry == NULL) {
-		g_warning("%s: skipping list item %d: %s", self->name, position, error->message);
+		msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
+		        "%s: skipping list item %d: %s", self->name, position, error->message);
 		return;
 	}
 	msd_informer_apply_listed(self, entry, index);
@@ -564,7 +575,8 @@ msd_informer_page_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 		/* an expired continue token: start over, as client-go's pager does */
 		if (op->continuation &&
 		    g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_GONE)) {
-			g_message("%s: list continuation expired, listing again", self->name);
+			msd_log(G_LOG_LEVEL_INFO, self->name, self->namespace_, NULL,
+			        "%s: list continuation expired, listing again", self->name);
 			msd_informer_clear_list(self);
 			msd_informer_list(self);
 			return;
@@ -574,7 +586,8 @@ msd_informer_page_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 		return;
 	}
 	if (!msd_informer_parse_page(self, body, &continue_token, &error)) {
-		g_warning("%s: unreadable list page: %s", self->name, error->message);
+		msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
+		        "%s: unreadable list page: %s", self->name, error->message);
 		msd_informer_clear_list(self);
 		msd_informer_fail(self, error, MSD_INFORMER_NEXT_LIST);
 		return;
@@ -675,6 +688,7 @@ msd_informer_list_now(MsdInformer *self)
 	msd_informer_clear_list(self);
 	/* every attempt starts a fresh relist: what an abandoned attempt saw proves nothing */
 	msd_store_begin_relist(self->store);
+	self->n_listed = 0;
 	if (self->watch_list_supported) {
 		msd_informer_watch(self, TRUE);
 		return;
@@ -688,6 +702,7 @@ msd_informer_fall_back_to_list(MsdInformer *self)
 {
 	msd_informer_close_watch(self);
 	msd_store_begin_relist(self->store);
+	self->n_listed = 0;
 	self->listing = TRUE;
 	msd_informer_fetch_page(self, NULL);
 }
@@ -728,8 +743,9 @@ msd_informer_handle_object_event(MsdInformer *self, const gchar *type, gint obje
 	        &self->tokens, (guint)object, meshsync_api_resource_get_kind(self->resource),
 	        meshsync_api_resource_get_group_version(self->resource), &error);
 	if (entry == NULL) {
-		g_warning("%s: malformed %s watch event (%s); relisting", self->name, type,
-		          error->message);
+		msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
+		        "%s: malformed %s watch event (%s); relisting", self->name, type,
+		        error->message);
 		msd_informer_abandon_watch(self);
 		return;
 	}
@@ -773,13 +789,15 @@ msd_informer_handle_error_event(MsdInformer *self, gint object)
 
 	if (g_strcmp0(code, "410") == 0) {
 		/* the resourceVersion fell out of the server's history: relist from scratch */
-		g_message("%s: watch expired (%s); relisting", self->name,
-		          message != NULL ? message : "410 Gone");
+		msd_log(G_LOG_LEVEL_INFO, self->name, self->namespace_, NULL,
+		        "%s: watch expired (%s); relisting", self->name,
+		        message != NULL ? message : "410 Gone");
 		g_clear_pointer(&self->resource_version, g_free);
 	} else {
-		g_warning("%s: watch ERROR event %s: %s; relisting", self->name,
-		          code != NULL ? code : "without code",
-		          message != NULL ? message : "no message");
+		msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
+		        "%s: watch ERROR event %s: %s; relisting", self->name,
+		        code != NULL ? code : "without code",
+		        message != NULL ? message : "no message");
 	}
 	msd_informer_abandon_watch(self);
 }
@@ -802,8 +820,9 @@ msd_informer_handle_line(MsdInformer *self, const gchar *line, gsize length)
 		return;
 	}
 	if (error != NULL || self->tokens.tokens[0].type != MSD_JSON_OBJECT) {
-		g_warning("%s: malformed watch line of %" G_GSIZE_FORMAT " bytes (%s); relisting",
-		          self->name, length, error != NULL ? error->message : "not an object");
+		msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
+		        "%s: malformed watch line of %" G_GSIZE_FORMAT " bytes (%s); relisting",
+		        self->name, length, error != NULL ? error->message : "not an object");
 		msd_informer_abandon_watch(self);
 		return;
 	}
@@ -812,7 +831,8 @@ msd_informer_handle_line(MsdInformer *self, const gchar *line, gsize length)
 	if (msd_json_tokens_is_string(&self->tokens, type_index))
 		type = msd_json_tokens_dup_string(&self->tokens, type_index);
 	if (type == NULL || object < 0 || self->tokens.tokens[object].type != MSD_JSON_OBJECT) {
-		g_warning("%s: watch event without type or object; relisting", self->name);
+		msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
+		        "%s: watch event without type or object; relisting", self->name);
 		msd_informer_abandon_watch(self);
 		return;
 	}
@@ -837,7 +857,8 @@ msd_informer_handle_line(MsdInformer *self, const gchar *line, gsize length)
 	} else if (strcmp(type, "ERROR") == 0) {
 		msd_informer_handle_error_event(self, object);
 	} else {
-		g_warning("%s: unknown watch event type \"%s\"; relisting", self->name, type);
+		msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
+		        "%s: unknown watch event type \"%s\"; relisting", self->name, type);
 		msd_informer_abandon_watch(self);
 	}
 }
@@ -848,12 +869,13 @@ msd_informer_watch_ended(MsdInformer *self)
 	gint64 lasted = g_get_monotonic_time() - self->watch_started;
 
 	if (msd_line_splitter_get_pending(self->splitter) > 0) {
-		g_warning("%s: watch stream ended inside an event; relisting", self->name);
+		msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
+		        "%s: watch stream ended inside an event; relisting", self->name);
 		msd_informer_abandon_watch(self);
 		return;
 	}
 	if (self->initial_events) {
-		g_message(
+		msd_log(G_LOG_LEVEL_INFO, self->name, self->namespace_, NULL,
 		        "%s: streaming list ended without its end bookmark; using paginated lists",
 		        self->name);
 		/* a server that ignores sendInitialEvents would make every relist hang */
@@ -864,13 +886,15 @@ msd_informer_watch_ended(MsdInformer *self)
 	msd_informer_close_watch(self);
 	if (self->watch_events == 0 && lasted < MSD_INFORMER_SHORT_WATCH_USEC) {
 		self->counters.errors++;
-		g_debug("%s: watch closed at once without events", self->name);
+		msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_, NULL,
+		        "%s: watch closed at once without events", self->name);
 		msd_informer_backoff(self, MSD_INFORMER_NEXT_WATCH);
 		return;
 	}
 	/* the server's timeout or a closed connection: resume where we are, as the reflector does
 	 */
-	g_debug("%s: watch ended, resuming at resourceVersion %s", self->name,
+	msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_, NULL,
+	        "%s: watch ended, resuming at resourceVersion %s", self->name,
 	        self->resource_version != NULL ? self->resource_version : "");
 	self->backoff_ms = 0;
 	self->counters.watch_restarts++;
@@ -892,7 +916,8 @@ msd_informer_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	self->reading = FALSE;
 	if (n < 0) {
 		self->counters.errors++;
-		g_message("%s: watch stream broke: %s; resuming", self->name, error->message);
+		msd_log(G_LOG_LEVEL_INFO, self->name, self->namespace_, NULL,
+		        "%s: watch stream broke: %s; resuming", self->name, error->message);
 		msd_informer_close_watch(self);
 		msd_informer_backoff(self, MSD_INFORMER_NEXT_WATCH);
 		return;
@@ -925,7 +950,8 @@ msd_informer_pump(MsdInformer *self)
 				continue;
 			}
 			if (error != NULL) {
-				g_warning("%s: %s; relisting", self->name, error->message);
+				msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
+				        "%s: %s; relisting", self->name, error->message);
 				msd_informer_abandon_watch(self);
 				return;
 			}
@@ -974,13 +1000,17 @@ msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_
 				guint status = msd_kube_client_error_get_status(error);
 
 				if (status >= 400 && status < 500) {
-					g_debug("%s: streaming list refused (%s); using paginated "
+					msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_,
+					        NULL,
+					        "%s: streaming list refused (%s); using paginated "
 					        "lists "
 					        "from now on",
 					        self->name, error->message);
 					self->watch_list_supported = FALSE;
 				} else {
-					g_debug("%s: streaming list refused (%s); using a "
+					msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_,
+					        NULL,
+					        "%s: streaming list refused (%s); using a "
 					        "paginated list",
 					        self->name, error->message);
 				}
@@ -999,7 +1029,8 @@ msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_
 		if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_GONE) ||
 		    (msd_kube_client_error_get_status(error) == 504 &&
 		     strstr(error->message, "Too large resource version") != NULL)) {
-			g_message("%s: %s; relisting", self->name, error->message);
+			msd_log(G_LOG_LEVEL_INFO, self->name, self->namespace_, NULL,
+			        "%s: %s; relisting", self->name, error->message);
 			g_clear_pointer(&self->resource_version, g_free);
 			self->counters.errors++;
 			msd_informer_backoff(self, MSD_INFORMER_NEXT_LIST);
@@ -1013,8 +1044,9 @@ msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_
 
 			self->counters.errors++;
 			delay = MAX(delay, msd_kube_client_error_get_retry_after(error) * 1000);
-			g_message("%s: %s; watching again in %u ms", self->name, error->message,
-			          delay);
+			msd_log(G_LOG_LEVEL_INFO, self->name, self->namespace_, NULL,
+			        "%s: %s; watching again in %u ms", self->name, error->message,
+			        delay);
 			msd_informer_schedule(self, MSD_INFORMER_NEXT_WATCH, delay);
 			return;
 		}
@@ -1062,7 +1094,8 @@ msd_informer_watch(MsdInformer *self, gboolean initial)
 			g_string_append_uri_escaped(query, self->resource_version, NULL, FALSE);
 		g_string_append_printf(query, "&timeoutSeconds=%d", timeout);
 	}
-	g_debug("%s: %s", self->name, query->str);
+	msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_, NULL, "%s: %s", self->name,
+	        query->str);
 	msd_kube_client_stream_async(self->client, query->str, self->watch_cancellable,
 	                             msd_informer_watch_open_cb, msd_informer_op_new(self));
 }
@@ -1347,6 +1380,14 @@ msd_informer_get_name(MsdInformer *self)
 }
 
 /* The one namespace it lists and watches, or NULL for all of them. */
+guint
+msd_informer_get_n_listed(MsdInformer *self)
+{
+	g_return_val_if_fail(MSD_IS_INFORMER(self), 0);
+
+	return self->n_listed;
+}
+
 const gchar *
 msd_informer_get_namespace(MsdInformer *self)
 {
