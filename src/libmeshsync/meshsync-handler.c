@@ -163,7 +163,7 @@ meshsync_handler_delivery_failed_cb(MsdDelivery *delivery, const GError *error, 
 {
 	MeshSyncHandler *self = data;
 
-	g_warning("%s", error->message);
+	g_info("%s", error->message);
 	g_signal_emit(self, signals[SIGNAL_FAILED], 0, error);
 	meshsync_handler_stop(self);
 }

@@ -206,18 +206,21 @@ msd_run_resolve(MsdRun *self, const gchar *name)
 	MeshSyncApiResource *resource;
 
 	if (!meshsync_watch_name_parse(name, &plural, &version, &group)) {
-		g_warning("%s: not a <resource>.<version>.<group> name: skipped", name);
+		msd_log(G_LOG_LEVEL_MESSAGE, name, NULL, NULL,
+		        "%s: not a <resource>.<version>.<group> name: skipped", name);
 		return NULL;
 	}
 	resource = meshsync_discovery_lookup(self->discovery, group, version, plural);
 	if (resource == NULL) {
-		g_warning("%s: the API server does not serve %s in %s%s%s: skipped", name, plural,
-		          *group != '\0' ? group : "the core group", "/", version);
+		msd_log(G_LOG_LEVEL_MESSAGE, name, NULL, NULL,
+		        "%s: the API server does not serve %s in %s%s%s: skipped", name, plural,
+		        *group != '\0' ? group : "the core group", "/", version);
 		return NULL;
 	}
 	if (!meshsync_api_resource_get_watchable(resource)) {
-		g_warning("%s: the API server does not allow list and watch on %s: skipped", name,
-		          plural);
+		msd_log(G_LOG_LEVEL_MESSAGE, name, NULL, NULL,
+		        "%s: the API server does not allow list and watch on %s: skipped", name,
+		        plural);
 		return NULL;
 	}
 	return resource;
