@@ -8,7 +8,7 @@
  * and differ only in how the stream is opened and read (about 150 lines each).
  */
 
-#define G_LOG_DOMAIN "MeshSyncKube"
+#define G_LOG_DOMAIN "MeshSyncSession"
 
 #include "config.h"
 

@@ -3,15 +3,16 @@
 (--list-resources prints its table there and nothing else).
 
 Each run is a one-shot (--stop-after-sync or --list-resources) whose stdout and stderr are
-read apart after it exited; nothing waits on a log line.
+read apart after it exited, except the progress case, whose line is itself what it checks.
 """
 
 import json
 import os
+import re
 import subprocess
 
 from kubesim import Kubesim
-from meshsync_run import DAEMON, HEALTH_FLAGS, TIMEOUT
+from meshsync_run import DAEMON, HEALTH_FLAGS, TIMEOUT, Meshsync
 
 SMALL = {"pods": 20, "namespaces": 2}
 
@@ -119,3 +120,24 @@ def test_list_resources_verbose_keeps_stdout_to_the_table(tmp_path):
     # the debug lines went to stderr instead
     assert "-DEBUG: " in verbose.stderr, verbose.stderr
     assert "-DEBUG" not in verbose.stdout
+
+
+def test_progress_while_a_list_runs(tmp_path):
+    """A type whose list does not end says every few seconds how far it got, as a structured
+    line a collector can follow by MESHSYNC_RESOURCE."""
+    with Kubesim(**SMALL) as sim:
+        # the streaming list refused, the paginated one never ends
+        sim.arm_fault("watch", code=400, path="/api/v1/pods")
+        sim.arm_fault("list", fault="endless", rate=20, path="/api/v1/pods")
+        with Meshsync(str(tmp_path), sim.kubeconfig, "--log-format=json") as run:
+            run.wait_for_line('"message":"listing pods.v1.: ')
+            assert run.terminate() == 0, run.log()
+            log = run.log()
+    progress = [json.loads(line) for line in log.splitlines()
+                if '"message":"listing pods.v1.: ' in line]
+    record = progress[0]
+    assert re.fullmatch(r"listing pods\.v1\.: [0-9,]+ objects so far", record["message"])
+    assert record["MESHSYNC_RESOURCE"] == "pods.v1."
+    assert record["level"] == "info" and record["domain"] == "MeshSyncEngine"
+    # only the type still listing says so
+    assert not [line for line in log.splitlines() if '"message":"listing services.v1.' in line]
