@@ -14,6 +14,7 @@
 #include "meshsync-pipeline-private.h"
 #include "pipeline/msd-builtin-stages.h"
 #include "util/msd-json-tokens.h"
+#include "util/msd-log.h"
 
 #define MSD_RUN_SETUP_RESYNC_DELAY_MS 5000
 #define MSD_RUN_SETUP_RETRY_MIN_MS    800
@@ -191,7 +192,9 @@ msd_run_setup_retry_later(MsdRunSetup *self, const GError *error)
 	                                     : MIN(self->retry_ms * 2, self->retry_max_ms);
 	/* jitter in [d/2, d] so that many instances do not retry in step */
 	delay = self->retry_ms / 2 + (guint)g_random_int_range(0, (gint32)(self->retry_ms / 2) + 1);
-	g_info("%s; retrying in %.1f s", error->message, delay / 1000.0);
+	msd_log(G_LOG_LEVEL_INFO, NULL, NULL,
+	        self->client != NULL ? msd_kube_client_get_server(self->client) : NULL,
+	        "%s; retrying in %.1f s", error->message, delay / 1000.0);
 	self->retry_id = g_timeout_add(delay, msd_run_setup_retry_cb, self);
 	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->retry_id),
 	                         "[meshsync] retry run");

@@ -25,6 +25,10 @@
 #include "util/msd-json-delimit.h"
 #include "util/msd-log.h"
 
+/* Every line of an informer carries its type and namespace for collectors. */
+#define msd_informer_log(self, level, ...) \
+	msd_log((level), (self)->name, (self)->namespace_, NULL, __VA_ARGS__)
+
 /* client-go's defaults: pages of 500, backoff 0.8 s doubling to 30 s, watches that the server
  * ends after 5 to 10 minutes so that load spreads out; a type we may not list is asked again
  * rarely rather than hammered. */
@@ -286,9 +290,8 @@ msd_informer_backoff(MsdInformer *self, MsdInformerNext next)
 {
 	guint delay = msd_informer_next_backoff(self);
 
-	msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_, NULL,
-	        "%s: retrying the %s in %u ms", self->name,
-	        next == MSD_INFORMER_NEXT_LIST ? "list" : "watch", delay);
+	msd_informer_log(self, G_LOG_LEVEL_DEBUG, "%s: retrying the %s in %u ms", self->name,
+	                 next == MSD_INFORMER_NEXT_LIST ? "list" : "watch", delay);
 	msd_informer_schedule(self, next, delay);
 }
 
@@ -303,12 +306,13 @@ msd_informer_fail(MsdInformer *self, const GError *error, MsdInformerNext next)
 		gboolean first = !self->denied_logged;
 
 		if (first)
-			msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
+			msd_informer_log(
+			        self, G_LOG_LEVEL_MESSAGE,
 			        "%s: %s; retrying every %u s while other resources carry on",
 			        self->name, error->message, self->denied_retry_ms / 1000);
 		else
-			msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_, NULL,
-			        "%s: still refused: %s", self->name, error->message);
+			msd_informer_log(self, G_LOG_LEVEL_DEBUG, "%s: still refused: %s",
+			                 self->name, error->message);
 		self->denied_logged = TRUE;
 		msd_informer_schedule(self, MSD_INFORMER_NEXT_LIST, self->denied_retry_ms);
 		/* Emitted last: a handler may stop the informer. */
@@ -316,16 +320,15 @@ msd_informer_fail(MsdInformer *self, const GError *error, MsdInformerNext next)
 			g_signal_emit(self, signals[SIGNAL_DENIED], 0);
 		return;
 	}
-	msd_log(G_LOG_LEVEL_INFO, self->name, self->namespace_, NULL, "%s: %s", self->name,
-	        error->message);
+	msd_informer_log(self, G_LOG_LEVEL_INFO, "%s: %s", self->name, error->message);
 	{
 		/* never sooner than a Retry-After asked */
 		guint delay = MAX(msd_informer_next_backoff(self),
 		                  msd_kube_client_error_get_retry_after(error) * 1000);
 
-		msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_, NULL,
-		        "%s: retrying the %s in %u ms", self->name,
-		        next == MSD_INFORMER_NEXT_LIST ? "list" : "watch", delay);
+		msd_informer_log(self, G_LOG_LEVEL_DEBUG, "%s: retrying the %s in %u ms",
+		                 self->name, next == MSD_INFORMER_NEXT_LIST ? "list" : "watch",
+		                 delay);
 		msd_informer_schedule(self, next, delay);
 	}
 }
@@ -340,10 +343,10 @@ msd_informer_finish_list(MsdInformer *self, const gchar *resource_version)
 	msd_informer_set_resource_version(self, resource_version);
 	self->backoff_ms = 0;
 	self->denied_logged = FALSE;
-	msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_, NULL,
-	        "%s: list complete at resourceVersion %s: %u held, %u deleted", self->name,
-	        resource_version != NULL ? resource_version : "", msd_store_get_size(self->store),
-	        deleted->len);
+	msd_informer_log(self, G_LOG_LEVEL_DEBUG,
+	                 "%s: list complete at resourceVersion %s: %u held, %u deleted", self->name,
+	                 resource_version != NULL ? resource_version : "",
+	                 msd_store_get_size(self->store), deleted->len);
 	for (guint i = 0; i < deleted->len && self->running; i++) {
 		MsdStoreEntry *entry = g_ptr_array_index(deleted, i);
 
@@ -386,8 +389,8 @@ static void
 msd_informer_skip(MsdInformer *self, const gchar *what, const GError *error)
 {
 	self->counters.skipped++;
-	msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL, "%s: %s skipped: %s",
-	        self->name, what, error->message);
+	msd_informer_log(self, G_LOG_LEVEL_MESSAGE, "%s: %s skipped: %s", self->name, what,
+	                 error->message);
 }
 
 /* Whether the object at @index of @doc is within the limits on size and labels. */
@@ -448,8 +451,8 @@ msd_informer_list_item(MsdInformer *self, const MsdJsonTokens *doc, gint index, 
 	        meshsync_api_resource_get_group_version(self->resource), &error);
 	/* one unusable item must not keep the rest of the type from syncing */
 	if (entry == NULL) {
-		msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
-		        "%s: skipping list item %d: %s", self->name, position, error->message);
+		msd_informer_log(self, G_LOG_LEVEL_MESSAGE, "%s: skipping list item %d: %s",
+		                 self->name, position, error->message);
 		return;
 	}
 	msd_informer_apply_listed(self, entry, index);
@@ -575,8 +578,9 @@ msd_informer_page_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 		/* an expired continue token: start over, as client-go's pager does */
 		if (op->continuation &&
 		    g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_GONE)) {
-			msd_log(G_LOG_LEVEL_INFO, self->name, self->namespace_, NULL,
-			        "%s: list continuation expired, listing again", self->name);
+			msd_informer_log(self, G_LOG_LEVEL_INFO,
+			                 "%s: list continuation expired, listing again",
+			                 self->name);
 			msd_informer_clear_list(self);
 			msd_informer_list(self);
 			return;
@@ -586,8 +590,8 @@ msd_informer_page_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 		return;
 	}
 	if (!msd_informer_parse_page(self, body, &continue_token, &error)) {
-		msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
-		        "%s: unreadable list page: %s", self->name, error->message);
+		msd_informer_log(self, G_LOG_LEVEL_MESSAGE, "%s: unreadable list page: %s",
+		                 self->name, error->message);
 		msd_informer_clear_list(self);
 		msd_informer_fail(self, error, MSD_INFORMER_NEXT_LIST);
 		return;
@@ -743,9 +747,9 @@ msd_informer_handle_object_event(MsdInformer *self, const gchar *type, gint obje
 	        &self->tokens, (guint)object, meshsync_api_resource_get_kind(self->resource),
 	        meshsync_api_resource_get_group_version(self->resource), &error);
 	if (entry == NULL) {
-		msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
-		        "%s: malformed %s watch event (%s); relisting", self->name, type,
-		        error->message);
+		msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
+		                 "%s: malformed %s watch event (%s); relisting", self->name, type,
+		                 error->message);
 		msd_informer_abandon_watch(self);
 		return;
 	}
@@ -789,15 +793,14 @@ msd_informer_handle_error_event(MsdInformer *self, gint object)
 
 	if (g_strcmp0(code, "410") == 0) {
 		/* the resourceVersion fell out of the server's history: relist from scratch */
-		msd_log(G_LOG_LEVEL_INFO, self->name, self->namespace_, NULL,
-		        "%s: watch expired (%s); relisting", self->name,
-		        message != NULL ? message : "410 Gone");
+		msd_informer_log(self, G_LOG_LEVEL_INFO, "%s: watch expired (%s); relisting",
+		                 self->name, message != NULL ? message : "410 Gone");
 		g_clear_pointer(&self->resource_version, g_free);
 	} else {
-		msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
-		        "%s: watch ERROR event %s: %s; relisting", self->name,
-		        code != NULL ? code : "without code",
-		        message != NULL ? message : "no message");
+		msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
+		                 "%s: watch ERROR event %s: %s; relisting", self->name,
+		                 code != NULL ? code : "without code",
+		                 message != NULL ? message : "no message");
 	}
 	msd_informer_abandon_watch(self);
 }
@@ -820,7 +823,8 @@ msd_informer_handle_line(MsdInformer *self, const gchar *line, gsize length)
 		return;
 	}
 	if (error != NULL || self->tokens.tokens[0].type != MSD_JSON_OBJECT) {
-		msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
+		msd_informer_log(
+		        self, G_LOG_LEVEL_MESSAGE,
 		        "%s: malformed watch line of %" G_GSIZE_FORMAT " bytes (%s); relisting",
 		        self->name, length, error != NULL ? error->message : "not an object");
 		msd_informer_abandon_watch(self);
@@ -831,8 +835,8 @@ msd_informer_handle_line(MsdInformer *self, const gchar *line, gsize length)
 	if (msd_json_tokens_is_string(&self->tokens, type_index))
 		type = msd_json_tokens_dup_string(&self->tokens, type_index);
 	if (type == NULL || object < 0 || self->tokens.tokens[object].type != MSD_JSON_OBJECT) {
-		msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
-		        "%s: watch event without type or object; relisting", self->name);
+		msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
+		                 "%s: watch event without type or object; relisting", self->name);
 		msd_informer_abandon_watch(self);
 		return;
 	}
@@ -857,8 +861,9 @@ msd_informer_handle_line(MsdInformer *self, const gchar *line, gsize length)
 	} else if (strcmp(type, "ERROR") == 0) {
 		msd_informer_handle_error_event(self, object);
 	} else {
-		msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
-		        "%s: unknown watch event type \"%s\"; relisting", self->name, type);
+		msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
+		                 "%s: unknown watch event type \"%s\"; relisting", self->name,
+		                 type);
 		msd_informer_abandon_watch(self);
 	}
 }
@@ -869,13 +874,14 @@ msd_informer_watch_ended(MsdInformer *self)
 	gint64 lasted = g_get_monotonic_time() - self->watch_started;
 
 	if (msd_line_splitter_get_pending(self->splitter) > 0) {
-		msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
-		        "%s: watch stream ended inside an event; relisting", self->name);
+		msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
+		                 "%s: watch stream ended inside an event; relisting", self->name);
 		msd_informer_abandon_watch(self);
 		return;
 	}
 	if (self->initial_events) {
-		msd_log(G_LOG_LEVEL_INFO, self->name, self->namespace_, NULL,
+		msd_informer_log(
+		        self, G_LOG_LEVEL_INFO,
 		        "%s: streaming list ended without its end bookmark; using paginated lists",
 		        self->name);
 		/* a server that ignores sendInitialEvents would make every relist hang */
@@ -886,16 +892,15 @@ msd_informer_watch_ended(MsdInformer *self)
 	msd_informer_close_watch(self);
 	if (self->watch_events == 0 && lasted < MSD_INFORMER_SHORT_WATCH_USEC) {
 		self->counters.errors++;
-		msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_, NULL,
-		        "%s: watch closed at once without events", self->name);
+		msd_informer_log(self, G_LOG_LEVEL_DEBUG, "%s: watch closed at once without events",
+		                 self->name);
 		msd_informer_backoff(self, MSD_INFORMER_NEXT_WATCH);
 		return;
 	}
 	/* the server's timeout or a closed connection: resume where we are, as the reflector does
 	 */
-	msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_, NULL,
-	        "%s: watch ended, resuming at resourceVersion %s", self->name,
-	        self->resource_version != NULL ? self->resource_version : "");
+	msd_informer_log(self, G_LOG_LEVEL_DEBUG, "%s: watch ended, resuming at resourceVersion %s",
+	                 self->name, self->resource_version != NULL ? self->resource_version : "");
 	self->backoff_ms = 0;
 	self->counters.watch_restarts++;
 	self->watch_reopening = TRUE;
@@ -916,8 +921,8 @@ msd_informer_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	self->reading = FALSE;
 	if (n < 0) {
 		self->counters.errors++;
-		msd_log(G_LOG_LEVEL_INFO, self->name, self->namespace_, NULL,
-		        "%s: watch stream broke: %s; resuming", self->name, error->message);
+		msd_informer_log(self, G_LOG_LEVEL_INFO, "%s: watch stream broke: %s; resuming",
+		                 self->name, error->message);
 		msd_informer_close_watch(self);
 		msd_informer_backoff(self, MSD_INFORMER_NEXT_WATCH);
 		return;
@@ -950,8 +955,8 @@ msd_informer_pump(MsdInformer *self)
 				continue;
 			}
 			if (error != NULL) {
-				msd_log(G_LOG_LEVEL_MESSAGE, self->name, self->namespace_, NULL,
-				        "%s: %s; relisting", self->name, error->message);
+				msd_informer_log(self, G_LOG_LEVEL_MESSAGE, "%s: %s; relisting",
+				                 self->name, error->message);
 				msd_informer_abandon_watch(self);
 				return;
 			}
@@ -1000,19 +1005,18 @@ msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_
 				guint status = msd_kube_client_error_get_status(error);
 
 				if (status >= 400 && status < 500) {
-					msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_,
-					        NULL,
+					msd_informer_log(
+					        self, G_LOG_LEVEL_DEBUG,
 					        "%s: streaming list refused (%s); using paginated "
 					        "lists "
 					        "from now on",
 					        self->name, error->message);
 					self->watch_list_supported = FALSE;
 				} else {
-					msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_,
-					        NULL,
-					        "%s: streaming list refused (%s); using a "
-					        "paginated list",
-					        self->name, error->message);
+					msd_informer_log(self, G_LOG_LEVEL_DEBUG,
+					                 "%s: streaming list refused (%s); using a "
+					                 "paginated list",
+					                 self->name, error->message);
 				}
 				self->counters.errors++;
 				msd_informer_fall_back_to_list(self);
@@ -1029,8 +1033,8 @@ msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_
 		if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_GONE) ||
 		    (msd_kube_client_error_get_status(error) == 504 &&
 		     strstr(error->message, "Too large resource version") != NULL)) {
-			msd_log(G_LOG_LEVEL_INFO, self->name, self->namespace_, NULL,
-			        "%s: %s; relisting", self->name, error->message);
+			msd_informer_log(self, G_LOG_LEVEL_INFO, "%s: %s; relisting", self->name,
+			                 error->message);
 			g_clear_pointer(&self->resource_version, g_free);
 			self->counters.errors++;
 			msd_informer_backoff(self, MSD_INFORMER_NEXT_LIST);
@@ -1044,9 +1048,8 @@ msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_
 
 			self->counters.errors++;
 			delay = MAX(delay, msd_kube_client_error_get_retry_after(error) * 1000);
-			msd_log(G_LOG_LEVEL_INFO, self->name, self->namespace_, NULL,
-			        "%s: %s; watching again in %u ms", self->name, error->message,
-			        delay);
+			msd_informer_log(self, G_LOG_LEVEL_INFO, "%s: %s; watching again in %u ms",
+			                 self->name, error->message, delay);
 			msd_informer_schedule(self, MSD_INFORMER_NEXT_WATCH, delay);
 			return;
 		}
@@ -1094,8 +1097,7 @@ msd_informer_watch(MsdInformer *self, gboolean initial)
 			g_string_append_uri_escaped(query, self->resource_version, NULL, FALSE);
 		g_string_append_printf(query, "&timeoutSeconds=%d", timeout);
 	}
-	msd_log(G_LOG_LEVEL_DEBUG, self->name, self->namespace_, NULL, "%s: %s", self->name,
-	        query->str);
+	msd_informer_log(self, G_LOG_LEVEL_DEBUG, "%s: %s", self->name, query->str);
 	msd_kube_client_stream_async(self->client, query->str, self->watch_cancellable,
 	                             msd_informer_watch_open_cb, msd_informer_op_new(self));
 }
