@@ -366,7 +366,7 @@ class Meshsync(DaemonProcess):
     """The daemon in file mode."""
 
     def __init__(self, tmpdir, kubeconfig, *flags, output_file=None, extended=False,
-                 debug=False):
+                 debug=False, env=None):
         self.output_file = output_file or os.path.join(tmpdir, "snapshot.yaml")
         base, ext = os.path.splitext(self.output_file)
         self.extended_file = base + "-extended" + (ext or ".yaml")
@@ -379,7 +379,7 @@ class Meshsync(DaemonProcess):
         argv += list(flags)
         if kubeconfig is not None:
             argv += ["--kubeconfig", kubeconfig]
-        super().__init__(tmpdir, argv)
+        super().__init__(tmpdir, argv, env=env)
 
     def snapshot_uids(self):
         """Counter of the uids in the whole documents of the snapshot as it is now."""
