@@ -237,3 +237,9 @@ meshsyncd_log_install(MeshsyncdLogFormat format, MeshsyncdLogLevel level)
 	        format == MESHSYNCD_LOG_FORMAT_TEXT && g_log_writer_supports_color(STDERR_FILENO);
 	g_log_set_writer_func(meshsyncd_log_writer, NULL, NULL);
 }
+
+void
+meshsyncd_log_set_level(MeshsyncdLogLevel level)
+{
+	meshsyncd_log.level = level;
+}

@@ -40,6 +40,9 @@ gboolean meshsyncd_log_parse_level(const gchar *text, MeshsyncdLogLevel *level, 
  */
 void meshsyncd_log_install(MeshsyncdLogFormat format, MeshsyncdLogLevel level);
 
+/* Changes the level of an installed writer, or of the filter alone; for tests. */
+void meshsyncd_log_set_level(MeshsyncdLogLevel level);
+
 /* Whether the writer prints a message of @log_level from @domain; for the writer and tests. */
 gboolean meshsyncd_log_wants(GLogLevelFlags log_level, const gchar *domain);
 
