@@ -19,6 +19,7 @@
 #include "meshsyncd-dbus-service.h"
 #include "meshsyncd-go-duration.h"
 #include "meshsyncd-go-flags.h"
+#include "meshsyncd-log.h"
 #include "meshsyncd-resource-table.h"
 #include "util/msd-localedir.h"
 
@@ -185,6 +186,10 @@ main(int argc, char **argv)
 	g_autofree gchar *reconcile_floor = NULL;
 	gint shard = -1;
 	gint total_shards = 1;
+	g_autofree gchar *log_format = NULL;
+	g_autofree gchar *log_level = NULL;
+	MeshsyncdLogFormat format = MESHSYNCD_LOG_FORMAT_TEXT;
+	MeshsyncdLogLevel level = MESHSYNCD_LOG_LEVEL_INFO;
 	gint max_sessions = 64;
 	gboolean disable_exec = FALSE;
 	gint broker_connect_timeout = 300;
@@ -302,7 +307,15 @@ main(int argc, char **argv)
 	         N_("Close an exec session without input or output for this long (Go duration, "
 	            "default 30m; 0: never)"),
 	         N_("DURATION")},
-	        {"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, N_("Log debug messages"), NULL},
+	        {"log-format", 0, 0, G_OPTION_ARG_STRING, &log_format,
+	         N_("How log lines are written to stderr: text (default; to the journal when "
+	            "stderr is connected to it) or json (one object a line)"),
+	         N_("FORMAT")},
+	        {"log-level", 0, 0, G_OPTION_ARG_STRING, &log_level,
+	         N_("Least severe messages logged: error, warning, info (default) or debug"),
+	         N_("LEVEL")},
+	        {"verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose,
+	         N_("Log meshsync's debug messages (--log-level=debug, as DEBUG=true does)"), NULL},
 	        {"version", 0, 0, G_OPTION_ARG_NONE, &version, N_("Print the version and exit"),
 	         NULL},
 	        {NULL},
@@ -365,8 +378,14 @@ main(int argc, char **argv)
 	 * the command line */
 	if (redact_secrets)
 		g_setenv("MESHSYNC_REDACT_SECRETS", "true", TRUE);
+	if (!meshsyncd_log_parse_format(log_format, &format, &error) ||
+	    !meshsyncd_log_parse_level(log_level, &level, &error)) {
+		g_printerr("meshsync: %s\n", error->message);
+		return 2;
+	}
 	if (verbose || meshsyncd_main_debug_requested())
-		g_log_set_debug_enabled(TRUE);
+		level = MESHSYNCD_LOG_LEVEL_DEBUG;
+	meshsyncd_log_install(format, level);
 	if (list_resources)
 		return meshsyncd_main_list_resources(kubeconfig, kube_context);
 

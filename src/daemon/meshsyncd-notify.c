@@ -12,6 +12,8 @@
 
 #include "meshsyncd-notify.h"
 
+#include "meshsync-handler-private.h"
+
 /* How often the status line follows the initial sync: often enough for `systemctl status`,
  * rare enough that a sync of many thousand objects costs the manager nothing. */
 #define MESHSYNCD_NOTIFY_PROGRESS_MS 1000
@@ -36,9 +38,7 @@ struct _MeshsyncdNotify {
 	MeshSyncService *service; /* (owned) (nullable) */
 	MeshSyncHandler *handler; /* (owned) (nullable): once started */
 	GCancellable *confirm;    /* (owned) (nullable): while the subscriptions are confirmed */
-	gulong event_handler;
 	guint progress_timer;
-	gchar *kind;   /* (owned) (nullable): the kind of the last object received */
 	gchar *status; /* (owned) (nullable): the last status line sent */
 	gboolean started;
 	gboolean ready_sent;
@@ -131,9 +131,12 @@ meshsyncd_notify_describe(MeshsyncdNotify *self)
 	if (!meshsync_service_get_ready(self->service)) {
 		const gchar *what = self->synced_once ? "resync" : "initial sync";
 
-		if (self->kind == NULL)
+		/* the numbers of the library's own progress lines */
+		g_autofree gchar *listing = meshsync_handler_describe_listing(self->handler);
+
+		if (listing == NULL || *listing == '\0')
 			return g_strdup_printf("%s: discovering the API server's resources", what);
-		return g_strdup_printf("%s: listing %s: %u objects", what, self->kind, n_objects);
+		return g_strdup_printf("%s: listing %s; %u objects", what, listing, n_objects);
 	}
 	outputs = meshsyncd_notify_describe_outputs(self);
 	return g_strdup_printf("synced %u types, %u objects; %s",
@@ -158,33 +161,16 @@ meshsyncd_notify_progress_cb(gpointer user_data)
 	return G_SOURCE_CONTINUE;
 }
 
-static void
-meshsyncd_notify_resource_event_cb(MeshSyncHandler *handler,
-                                   MeshSyncResource *resource,
-                                   MeshSyncEventType event_type,
-                                   MeshsyncdNotify *self)
-{
-	const gchar *kind = meshsync_resource_get_kind(resource);
-
-	if (g_strcmp0(kind, self->kind) != 0) {
-		g_free(self->kind);
-		self->kind = g_strdup(kind);
-	}
-}
-
-/* Progress is followed only while a sync runs: a synced daemon pays nothing per event. */
+/* Progress is followed only while a sync runs. */
 static void
 meshsyncd_notify_follow_progress(MeshsyncdNotify *self, gboolean follow)
 {
 	if (self->handler == NULL)
 		return;
 	if (follow && self->progress_timer == 0) {
-		g_clear_pointer(&self->kind, g_free);
-		g_signal_handler_unblock(self->handler, self->event_handler);
 		self->progress_timer = g_timeout_add(MESHSYNCD_NOTIFY_PROGRESS_MS,
 		                                     meshsyncd_notify_progress_cb, self);
 	} else if (!follow && self->progress_timer != 0) {
-		g_signal_handler_block(self->handler, self->event_handler);
 		g_clear_handle_id(&self->progress_timer, g_source_remove);
 	}
 }
@@ -275,10 +261,6 @@ meshsyncd_notify_started(MeshsyncdNotify *self)
 		return;
 	self->started = TRUE;
 	self->handler = g_object_ref(meshsync_service_get_handler(self->service));
-	self->event_handler =
-	        g_signal_connect(self->handler, "resource-event",
-	                         G_CALLBACK(meshsyncd_notify_resource_event_cb), self);
-	g_signal_handler_block(self->handler, self->event_handler);
 	if (meshsync_service_get_ready(self->service))
 		self->synced_once = TRUE;
 	else
@@ -377,8 +359,6 @@ meshsyncd_notify_dispose(GObject *object)
 
 	g_clear_handle_id(&self->watchdog_timer, g_source_remove);
 	g_clear_handle_id(&self->progress_timer, g_source_remove);
-	if (self->handler != NULL)
-		g_clear_signal_handler(&self->event_handler, self->handler);
 	g_clear_object(&self->handler);
 	g_clear_object(&self->confirm);
 	if (self->service != NULL) {
@@ -399,7 +379,6 @@ meshsyncd_notify_finalize(GObject *object)
 
 	g_clear_object(&self->socket);
 	g_clear_object(&self->address);
-	g_free(self->kind);
 	g_free(self->status);
 	G_OBJECT_CLASS(meshsyncd_notify_parent_class)->finalize(object);
 }

@@ -19,6 +19,7 @@
 #include "broker/msd-nats-source.h"
 #include "broker/msd-replay.h"
 #include "util/msd-i18n.h"
+#include "util/msd-log.h"
 
 /**
  * MeshSyncBroker:
@@ -406,7 +407,8 @@ meshsync_broker_set_congested(MeshSyncBroker *self, gboolean congested)
 	if (self->congested == congested)
 		return;
 	self->congested = congested;
-	g_debug("broker at %s: %s", self->url->display,
+	msd_log(G_LOG_LEVEL_DEBUG, NULL, NULL, self->url->display, "broker at %s: %s",
+	        self->url->display,
 	        congested ? "write buffer above its high mark, holding publishes"
 	                  : "write buffer drained, taking publishes again");
 	meshsync_broker_update_writable(self);
@@ -480,8 +482,9 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 	case MSD_BROKER_EVENT_DISCONNECTED:
 		if (self->state != MESHSYNC_BROKER_STATE_CONNECTED)
 			break;
-		g_message("lost the connection to the broker at %s; reconnecting",
-		          self->url->display);
+		msd_info_url(self->url->display,
+		             "lost the connection to the broker at %s; reconnecting",
+		             self->url->display);
 		msd_replay_disconnected(self->replay);
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_RECONNECTING);
 		/* What waited for the socket went with the connection (the window sends it
@@ -495,7 +498,8 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 		self->reconnects++;
 		self->pending_bytes = 0;
 		self->max_payload = event->max_payload;
-		g_message("reconnected to the broker at %s", self->url->display);
+		msd_info_url(self->url->display, "reconnected to the broker at %s",
+		             self->url->display);
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CONNECTED);
 		/* nats.c sent the reconnect buffer before calling back: room again. What was
 		 * in the write buffer went with the old socket or into that buffer. */
@@ -507,15 +511,16 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 	case MSD_BROKER_EVENT_CLOSED:
 		if (self->state == MESHSYNC_BROKER_STATE_CLOSED)
 			break;
-		g_message("the connection to the broker at %s is closed for good",
-		          self->url->display);
+		msd_info_url(self->url->display,
+		             "the connection to the broker at %s is closed for good",
+		             self->url->display);
 		msd_replay_closed(self->replay);
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CLOSED);
 		meshsync_broker_set_writable(self, FALSE);
 		break;
 	case MSD_BROKER_EVENT_ERROR:
-		g_message("broker at %s: %s", self->url->display,
-		          natsStatus_GetText(event->status));
+		msd_info_url(self->url->display, "broker at %s: %s", self->url->display,
+		             natsStatus_GetText(event->status));
 		break;
 	default:
 		g_assert_not_reached();
@@ -524,6 +529,49 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 
 /* ------------------------------------------------------------------------------------------ */
 
+gchar *
+meshsync_broker_clean_error_text(const gchar *text)
+{
+	GString *out = g_string_sized_new(strlen(text));
+	const gchar *p = text;
+
+	while (*p != '\0') {
+		/* "(" name ".c:" digits ")", the form nats_setError() writes */
+		const gchar *q = p + 1;
+		gboolean place = FALSE;
+
+		if (*p == '(') {
+			while (g_ascii_isalnum(*q) || *q == '_' || *q == '-' || *q == '.' ||
+			       *q == '/')
+				q++;
+			if (q - p > 3 && q[-2] == '.' && q[-1] == 'c' && q[0] == ':' &&
+			    g_ascii_isdigit(q[1])) {
+				q++;
+				while (g_ascii_isdigit(*q))
+					q++;
+				place = *q == ')';
+			}
+		}
+		if (!place) {
+			g_string_append_c(out, *p++);
+			continue;
+		}
+		p = q + 1;
+		/* a leading "(conn.c:2088): " goes with its separator, " (conn.c:2088)" with
+		 * the space before it */
+		if (out->len == 0) {
+			if (*p == ':')
+				p++;
+			while (*p == ' ')
+				p++;
+		} else {
+			while (out->len > 0 && out->str[out->len - 1] == ' ')
+				g_string_truncate(out, out->len - 1);
+		}
+	}
+	return g_string_free(out, FALSE);
+}
+
 static gchar *
 msd_broker_last_error(natsStatus status)
 {
@@ -531,7 +579,7 @@ msd_broker_last_error(natsStatus status)
 	const gchar *text = nats_GetLastError(&last);
 
 	if (text != NULL && *text != '\0')
-		return g_strdup(text);
+		return meshsync_broker_clean_error_text(text);
 	return g_strdup(natsStatus_GetText(status));
 }
 
@@ -1072,7 +1120,8 @@ msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 		self->connect_task = NULL;
 		self->pending_bytes = 0;
 		self->congested = FALSE;
-		g_message("connected to the broker at %s", self->url->display);
+		msd_info_url(self->url->display, "connected to the broker at %s",
+		             self->url->display);
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CONNECTED);
 		meshsync_broker_set_writable(self, TRUE);
 		g_task_return_boolean(task, TRUE);
@@ -1108,7 +1157,8 @@ msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 		return;
 	}
 	if (!cd->logged) {
-		g_message("waiting for the broker at %s: %s", self->url->display, cd->last_reason);
+		msd_info_url(self->url->display, "waiting for the broker at %s: %s",
+		             self->url->display, cd->last_reason);
 		cd->logged = TRUE;
 	}
 	cd->timer = g_timeout_source_new(cd->delay_ms);
@@ -1626,7 +1676,7 @@ meshsync_broker_close(MeshSyncBroker *self)
 	self->connect_task = NULL;
 	if (self->nc != NULL && self->state != MESHSYNC_BROKER_STATE_CLOSED &&
 	    !meshsync_broker_drain_output(self, MSD_BROKER_CLOSE_DRAIN_MS, &error))
-		g_message("%s", error->message);
+		g_info("%s", error->message);
 	if (self->nc != NULL)
 		natsConnection_Close(self->nc);
 	msd_replay_closed(self->replay);

@@ -454,7 +454,7 @@ msd_discovery_group_version_cb(GObject *source, GAsyncResult *result, gpointer u
 		        msd_discovery_parse_resource_list(doc, slot->group, slot->version);
 	} else if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED)) {
 		/* one broken aggregated API must not hide the rest of the cluster */
-		g_warning("discovery: skipping %s: %s", path, error->message);
+		g_message("discovery: skipping %s: %s", path, error->message);
 	}
 	msd_discovery_run_done(task);
 }

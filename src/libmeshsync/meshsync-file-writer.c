@@ -150,14 +150,14 @@ meshsync_snapshot_file_continue(gint fd, const gchar *path, GHashTable *uids, GE
 			            path, g_strerror(saved));
 			return FALSE;
 		}
-		g_message("snapshot %s: dropped a partial document of %" G_GOFFSET_FORMAT
-		          " bytes at its end, left by an interrupted run",
-		          path, scan.size - scan.complete_end);
+		g_info("snapshot %s: dropped a partial document of %" G_GOFFSET_FORMAT
+		       " bytes at its end, left by an interrupted run",
+		       path, scan.size - scan.complete_end);
 	}
 	if (uids != NULL && scan.n_documents > 0)
-		g_message("snapshot %s: continuing after %u documents of an earlier run; the %u "
-		          "objects in them are not written again",
-		          path, scan.n_documents, g_hash_table_size(uids));
+		g_info("snapshot %s: continuing after %u documents of an earlier run; the %u "
+		       "objects in them are not written again",
+		       path, scan.n_documents, g_hash_table_size(uids));
 	return TRUE;
 }
 

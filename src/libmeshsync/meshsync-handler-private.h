@@ -37,5 +37,7 @@ typedef void (*MeshSyncHandlerInformerFunc)(MsdInformer *informer, gpointer user
 void meshsync_handler_set_informer_synced_func(MeshSyncHandler *self,
                                                MeshSyncHandlerInformerFunc func,
                                                gpointer user_data);
+/* msd_run_describe_listing() of the current run; NULL before the first run exists. */
+gchar *meshsync_handler_describe_listing(MeshSyncHandler *self);
 
 G_END_DECLS

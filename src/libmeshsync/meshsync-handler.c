@@ -158,7 +158,7 @@ meshsync_handler_paused_cb(MsdDelivery *delivery, GParamSpec *pspec, MeshSyncHan
 	if (run == NULL)
 		return;
 	if (msd_delivery_get_paused(delivery)) {
-		g_message("the output cannot take events now: informers paused");
+		g_info("the output cannot take events now: informers paused");
 		msd_run_pause(run);
 	} else {
 		msd_run_resume(run);
@@ -170,7 +170,7 @@ meshsync_handler_delivery_failed_cb(MsdDelivery *delivery, const GError *error, 
 {
 	MeshSyncHandler *self = data;
 
-	g_warning("%s", error->message);
+	g_info("%s", error->message);
 	g_signal_emit(self, signals[SIGNAL_FAILED], 0, error);
 	meshsync_handler_stop(self);
 }
@@ -920,4 +920,15 @@ meshsync_handler_set_informer_synced_func(MeshSyncHandler *self,
 	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
 	self->informer_synced = func;
 	self->informer_synced_data = func != NULL ? user_data : NULL;
+}
+
+gchar *
+meshsync_handler_describe_listing(MeshSyncHandler *self)
+{
+	MsdRun *run;
+
+	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), NULL);
+
+	run = self->setup != NULL ? msd_run_setup_get_run(self->setup) : NULL;
+	return run != NULL ? msd_run_describe_listing(run) : NULL;
 }

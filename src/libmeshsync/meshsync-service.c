@@ -169,8 +169,8 @@ meshsync_service_update_broker_check(MeshSyncService *self)
 static void
 meshsync_service_broker_state_cb(MeshSyncBroker *broker, GParamSpec *pspec, MeshSyncService *self)
 {
-	g_message("broker connection state: %s",
-	          meshsync_service_broker_state_text(meshsync_broker_get_state(broker)));
+	g_info("broker connection state: %s",
+	       meshsync_service_broker_state_text(meshsync_broker_get_state(broker)));
 	meshsync_service_update_broker_check(self);
 }
 
@@ -234,9 +234,9 @@ meshsync_service_start_health(MeshSyncService *self, GError **error)
 	if (!meshsync_health_server_listen(self->health, self->health_address, self->health_port,
 	                                   error))
 		return FALSE;
-	g_message("meshsync: health endpoints /healthz, /readyz and /metrics listening on %s:%u",
-	          self->health_address != NULL ? self->health_address : "*",
-	          meshsync_health_server_get_port(self->health));
+	g_info("meshsync: health endpoints /healthz, /readyz and /metrics listening on %s:%u",
+	       self->health_address != NULL ? self->health_address : "*",
+	       meshsync_health_server_get_port(self->health));
 	return TRUE;
 }
 
@@ -252,7 +252,7 @@ meshsync_service_open_outputs(MeshSyncService *self, GError **error)
 		self->broker_writer =
 		        meshsync_broker_writer_new(self->broker, MESHSYNC_SUBJECT_CORE);
 		if (self->content_dedup) {
-			g_message("meshsync: broker content deduplication enabled");
+			g_info("meshsync: broker content deduplication enabled");
 			meshsync_broker_writer_set_content_dedup(self->broker_writer, TRUE);
 		}
 		if (self->metrics != NULL)
@@ -265,12 +265,12 @@ meshsync_service_open_outputs(MeshSyncService *self, GError **error)
 		        meshsync_file_writer_new(self->output_file, self->output_extended, error);
 		if (self->file_writer == NULL)
 			return FALSE;
-		g_message("writing the snapshot to %s%s%s",
-		          meshsync_file_writer_get_path(self->file_writer),
-		          self->output_extended ? " and every event to " : "",
-		          self->output_extended
-		                  ? meshsync_file_writer_get_extended_path(self->file_writer)
-		                  : "");
+		g_info("writing the snapshot to %s%s%s",
+		       meshsync_file_writer_get_path(self->file_writer),
+		       self->output_extended ? " and every event to " : "",
+		       self->output_extended
+		               ? meshsync_file_writer_get_extended_path(self->file_writer)
+		               : "");
 		g_ptr_array_add(writers, g_object_ref(self->file_writer));
 	}
 	for (guint i = 0; i < self->extra_writers->len; i++)
@@ -360,7 +360,7 @@ meshsync_service_connected_cb(GObject *source, GAsyncResult *result, gpointer us
 		return;
 	}
 	self->state = MESHSYNC_SERVICE_RUNNING;
-	g_message("meshsync: run started");
+	g_info("meshsync: run started");
 	g_task_return_boolean(task, TRUE);
 }
 
@@ -413,7 +413,7 @@ meshsync_service_start_async(MeshSyncService *self,
 		return;
 	}
 	self->state = MESHSYNC_SERVICE_RUNNING;
-	g_message("meshsync: run started");
+	g_info("meshsync: run started");
 	g_task_return_boolean(task, TRUE);
 }
 
@@ -442,12 +442,12 @@ static void
 meshsync_service_log_totals(MeshSyncService *self)
 {
 	if (self->broker_writer != NULL)
-		g_message("broker flushed: %" G_GUINT64_FORMAT " events published",
-		          meshsync_broker_writer_get_n_published(self->broker_writer));
+		g_info("broker flushed: %" G_GUINT64_FORMAT " events published",
+		       meshsync_broker_writer_get_n_published(self->broker_writer));
 	if (self->file_writer != NULL)
-		g_message("snapshot %s: %u documents written",
-		          meshsync_file_writer_get_path(self->file_writer),
-		          meshsync_file_writer_get_n_documents(self->file_writer));
+		g_info("snapshot %s: %u documents written",
+		       meshsync_file_writer_get_path(self->file_writer),
+		       meshsync_file_writer_get_n_documents(self->file_writer));
 }
 
 static void
@@ -470,7 +470,7 @@ meshsync_service_flushed_cb(GObject *source, GAsyncResult *result, gpointer user
 	g_autoptr(GError) error = NULL;
 
 	if (!meshsync_broker_flush_finish(MESHSYNC_BROKER(source), result, &error))
-		g_warning("messages may be lost: %s", error->message);
+		g_message("messages may be lost: %s", error->message);
 	meshsync_service_stopped(g_task_get_source_object(task), task);
 }
 
@@ -507,7 +507,7 @@ meshsync_service_stop_async(MeshSyncService *self,
 		return;
 	}
 	self->state = MESHSYNC_SERVICE_STOPPING;
-	g_message("meshsync: shutting down");
+	g_info("meshsync: shutting down");
 	if (self->listener != NULL)
 		msd_request_listener_stop(self->listener);
 	if (self->sessions != NULL)

@@ -8,7 +8,7 @@
  * and differ only in how the stream is opened and read (about 150 lines each).
  */
 
-#define G_LOG_DOMAIN "MeshSyncKube"
+#define G_LOG_DOMAIN "MeshSyncSession"
 
 #include "config.h"
 
@@ -242,7 +242,7 @@ meshsync_session_idle_cb(gpointer data)
 	}
 	priv->idle_source = 0;
 	message = g_strdup_printf("session %s closed: idle for %u s", priv->id, priv->idle_timeout);
-	g_message("%s", message);
+	g_info("%s", message);
 	meshsync_session_finish_literal(self, MESHSYNC_ERROR_TIMED_OUT, message);
 	return G_SOURCE_REMOVE;
 }

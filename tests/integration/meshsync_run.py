@@ -218,9 +218,19 @@ def parse_metrics(text):
 _markers = itertools.count(1)
 
 
+def env_allowing_warnings(env=None):
+    """@env (default: this process's) without G_DEBUG=fatal-warnings: for a test that gives
+    the daemon something a person must fix and checks the warning it logs for it, as
+    g_test_expect_message() does in a unit test."""
+    env = dict(os.environ if env is None else env)
+    flags = [f for f in env.get("G_DEBUG", "").split(",") if f and f != "fatal-warnings"]
+    env["G_DEBUG"] = ",".join(flags)
+    return env
+
+
 class DaemonProcess:
-    """One meshsync process started with @argv; its log (GLib writes debug lines to stdout,
-    the rest to stderr) goes to a file. A "--health-port 0" in @argv is replaced by a free
+    """One meshsync process started with @argv; its log (stderr, and stdout should anything
+    land there) goes to a file. A "--health-port 0" in @argv is replaced by a free
     port chosen here, so the test knows where /readyz and /metrics are without reading it
     from the log."""
 
@@ -356,7 +366,7 @@ class Meshsync(DaemonProcess):
     """The daemon in file mode."""
 
     def __init__(self, tmpdir, kubeconfig, *flags, output_file=None, extended=False,
-                 debug=False):
+                 debug=False, env=None):
         self.output_file = output_file or os.path.join(tmpdir, "snapshot.yaml")
         base, ext = os.path.splitext(self.output_file)
         self.extended_file = base + "-extended" + (ext or ".yaml")
@@ -369,7 +379,7 @@ class Meshsync(DaemonProcess):
         argv += list(flags)
         if kubeconfig is not None:
             argv += ["--kubeconfig", kubeconfig]
-        super().__init__(tmpdir, argv)
+        super().__init__(tmpdir, argv, env=env)
 
     def snapshot_uids(self):
         """Counter of the uids in the whole documents of the snapshot as it is now."""

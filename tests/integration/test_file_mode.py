@@ -17,7 +17,7 @@ import subprocess
 import pytest
 from kubesim import Kubesim
 from meshsync_run import (DAEMON, META_KEYS, TIMEOUT, TOP_KEYS, Meshsync, cluster_view,
-                          extended_events, read_documents, seconds, snapshot_uid_counts,
+                          env_allowing_warnings, extended_events, read_documents, seconds, snapshot_uid_counts,
                           uid_counts)
 
 # Small clusters keep the suite fast; three team namespaces besides the system ones.
@@ -412,10 +412,10 @@ def test_crd_added_at_run_time_is_watched_after_resync(tmp_path):
     assert "Pod" in {doc["kind"] for doc in documents}
 
 
-def _run(args, timeout=TIMEOUT):
+def _run(args, timeout=TIMEOUT, env=None):
     health = ["--health-port", "0", "--health-address", "127.0.0.1"]
     return subprocess.run([DAEMON] + args + health, capture_output=True, text=True,
-                          timeout=timeout,
+                          timeout=timeout, env=env,
                           stdin=subprocess.DEVNULL, check=False)
 
 
@@ -548,8 +548,9 @@ def test_watching_nothing_fails(tmp_path, flags):
     flags = [str(watch) if f == "WATCH" else f for f in flags]
     out = tmp_path / "out.yaml"
     with Kubesim(pods=5, namespaces=1) as sim:
+        # the watch configuration's unknown type is the user's to fix: a warning
         run = _run(["-output", "file", "-outputFile", str(out), "--kubeconfig",
-                    sim.kubeconfig] + flags)
+                    sim.kubeconfig] + flags, env=env_allowing_warnings())
     assert run.returncode == 1, run.stderr
     assert "nothing to watch" in run.stderr
     assert not out.exists()

@@ -205,12 +205,12 @@ msd_replay_update_full(MsdReplay *self)
 		return;
 	self->full = full;
 	if (full)
-		g_message("broker at %s: %" G_GSIZE_FORMAT " bytes published and not confirmed, "
-		          "holding events",
-		          meshsync_broker_get_url(self->broker), bytes);
+		g_info("broker at %s: %" G_GSIZE_FORMAT " bytes published and not confirmed, "
+		       "holding events",
+		       meshsync_broker_get_url(self->broker), bytes);
 	else
-		g_message("broker at %s: confirmed, taking events again",
-		          meshsync_broker_get_url(self->broker));
+		g_info("broker at %s: confirmed, taking events again",
+		       meshsync_broker_get_url(self->broker));
 	meshsync_broker_refresh_writable(self->broker);
 }
 
@@ -408,10 +408,10 @@ msd_replay_connected(MsdReplay *self, guint64 reconnects)
 	self->resend_until =
 	        MAX(self->resend_until, msd_replay_window_get_last_sent(self->window) + again);
 	if (msd_replay_window_get_n_messages(self->window) > 0)
-		g_message("broker at %s: sending the %" G_GUINT64_FORMAT
-		          " events it has not confirmed, oldest first",
-		          meshsync_broker_get_url(self->broker),
-		          msd_replay_window_get_n_messages(self->window));
+		g_info("broker at %s: sending the %" G_GUINT64_FORMAT
+		       " events it has not confirmed, oldest first",
+		       meshsync_broker_get_url(self->broker),
+		       msd_replay_window_get_n_messages(self->window));
 	self->closed = FALSE;
 	self->connected = TRUE;
 	self->base_reconnects = reconnects;
@@ -444,8 +444,8 @@ msd_replay_closed(MsdReplay *self)
 	msd_replay_clear_timer(self);
 	msd_replay_fail_waiters(self, "the connection is closed");
 	if (lost > 0)
-		g_message("broker at %s closed with %" G_GUINT64_FORMAT " messages not confirmed",
-		          meshsync_broker_get_url(self->broker), lost);
+		g_info("broker at %s closed with %" G_GUINT64_FORMAT " messages not confirmed",
+		       meshsync_broker_get_url(self->broker), lost);
 	msd_replay_window_clear(self->window);
 	msd_replay_update_full(self);
 }

@@ -426,7 +426,7 @@ msd_request_listener_store_done_cb(GObject *source, GAsyncResult *result, gpoint
 	n = msd_request_listener_reply_store_finish(MSD_REQUEST_LISTENER(source), result, &error);
 	if (n < 0) {
 		if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
-			g_warning("informer-store reply on %s: %s", reply, error->message);
+			g_message("informer-store reply on %s: %s", reply, error->message);
 		return;
 	}
 	g_debug("informer-store: %" G_GSSIZE_FORMAT " batches published on %s", n, reply);
@@ -485,8 +485,8 @@ msd_request_listener_start_active_exec(MsdRequestListener *self)
 		g_debug("active-exec: the ticker already runs");
 		return;
 	}
-	g_message("active-exec: publishing the active sessions on %s every %u ms",
-	          MSD_SUBJECT_ACTIVE_EXEC, self->active_exec_period_ms);
+	g_info("active-exec: publishing the active sessions on %s every %u ms",
+	       MSD_SUBJECT_ACTIVE_EXEC, self->active_exec_period_ms);
 	/* The requester gets the list at once rather than one period later. */
 	msd_request_listener_active_exec_cb(self);
 	self->active_exec_source = g_timeout_add(self->active_exec_period_ms,
@@ -529,7 +529,7 @@ msd_request_listener_handle(MsdRequestListener *self, GBytes *envelope)
 	data = g_bytes_get_data(envelope, &len);
 	request = msd_request_parse(data != NULL ? data : "", len, &error);
 	if (request == NULL) {
-		g_warning("ignoring a message on %s: %s", MSD_SUBJECT_REQUEST, error->message);
+		g_message("ignoring a message on %s: %s", MSD_SUBJECT_REQUEST, error->message);
 		if (self->metrics != NULL)
 			msd_metrics_counter_add(self->metrics, MSD_REQUESTS_METRIC,
 			                        MSD_REQUESTS_HELP, 1, "entity", "invalid", NULL);
@@ -549,14 +549,14 @@ msd_request_listener_handle(MsdRequestListener *self, GBytes *envelope)
 		g_autofree gchar *reply = msd_request_dup_reply(request->payload);
 
 		if (reply == NULL) {
-			g_warning("ignoring an informer-store request without a Reply subject");
+			g_message("ignoring an informer-store request without a Reply subject");
 			return;
 		}
 		msd_request_listener_reply_store_async(self, reply, self->cancellable,
 		                                       msd_request_listener_store_done_cb,
 		                                       g_strdup(reply));
 	} else if (g_str_equal(request->entity, "resync-discovery")) {
-		g_message("resync requested over the broker");
+		g_info("resync requested over the broker");
 		meshsync_handler_resync(self->handler);
 	} else if (g_str_equal(request->entity, "meshsync-meta")) {
 		msd_request_listener_publish_meta(self);

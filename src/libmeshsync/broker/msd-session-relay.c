@@ -125,7 +125,7 @@ msd_session_relay_publish(MsdSessionRelay *self, const gchar *subject, GString *
 	}
 	/* a stream goes on while the broker is away: say so once per outage, not per chunk */
 	if (!self->publish_failing)
-		g_warning("%s (further session output is dropped until the broker takes it)",
+		g_message("%s (further session output is dropped until the broker takes it)",
 		          error->message);
 	else
 		g_debug("%s", error->message);
@@ -335,7 +335,7 @@ msd_relay_entry_error_cb(MeshSyncSession *session, const GError *error, MsdRelay
 {
 	MeshSyncSessionKind kind = meshsync_session_get_kind(session);
 
-	g_warning("%s session %s: %s", msd_kind_label(kind), entry->id, error->message);
+	g_message("%s session %s: %s", msd_kind_label(kind), entry->id, error->message);
 	msd_session_relay_count(entry->relay, MSD_SESSIONS_FAILED_METRIC, MSD_SESSIONS_FAILED_HELP,
 	                        kind, NULL);
 	/* upstream stays silent about a log that cannot be opened; the viewer is told here */
@@ -462,7 +462,7 @@ msd_session_relay_refuse(MsdSessionRelay *self,
                          const gchar *reason,
                          const gchar *message)
 {
-	g_warning("%s session %s refused: %s", msd_kind_label(kind), id, message);
+	g_message("%s session %s refused: %s", msd_kind_label(kind), id, message);
 	msd_session_relay_count(self, MSD_SESSIONS_REFUSED_METRIC, MSD_SESSIONS_REFUSED_HELP, kind,
 	                        reason);
 	if (kind == MESHSYNC_SESSION_KIND_LOG)
@@ -570,7 +570,7 @@ msd_session_relay_open(MsdSessionRelay *self,
 		}
 		msd_session_relay_publish_active(self);
 	}
-	g_message("%s session %s started", msd_kind_label(kind), id);
+	g_info("%s session %s started", msd_kind_label(kind), id);
 	msd_session_relay_count(self, MSD_SESSIONS_STARTED_METRIC, MSD_SESSIONS_STARTED_HELP, kind,
 	                        NULL);
 	meshsync_session_start(entry->session);
@@ -585,7 +585,7 @@ msd_session_relay_handle_one(MsdSessionRelay *self, MeshSyncSessionKind kind, Js
 	MsdRelayEntry *entry;
 
 	if (!msd_session_request_read(node, &req, &error)) {
-		g_warning("ignoring a %s request: %s", msd_kind_label(kind), error->message);
+		g_message("ignoring a %s request: %s", msd_kind_label(kind), error->message);
 		msd_session_relay_count(self, MSD_SESSIONS_REFUSED_METRIC,
 		                        MSD_SESSIONS_REFUSED_HELP, kind, "invalid");
 		return;
@@ -596,7 +596,7 @@ msd_session_relay_handle_one(MsdSessionRelay *self, MeshSyncSessionKind kind, Js
 	entry = g_hash_table_lookup(self->entries, id);
 	if (req.stop) {
 		if (entry != NULL) {
-			g_message("%s session %s: stop requested", msd_kind_label(kind), id);
+			g_info("%s session %s: stop requested", msd_kind_label(kind), id);
 			meshsync_session_stop(entry->session);
 		}
 		return;
@@ -618,7 +618,7 @@ msd_session_relay_handle(MsdSessionRelay *self, MeshSyncSessionKind kind, JsonNo
 	g_autoptr(GList) members = NULL;
 
 	if (payload == NULL || !JSON_NODE_HOLDS_OBJECT(payload)) {
-		g_warning("ignoring a %s request whose payload is not an object",
+		g_message("ignoring a %s request whose payload is not an object",
 		          msd_kind_label(kind));
 		msd_session_relay_count(self, MSD_SESSIONS_REFUSED_METRIC,
 		                        MSD_SESSIONS_REFUSED_HELP, kind, "invalid");
@@ -666,7 +666,7 @@ msd_relay_entry_input_cb(MeshSyncBroker *broker,
 	if (data == NULL || len > G_MAXSSIZE ||
 	    !json_parser_load_from_data(parser, data, (gssize)len, NULL) ||
 	    (root = json_parser_get_root(parser)) == NULL || !JSON_NODE_HOLDS_OBJECT(root)) {
-		g_warning("session %s: ignoring input that is not an envelope", entry->id);
+		g_message("session %s: ignoring input that is not an envelope", entry->id);
 		return;
 	}
 	type = msd_json_object_get_member_folded(json_node_get_object(root), "ObjectType");
@@ -681,7 +681,7 @@ msd_relay_entry_input_cb(MeshSyncBroker *broker,
 	line = g_string_new(json_node_get_string(object));
 	g_string_append_c(line, '\n');
 	if (!meshsync_session_write(entry->session, (const guint8 *)line->str, line->len, &error))
-		g_warning("%s", error->message);
+		g_message("%s", error->message);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -736,7 +736,7 @@ msd_session_relay_stop_all(MsdSessionRelay *self)
 	self->stopped = TRUE;
 	sessions = msd_session_relay_dup_sessions(self);
 	if (sessions->len > 0)
-		g_message("stopping %u sessions", sessions->len);
+		g_info("stopping %u sessions", sessions->len);
 	for (guint i = 0; i < sessions->len; i++)
 		meshsync_session_stop(g_ptr_array_index(sessions, i));
 	if (g_hash_table_size(self->entries) > 0) {

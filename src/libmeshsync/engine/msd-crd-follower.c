@@ -77,7 +77,7 @@ msd_crd_follower_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 		return;
 	name = msd_crd_follower_name_of(event);
 	if (name == NULL) {
-		g_warning("customresourcedefinitions: %s has no spec.group or spec.names.plural: "
+		g_message("customresourcedefinitions: %s has no spec.group or spec.names.plural: "
 		          "ignored",
 		          event->entry->name);
 		return;
@@ -88,9 +88,9 @@ msd_crd_follower_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 		changed = meshsync_watch_config_remove_crd(self->watch, name);
 	if (!changed)
 		return;
-	g_message("custom resource type %s %s%s", name,
-	          event->type == MESHSYNC_EVENT_TYPE_ADDED ? "added" : "removed",
-	          self->synced ? ": resync scheduled" : "");
+	g_info("custom resource type %s %s%s", name,
+	       event->type == MESHSYNC_EVENT_TYPE_ADDED ? "added" : "removed",
+	       self->synced ? ": resync scheduled" : "");
 	/* CRDs already there at start join the first run; later ones trigger a resync */
 	if (self->synced)
 		g_signal_emit(self, signals[SIGNAL_CHANGED], 0);

@@ -93,11 +93,11 @@ msd_reconciler_finish_tick(MsdReconciler *self)
 	guint drifted = self->added + self->modified + self->deleted;
 
 	self->ticking = FALSE;
-	g_message("reconcile tick: %u drifted (%u adds, %u updates, %u deletes) out of %u "
-	          "listed%s in %.2f s",
-	          drifted, self->added, self->modified, self->deleted, self->listed,
-	          self->failed > 0 ? ", some types not listed" : "",
-	          (gdouble)(g_get_monotonic_time() - self->started_us) / G_USEC_PER_SEC);
+	g_info("reconcile tick: %u drifted (%u adds, %u updates, %u deletes) out of %u "
+	       "listed%s in %.2f s",
+	       drifted, self->added, self->modified, self->deleted, self->listed,
+	       self->failed > 0 ? ", some types not listed" : "",
+	       (gdouble)(g_get_monotonic_time() - self->started_us) / G_USEC_PER_SEC);
 	g_signal_emit(self, signals[SIGNAL_TICK_DONE], 0, self->added, self->modified,
 	              self->deleted, self->listed, self->failed);
 }

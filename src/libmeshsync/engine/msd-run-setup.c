@@ -16,6 +16,7 @@
 #include "pipeline/msd-builtin-stages.h"
 #include "util/msd-json-tokens.h"
 #include "util/msd-i18n.h"
+#include "util/msd-log.h"
 
 #define MSD_RUN_SETUP_RESYNC_DELAY_MS 5000
 #define MSD_RUN_SETUP_RETRY_MIN_MS    800
@@ -201,7 +202,9 @@ msd_run_setup_retry_later(MsdRunSetup *self, const GError *error)
 	                                     : MIN(self->retry_ms * 2, self->retry_max_ms);
 	/* jitter in [d/2, d] so that many instances do not retry in step */
 	delay = self->retry_ms / 2 + (guint)g_random_int_range(0, (gint32)(self->retry_ms / 2) + 1);
-	g_warning("%s; retrying in %.1f s", error->message, delay / 1000.0);
+	msd_log(G_LOG_LEVEL_INFO, NULL, NULL,
+	        self->client != NULL ? msd_kube_client_get_server(self->client) : NULL,
+	        "%s; retrying in %.1f s", error->message, delay / 1000.0);
 	self->retry_id = g_timeout_add(delay, msd_run_setup_retry_cb, self);
 	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->retry_id),
 	                         "[meshsync] retry run");
@@ -225,8 +228,8 @@ msd_run_setup_log_summary(MsdRunSetup *self)
 		        kinds, "%s%s %u", kinds->len > 0 ? ", " : "",
 		        meshsync_api_resource_get_kind(msd_informer_get_resource(informer)), size);
 	}
-	g_message("initial sync complete: %u objects of %u resource types in %.2f s (%s)", total,
-	          informers->len, self->initial_sync_seconds, kinds->str);
+	g_info("initial sync complete: %u objects of %u resource types in %.2f s (%s)", total,
+	       informers->len, self->initial_sync_seconds, kinds->str);
 }
 
 static void
@@ -273,7 +276,7 @@ msd_run_setup_cluster_replaced(MsdRunSetup *self, const gchar *uid)
 	MsdRun *run = self->run;
 	guint retracted = 0;
 
-	g_warning("the cluster at %s was replaced (kube-system uid %s, was %s): retracting every "
+	g_message("the cluster at %s was replaced (kube-system uid %s, was %s): retracting every "
 	          "object and listing again",
 	          msd_kube_client_get_server(self->client), uid, self->cluster_id);
 	if (run != NULL) {
@@ -302,7 +305,7 @@ msd_run_setup_cluster_replaced(MsdRunSetup *self, const gchar *uid)
 			}
 		}
 	}
-	g_message("%u objects of the replaced cluster retracted", retracted);
+	g_info("%u objects of the replaced cluster retracted", retracted);
 	g_free(self->cluster_id);
 	self->cluster_id = g_strdup(uid);
 	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_CLUSTER_ID]);
@@ -368,7 +371,7 @@ msd_run_setup_went_back(MsdRunSetup *self, const gchar *cluster_rv)
 	if (self->run == NULL || self->identity_seen_rv == 0 ||
 	    !msd_run_setup_parse_rv(cluster_rv, &now) || now >= self->identity_seen_rv)
 		return FALSE;
-	g_warning("the cluster at %s is at resourceVersion %s, behind the %" G_GUINT64_FORMAT
+	g_message("the cluster at %s is at resourceVersion %s, behind the %" G_GUINT64_FORMAT
 	          " already seen: it went back in time (restored?); listing every type again",
 	          msd_kube_client_get_server(self->client), cluster_rv, self->identity_seen_rv);
 	msd_run_setup_relist_all(self, NULL);
@@ -465,7 +468,7 @@ msd_run_setup_listed_cb(MsdInformer *informer,
 	if (self->run == NULL || !msd_run_setup_parse_rv(previous, &before) ||
 	    !msd_run_setup_parse_rv(current, &now) || now >= before)
 		return;
-	g_warning("%s listed at resourceVersion %s, before the %s it had reached: the cluster "
+	g_message("%s listed at resourceVersion %s, before the %s it had reached: the cluster "
 	          "went back in time (restored?); listing every type again",
 	          msd_informer_get_name(informer), current, previous);
 	msd_run_setup_relist_all(self, informer);
@@ -587,17 +590,17 @@ msd_run_setup_cr_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 			          error->message);
 			self->watch = meshsync_watch_config_new_builtin_table();
 		} else {
-			g_message("watch configuration from the MeshSync resource "
-			          "meshery/meshery-meshsync");
+			g_info("watch configuration from the MeshSync resource "
+			       "meshery/meshery-meshsync");
 		}
 		msd_run_setup_follow_crds(self);
 	} else {
 		if (!g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_FOUND))
-			g_warning("cannot read the MeshSync resource (%s): using the default watch "
+			g_message("cannot read the MeshSync resource (%s): using the default watch "
 			          "configuration",
 			          error->message);
 		else
-			g_message("no MeshSync resource: using the default watch configuration");
+			g_info("no MeshSync resource: using the default watch configuration");
 		self->watch = meshsync_watch_config_new_default();
 	}
 	msd_run_setup_configured(self);
@@ -640,7 +643,7 @@ msd_run_setup_cluster_id_cb(GObject *source, GAsyncResult *result, gpointer user
 	}
 	if (self->cluster_id == NULL) {
 		/* upstream publishes an empty cluster_id in this case too */
-		g_warning("cannot read the uid of namespace kube-system (%s): cluster_id will be "
+		g_message("cannot read the uid of namespace kube-system (%s): cluster_id will be "
 		          "empty",
 		          error != NULL ? error->message : "no metadata.uid");
 		self->cluster_id = g_strdup("");
@@ -666,10 +669,10 @@ msd_run_setup_discovery_cb(GObject *source, GAsyncResult *result, gpointer user_
 	}
 	if (discovery != self->discovery)
 		return;
-	g_message("discovered %u resource types on Kubernetes %s at %s",
-	          meshsync_discovery_get_resources(discovery)->len,
-	          meshsync_discovery_get_server_version(discovery),
-	          msd_kube_client_get_server(self->client));
+	g_info("discovered %u resource types on Kubernetes %s at %s",
+	       meshsync_discovery_get_resources(discovery)->len,
+	       meshsync_discovery_get_server_version(discovery),
+	       msd_kube_client_get_server(self->client));
 	if (self->cluster_id == NULL) {
 		msd_kube_client_get_async(self->client, "/api/v1/namespaces/kube-system",
 		                          self->cancellable, msd_run_setup_cluster_id_cb,
@@ -695,7 +698,7 @@ msd_run_setup_resync_cb(gpointer user_data)
 	MsdRunSetup *self = user_data;
 
 	self->resync_id = 0;
-	g_message("resync: tearing the run down and listing again");
+	g_info("resync: tearing the run down and listing again");
 	msd_run_setup_end_run(self);
 	self->retry_ms = 0;
 	msd_run_setup_begin_run(self);

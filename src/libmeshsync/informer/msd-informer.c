@@ -25,6 +25,11 @@
 #include "util/msd-json-delimit.h"
 #include "util/msd-i18n.h"
 #include "util/msd-shard.h"
+#include "util/msd-log.h"
+
+/* Every line of an informer carries its type and namespace for collectors. */
+#define msd_informer_log(self, level, ...) \
+	msd_log((level), (self)->name, (self)->namespace_, NULL, __VA_ARGS__)
 
 /* client-go's defaults: pages of 500, backoff 0.8 s doubling to 30 s, watches that the server
  * ends after 5 to 10 minutes so that load spreads out; a type we may not list is asked again
@@ -82,6 +87,7 @@ struct _MsdInformer {
 	GCancellable *cancellable; /* (owned) (nullable): cancelled by stop */
 	gchar *resource_version;   /* (owned) (nullable): where the next watch resumes */
 	guint lists_started;
+	guint n_listed; /* objects the current list brought so far, for progress lines */
 	guint timer_id;
 	guint backoff_ms; /* the current backoff step; 0 after a success */
 	gboolean denied_logged;
@@ -304,8 +310,8 @@ msd_informer_backoff(MsdInformer *self, MsdInformerNext next)
 {
 	guint delay = msd_informer_next_backoff(self);
 
-	g_debug("%s: retrying the %s in %u ms", self->name,
-	        next == MSD_INFORMER_NEXT_LIST ? "list" : "watch", delay);
+	msd_informer_log(self, G_LOG_LEVEL_DEBUG, "%s: retrying the %s in %u ms", self->name,
+	                 next == MSD_INFORMER_NEXT_LIST ? "list" : "watch", delay);
 	msd_informer_schedule(self, next, delay);
 }
 
@@ -323,8 +329,8 @@ msd_informer_abort_reconcile(MsdInformer *self, const GError *error)
 	if (self->reconcile_rv == NULL ||
 	    g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_GONE))
 		return FALSE;
-	g_message("%s: reconciliation list failed (%s): watching on from resourceVersion %s",
-	          self->name, error->message, self->reconcile_rv);
+	g_info("%s: reconciliation list failed (%s): watching on from resourceVersion %s",
+	       self->name, error->message, self->reconcile_rv);
 	msd_informer_clear_list(self);
 	g_free(self->resource_version);
 	self->resource_version = g_steal_pointer(&self->reconcile_rv);
@@ -344,10 +350,13 @@ msd_informer_fail(MsdInformer *self, const GError *error, MsdInformerNext next)
 		gboolean first = !self->denied_logged;
 
 		if (first)
-			g_warning("%s: %s; retrying every %u s while other resources carry on",
-			          self->name, error->message, self->denied_retry_ms / 1000);
+			msd_informer_log(
+			        self, G_LOG_LEVEL_MESSAGE,
+			        "%s: %s; retrying every %u s while other resources carry on",
+			        self->name, error->message, self->denied_retry_ms / 1000);
 		else
-			g_debug("%s: still refused: %s", self->name, error->message);
+			msd_informer_log(self, G_LOG_LEVEL_DEBUG, "%s: still refused: %s",
+			                 self->name, error->message);
 		self->denied_logged = TRUE;
 		msd_informer_schedule(self, MSD_INFORMER_NEXT_LIST, self->denied_retry_ms);
 		/* Emitted last: a handler may stop the informer. */
@@ -355,14 +364,15 @@ msd_informer_fail(MsdInformer *self, const GError *error, MsdInformerNext next)
 			g_signal_emit(self, signals[SIGNAL_DENIED], 0);
 		return;
 	}
-	g_message("%s: %s", self->name, error->message);
+	msd_informer_log(self, G_LOG_LEVEL_INFO, "%s: %s", self->name, error->message);
 	{
 		/* never sooner than a Retry-After asked */
 		guint delay = MAX(msd_informer_next_backoff(self),
 		                  msd_kube_client_error_get_retry_after(error) * 1000);
 
-		g_debug("%s: retrying the %s in %u ms", self->name,
-		        next == MSD_INFORMER_NEXT_LIST ? "list" : "watch", delay);
+		msd_informer_log(self, G_LOG_LEVEL_DEBUG, "%s: retrying the %s in %u ms",
+		                 self->name, next == MSD_INFORMER_NEXT_LIST ? "list" : "watch",
+		                 delay);
 		msd_informer_schedule(self, next, delay);
 	}
 }
@@ -377,9 +387,10 @@ msd_informer_finish_list(MsdInformer *self, const gchar *resource_version)
 	msd_informer_set_resource_version(self, resource_version);
 	self->backoff_ms = 0;
 	self->denied_logged = FALSE;
-	g_debug("%s: list complete at resourceVersion %s: %u held, %u deleted", self->name,
-	        resource_version != NULL ? resource_version : "", msd_store_get_size(self->store),
-	        deleted->len);
+	msd_informer_log(self, G_LOG_LEVEL_DEBUG,
+	                 "%s: list complete at resourceVersion %s: %u held, %u deleted", self->name,
+	                 resource_version != NULL ? resource_version : "",
+	                 msd_store_get_size(self->store), deleted->len);
 	for (guint i = 0; i < deleted->len && self->running; i++) {
 		MsdStoreEntry *entry = g_ptr_array_index(deleted, i);
 
@@ -417,6 +428,7 @@ msd_informer_apply_listed(MsdInformer *self, MsdStoreEntry *entry, gint index)
 	g_autoptr(MsdStoreEntry) displaced = NULL;
 	MsdStoreChange change = msd_store_relist_upsert(self->store, entry, &displaced);
 
+	self->n_listed++;
 	if (displaced != NULL)
 		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, displaced, NULL, -1, 0);
 	if (!self->running)
@@ -433,7 +445,8 @@ static void
 msd_informer_skip(MsdInformer *self, const gchar *what, const GError *error)
 {
 	self->counters.skipped++;
-	g_warning("%s: %s skipped: %s", self->name, what, error->message);
+	msd_informer_log(self, G_LOG_LEVEL_MESSAGE, "%s: %s skipped: %s", self->name, what,
+	                 error->message);
 }
 
 /* Whether the object at @index of @doc is within the limits on size and labels. */
@@ -516,7 +529,8 @@ msd_informer_list_item(MsdInformer *self, const MsdJsonTokens *doc, gint index, 
 	        meshsync_api_resource_get_group_version(self->resource), &error);
 	/* one unusable item must not keep the rest of the type from syncing */
 	if (entry == NULL) {
-		g_warning("%s: skipping list item %d: %s", self->name, position, error->message);
+		msd_informer_log(self, G_LOG_LEVEL_MESSAGE, "%s: skipping list item %d: %s",
+		                 self->name, position, error->message);
 		return;
 	}
 	msd_informer_apply_listed(self, entry, index);
@@ -642,7 +656,9 @@ msd_informer_page_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 		/* an expired continue token: start over, as client-go's pager does */
 		if (op->continuation &&
 		    g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_GONE)) {
-			g_message("%s: list continuation expired, listing again", self->name);
+			msd_informer_log(self, G_LOG_LEVEL_INFO,
+			                 "%s: list continuation expired, listing again",
+			                 self->name);
 			msd_informer_clear_list(self);
 			msd_informer_list(self);
 			return;
@@ -652,7 +668,8 @@ msd_informer_page_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 		return;
 	}
 	if (!msd_informer_parse_page(self, body, &continue_token, &error)) {
-		g_warning("%s: unreadable list page: %s", self->name, error->message);
+		msd_informer_log(self, G_LOG_LEVEL_MESSAGE, "%s: unreadable list page: %s",
+		                 self->name, error->message);
 		msd_informer_clear_list(self);
 		msd_informer_fail(self, error, MSD_INFORMER_NEXT_LIST);
 		return;
@@ -774,6 +791,7 @@ msd_informer_list_now(MsdInformer *self)
 	msd_informer_clear_list(self);
 	/* every attempt starts a fresh relist: what an abandoned attempt saw proves nothing */
 	msd_store_begin_relist(self->store);
+	self->n_listed = 0;
 	if (self->watch_list_supported) {
 		msd_informer_watch(self, TRUE);
 		return;
@@ -787,6 +805,7 @@ msd_informer_fall_back_to_list(MsdInformer *self)
 {
 	msd_informer_close_watch(self);
 	msd_store_begin_relist(self->store);
+	self->n_listed = 0;
 	self->listing = TRUE;
 	msd_informer_fetch_page(self, NULL);
 }
@@ -838,8 +857,9 @@ msd_informer_handle_object_event(MsdInformer *self, const gchar *type, gint obje
 	        &self->tokens, (guint)object, meshsync_api_resource_get_kind(self->resource),
 	        meshsync_api_resource_get_group_version(self->resource), &error);
 	if (entry == NULL) {
-		g_warning("%s: malformed %s watch event (%s); relisting", self->name, type,
-		          error->message);
+		msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
+		                 "%s: malformed %s watch event (%s); relisting", self->name, type,
+		                 error->message);
 		msd_informer_abandon_watch(self);
 		return;
 	}
@@ -886,13 +906,14 @@ msd_informer_handle_error_event(MsdInformer *self, gint object)
 
 	if (g_strcmp0(code, "410") == 0) {
 		/* the resourceVersion fell out of the server's history: relist from scratch */
-		g_message("%s: watch expired (%s); relisting", self->name,
-		          message != NULL ? message : "410 Gone");
+		msd_informer_log(self, G_LOG_LEVEL_INFO, "%s: watch expired (%s); relisting",
+		                 self->name, message != NULL ? message : "410 Gone");
 		g_clear_pointer(&self->resource_version, g_free);
 	} else {
-		g_warning("%s: watch ERROR event %s: %s; relisting", self->name,
-		          code != NULL ? code : "without code",
-		          message != NULL ? message : "no message");
+		msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
+		                 "%s: watch ERROR event %s: %s; relisting", self->name,
+		                 code != NULL ? code : "without code",
+		                 message != NULL ? message : "no message");
 	}
 	msd_informer_abandon_watch(self);
 }
@@ -917,8 +938,10 @@ msd_informer_handle_line(MsdInformer *self, const gchar *line, gsize length)
 		return;
 	}
 	if (error != NULL || self->tokens.tokens[0].type != MSD_JSON_OBJECT) {
-		g_warning("%s: malformed watch line of %" G_GSIZE_FORMAT " bytes (%s); relisting",
-		          self->name, length, error != NULL ? error->message : "not an object");
+		msd_informer_log(
+		        self, G_LOG_LEVEL_MESSAGE,
+		        "%s: malformed watch line of %" G_GSIZE_FORMAT " bytes (%s); relisting",
+		        self->name, length, error != NULL ? error->message : "not an object");
 		msd_informer_abandon_watch(self);
 		return;
 	}
@@ -927,7 +950,8 @@ msd_informer_handle_line(MsdInformer *self, const gchar *line, gsize length)
 	if (msd_json_tokens_is_string(&self->tokens, type_index))
 		type = msd_json_tokens_dup_string(&self->tokens, type_index);
 	if (type == NULL || object < 0 || self->tokens.tokens[object].type != MSD_JSON_OBJECT) {
-		g_warning("%s: watch event without type or object; relisting", self->name);
+		msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
+		                 "%s: watch event without type or object; relisting", self->name);
 		msd_informer_abandon_watch(self);
 		return;
 	}
@@ -952,7 +976,9 @@ msd_informer_handle_line(MsdInformer *self, const gchar *line, gsize length)
 	} else if (strcmp(type, "ERROR") == 0) {
 		msd_informer_handle_error_event(self, object);
 	} else {
-		g_warning("%s: unknown watch event type \"%s\"; relisting", self->name, type);
+		msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
+		                 "%s: unknown watch event type \"%s\"; relisting", self->name,
+		                 type);
 		msd_informer_abandon_watch(self);
 	}
 }
@@ -963,12 +989,14 @@ msd_informer_watch_ended(MsdInformer *self)
 	gint64 lasted = g_get_monotonic_time() - self->watch_started;
 
 	if (msd_line_splitter_get_pending(self->splitter) > 0) {
-		g_warning("%s: watch stream ended inside an event; relisting", self->name);
+		msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
+		                 "%s: watch stream ended inside an event; relisting", self->name);
 		msd_informer_abandon_watch(self);
 		return;
 	}
 	if (self->initial_events) {
-		g_message(
+		msd_informer_log(
+		        self, G_LOG_LEVEL_INFO,
 		        "%s: streaming list ended without its end bookmark; using paginated lists",
 		        self->name);
 		/* a server that ignores sendInitialEvents would make every relist hang */
@@ -979,14 +1007,15 @@ msd_informer_watch_ended(MsdInformer *self)
 	msd_informer_close_watch(self);
 	if (self->watch_events == 0 && lasted < MSD_INFORMER_SHORT_WATCH_USEC) {
 		self->counters.errors++;
-		g_debug("%s: watch closed at once without events", self->name);
+		msd_informer_log(self, G_LOG_LEVEL_DEBUG, "%s: watch closed at once without events",
+		                 self->name);
 		msd_informer_backoff(self, MSD_INFORMER_NEXT_WATCH);
 		return;
 	}
 	/* the server's timeout or a closed connection: resume where we are, as the reflector does
 	 */
-	g_debug("%s: watch ended, resuming at resourceVersion %s", self->name,
-	        self->resource_version != NULL ? self->resource_version : "");
+	msd_informer_log(self, G_LOG_LEVEL_DEBUG, "%s: watch ended, resuming at resourceVersion %s",
+	                 self->name, self->resource_version != NULL ? self->resource_version : "");
 	self->backoff_ms = 0;
 	self->counters.watch_restarts++;
 	self->watch_reopening = TRUE;
@@ -1007,7 +1036,8 @@ msd_informer_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	self->reading = FALSE;
 	if (n < 0) {
 		self->counters.errors++;
-		g_message("%s: watch stream broke: %s; resuming", self->name, error->message);
+		msd_informer_log(self, G_LOG_LEVEL_INFO, "%s: watch stream broke: %s; resuming",
+		                 self->name, error->message);
 		msd_informer_close_watch(self);
 		msd_informer_backoff(self, MSD_INFORMER_NEXT_WATCH);
 		return;
@@ -1040,7 +1070,8 @@ msd_informer_pump(MsdInformer *self)
 				continue;
 			}
 			if (error != NULL) {
-				g_warning("%s: %s; relisting", self->name, error->message);
+				msd_informer_log(self, G_LOG_LEVEL_MESSAGE, "%s: %s; relisting",
+				                 self->name, error->message);
 				msd_informer_abandon_watch(self);
 				return;
 			}
@@ -1089,15 +1120,18 @@ msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_
 				guint status = msd_kube_client_error_get_status(error);
 
 				if (status >= 400 && status < 500) {
-					g_debug("%s: streaming list refused (%s); using paginated "
+					msd_informer_log(
+					        self, G_LOG_LEVEL_DEBUG,
+					        "%s: streaming list refused (%s); using paginated "
 					        "lists "
 					        "from now on",
 					        self->name, error->message);
 					self->watch_list_supported = FALSE;
 				} else {
-					g_debug("%s: streaming list refused (%s); using a "
-					        "paginated list",
-					        self->name, error->message);
+					msd_informer_log(self, G_LOG_LEVEL_DEBUG,
+					                 "%s: streaming list refused (%s); using a "
+					                 "paginated list",
+					                 self->name, error->message);
 				}
 				self->counters.errors++;
 				msd_informer_fall_back_to_list(self);
@@ -1114,7 +1148,8 @@ msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_
 		if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_GONE) ||
 		    (msd_kube_client_error_get_status(error) == 504 &&
 		     strstr(error->message, "Too large resource version") != NULL)) {
-			g_message("%s: %s; relisting", self->name, error->message);
+			msd_informer_log(self, G_LOG_LEVEL_INFO, "%s: %s; relisting", self->name,
+			                 error->message);
 			g_clear_pointer(&self->resource_version, g_free);
 			self->counters.errors++;
 			msd_informer_backoff(self, MSD_INFORMER_NEXT_LIST);
@@ -1128,8 +1163,8 @@ msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_
 
 			self->counters.errors++;
 			delay = MAX(delay, msd_kube_client_error_get_retry_after(error) * 1000);
-			g_message("%s: %s; watching again in %u ms", self->name, error->message,
-			          delay);
+			msd_informer_log(self, G_LOG_LEVEL_INFO, "%s: %s; watching again in %u ms",
+			                 self->name, error->message, delay);
 			msd_informer_schedule(self, MSD_INFORMER_NEXT_WATCH, delay);
 			return;
 		}
@@ -1177,7 +1212,7 @@ msd_informer_watch(MsdInformer *self, gboolean initial)
 			g_string_append_uri_escaped(query, self->resource_version, NULL, FALSE);
 		g_string_append_printf(query, "&timeoutSeconds=%d", timeout);
 	}
-	g_debug("%s: %s", self->name, query->str);
+	msd_informer_log(self, G_LOG_LEVEL_DEBUG, "%s: %s", self->name, query->str);
 	msd_kube_client_stream_async(self->client, query->str, self->watch_cancellable,
 	                             msd_informer_watch_open_cb, msd_informer_op_new(self));
 }
@@ -1489,6 +1524,14 @@ msd_informer_set_shard(MsdInformer *self, guint index, guint total)
 }
 
 /* The one namespace it lists and watches, or NULL for all of them. */
+guint
+msd_informer_get_n_listed(MsdInformer *self)
+{
+	g_return_val_if_fail(MSD_IS_INFORMER(self), 0);
+
+	return self->n_listed;
+}
+
 const gchar *
 msd_informer_get_namespace(MsdInformer *self)
 {

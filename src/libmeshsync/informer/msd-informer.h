@@ -105,6 +105,8 @@ MeshSyncApiResource *msd_informer_get_resource(MsdInformer *self);
 const gchar *msd_informer_get_name(MsdInformer *self);
 const gchar *msd_informer_get_namespace(MsdInformer *self);
 void msd_informer_set_shard(MsdInformer *self, guint index, guint total);
+/* Objects the list that runs now (or ran last) brought so far. */
+guint msd_informer_get_n_listed(MsdInformer *self);
 /* (nullable): where the next watch resumes, the last resourceVersion seen */
 const gchar *msd_informer_get_resource_version(MsdInformer *self);
 void msd_informer_get_counters(MsdInformer *self, MsdInformerCounters *counters);

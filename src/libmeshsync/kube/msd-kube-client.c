@@ -18,6 +18,7 @@
 #include "kube/msd-kube-client.h"
 #include "util/msd-json-object.h"
 #include "util/msd-i18n.h"
+#include "util/msd-log.h"
 
 /* Informers keep one watch connection per resource type open (HTTP/1.1 cannot multiplex),
  * so libsoup's default of 2 connections per host would starve every list behind them. */
@@ -556,7 +557,8 @@ msd_kube_client_maybe_retry(GTask *task, guint status)
 	if (status != SOUP_STATUS_UNAUTHORIZED || req->retried)
 		return FALSE;
 	/* an exec plugin's or token file's token may have been rotated: ask again once */
-	g_debug("GET %s: 401, retrying with fresh credentials", req->url);
+	msd_log(G_LOG_LEVEL_DEBUG, NULL, NULL, req->url,
+	        "GET %s: 401, retrying with fresh credentials", req->url);
 	req->retried = TRUE;
 	meshsync_kube_config_invalidate_credentials(self->config);
 	msd_kube_client_request_start(task);

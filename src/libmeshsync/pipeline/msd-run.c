@@ -7,10 +7,13 @@
 
 #include "config.h"
 
+#include <string.h>
+
 #include "meshsync-enum-types.h"
 #include "meshsync-error.h"
 #include "pipeline/msd-run.h"
 #include "util/msd-i18n.h"
+#include "util/msd-log.h"
 
 struct _MsdRun {
 	GObject parent_instance;
@@ -30,7 +33,11 @@ struct _MsdRun {
 	guint shard_index;
 	guint shard_total;
 	gboolean stopped;
+	guint progress_id; /* the progress lines' timer while the start waits */
 };
+
+/* A long initial list (a hundred thousand pods) says how far it got this often. */
+#define MSD_RUN_PROGRESS_MS 5000
 
 G_DEFINE_FINAL_TYPE(MsdRun, msd_run, G_TYPE_OBJECT)
 
@@ -110,20 +117,85 @@ msd_run_complete_start_if_settled(MsdRun *self)
 	if (self->start_task == NULL || g_hash_table_size(self->settled) < self->informers->len)
 		return;
 	task = g_steal_pointer(&self->start_task);
+	g_clear_handle_id(&self->progress_id, g_source_remove);
 	msd_run_disconnect_start_cancellable(self, task);
 	g_task_return_boolean(task, TRUE);
+}
+
+/* 12500 as "12,500": a count read at a glance. */
+static gchar *
+msd_run_format_count(guint n)
+{
+	g_autofree gchar *digits = g_strdup_printf("%u", n);
+	gsize len = strlen(digits);
+	GString *out = g_string_sized_new(len + len / 3);
+
+	for (gsize i = 0; i < len; i++) {
+		if (i > 0 && (len - i) % 3 == 0)
+			g_string_append_c(out, ',');
+		g_string_append_c(out, digits[i]);
+	}
+	return g_string_free(out, FALSE);
+}
+
+gchar *
+msd_run_describe_listing(MsdRun *self)
+{
+	GString *text = g_string_new(NULL);
+
+	g_return_val_if_fail(MSD_IS_RUN(self), NULL);
+
+	for (guint i = 0; i < self->informers->len; i++) {
+		MsdInformer *informer = g_ptr_array_index(self->informers, i);
+		g_autofree gchar *count = NULL;
+
+		if (g_hash_table_contains(self->settled, informer))
+			continue;
+		count = msd_run_format_count(msd_informer_get_n_listed(informer));
+		g_string_append_printf(text, "%s%s%s%s: %s", text->len > 0 ? ", " : "",
+		                       msd_informer_get_name(informer),
+		                       msd_informer_get_namespace(informer) != NULL ? " in " : "",
+		                       msd_informer_get_namespace(informer) != NULL
+		                               ? msd_informer_get_namespace(informer)
+		                               : "",
+		                       count);
+	}
+	return g_string_free(text, FALSE);
+}
+
+/* One line a type still listing: a collector can follow each on its own. */
+static gboolean
+msd_run_progress_cb(gpointer user_data)
+{
+	MsdRun *self = user_data;
+
+	for (guint i = 0; i < self->informers->len; i++) {
+		MsdInformer *informer = g_ptr_array_index(self->informers, i);
+		const gchar *name = msd_informer_get_name(informer);
+		const gchar *ns = msd_informer_get_namespace(informer);
+		g_autofree gchar *count = NULL;
+
+		if (g_hash_table_contains(self->settled, informer))
+			continue;
+		count = msd_run_format_count(msd_informer_get_n_listed(informer));
+		msd_info_resource_in(name, ns, "listing %s%s%s: %s objects so far", name,
+		                     ns != NULL ? " in " : "", ns != NULL ? ns : "", count);
+	}
+	return G_SOURCE_CONTINUE;
 }
 
 static void
 msd_run_informer_settled_cb(MsdInformer *informer, MsdRun *self)
 {
-	if (msd_informer_get_synced(informer) && msd_informer_get_namespace(informer) != NULL)
-		g_message("%s in %s: synced, %u objects", msd_informer_get_name(informer),
-		          msd_informer_get_namespace(informer),
-		          msd_store_get_size(msd_informer_get_store(informer)));
+	const gchar *name = msd_informer_get_name(informer);
+	const gchar *ns = msd_informer_get_namespace(informer);
+
+	if (msd_informer_get_synced(informer) && ns != NULL)
+		msd_info_resource_in(name, ns, "%s in %s: synced, %u objects", name, ns,
+		                     msd_store_get_size(msd_informer_get_store(informer)));
 	else if (msd_informer_get_synced(informer))
-		g_message("%s: synced, %u objects", msd_informer_get_name(informer),
-		          msd_store_get_size(msd_informer_get_store(informer)));
+		msd_info_resource(name, "%s: synced, %u objects", name,
+		                  msd_store_get_size(msd_informer_get_store(informer)));
 	g_hash_table_add(self->settled, informer);
 	msd_run_complete_start_if_settled(self);
 }
@@ -137,18 +209,21 @@ msd_run_resolve(MsdRun *self, const gchar *name)
 	MeshSyncApiResource *resource;
 
 	if (!meshsync_watch_name_parse(name, &plural, &version, &group)) {
-		g_warning("%s: not a <resource>.<version>.<group> name: skipped", name);
+		msd_log(G_LOG_LEVEL_MESSAGE, name, NULL, NULL,
+		        "%s: not a <resource>.<version>.<group> name: skipped", name);
 		return NULL;
 	}
 	resource = meshsync_discovery_lookup(self->discovery, group, version, plural);
 	if (resource == NULL) {
-		g_warning("%s: the API server does not serve %s in %s%s%s: skipped", name, plural,
-		          *group != '\0' ? group : "the core group", "/", version);
+		msd_log(G_LOG_LEVEL_MESSAGE, name, NULL, NULL,
+		        "%s: the API server does not serve %s in %s%s%s: skipped", name, plural,
+		        *group != '\0' ? group : "the core group", "/", version);
 		return NULL;
 	}
 	if (!meshsync_api_resource_get_watchable(resource)) {
-		g_warning("%s: the API server does not allow list and watch on %s: skipped", name,
-		          plural);
+		msd_log(G_LOG_LEVEL_MESSAGE, name, NULL, NULL,
+		        "%s: the API server does not allow list and watch on %s: skipped", name,
+		        plural);
 		return NULL;
 	}
 	return resource;
@@ -271,6 +346,9 @@ msd_run_start_informers_async(MsdRun *self,
 		return;
 	for (guint i = 0; i < self->informers->len; i++)
 		msd_informer_start(g_ptr_array_index(self->informers, i));
+	self->progress_id = g_timeout_add(MSD_RUN_PROGRESS_MS, msd_run_progress_cb, self);
+	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->progress_id),
+	                         "[meshsync] listing progress");
 	msd_run_complete_start_if_settled(self);
 }
 
@@ -298,6 +376,7 @@ msd_run_stop(MsdRun *self)
 	if (self->stopped)
 		return;
 	self->stopped = TRUE;
+	g_clear_handle_id(&self->progress_id, g_source_remove);
 	for (guint i = 0; i < self->informers->len; i++)
 		msd_informer_stop(g_ptr_array_index(self->informers, i));
 	if (self->start_task != NULL) {
