@@ -12,6 +12,7 @@
 #include "meshsync-broker-writer.h"
 #include "meshsync-error.h"
 #include "meshsync-broker-private.h"
+#include "broker/msd-jetstream.h"
 
 /**
  * MeshSyncBrokerWriter:
@@ -102,6 +103,7 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 	gboolean tracked;
 	gint64 max_payload;
 	GString *envelope = self->envelope;
+	g_autofree gchar *msg_id = NULL;
 
 	if (self->closed) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
@@ -154,8 +156,10 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 		meshsync_broker_writer_trim_envelope(self);
 		return FALSE;
 	}
-	if (!meshsync_broker_publish_event(self->broker, self->subject, envelope->str,
-	                                   envelope->len, &local_error)) {
+	if (meshsync_broker_get_jetstream_active(self->broker))
+		msg_id = msd_jetstream_msg_id(resource, event_type);
+	if (!meshsync_broker_publish_event_with_id(self->broker, self->subject, envelope->str,
+	                                           envelope->len, msg_id, &local_error)) {
 		self->n_errors++;
 		meshsync_broker_writer_trim_envelope(self);
 		g_propagate_error(error, g_steal_pointer(&local_error));
