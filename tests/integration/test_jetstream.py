@@ -14,7 +14,7 @@ import tempfile
 from broker_faults import GatedProxy
 from kubesim import Kubesim
 from nats_client import NatsError
-from nats_server import NatsServer, wait_until
+from nats_server import NatsServer, free_port, wait_until
 from test_broker_mode import CORE, Daemon, envelope
 
 TIMEOUT = 90.0
@@ -33,9 +33,11 @@ def jetstream_server(*extra):
 
 
 def stream_messages(nc):
+    """The stream's message count, or None while it is not there (or, in a cluster, while
+    its group has no leader and the request goes unanswered)."""
     try:
-        return nc.stream_info(STREAM)["state"]["messages"]
-    except NatsError:
+        return nc.stream_info(STREAM, timeout=3.0)["state"]["messages"]
+    except (NatsError, TimeoutError):
         return None
 
 
@@ -96,7 +98,8 @@ def test_conflicting_stream_is_refused_and_kept(tmp_path):
         with Daemon(str(tmp_path), sim.kubeconfig, nats.url, "--jetstream", *PODS) as run:
             assert run.wait_exit() != 0
             log = run.log()
-        assert "subjects are [other.>], not [meshery.meshsync.core]" in log, log
+        assert ("(subjects are [other.>], not [meshery.meshsync.core]; storage is memory, "
+                "not file)") in log, log
         assert "refusing to change it" in log
         cfg = js.stream_info(STREAM)["config"]
         assert cfg["subjects"] == ["other.>"] and cfg["storage"] == "memory"
@@ -192,3 +195,83 @@ def test_without_jetstream_falls_back_to_core_with_one_warning(tmp_path):
             assert env["Object"]["metadata"]["name"] == "after"
             log = run.log()
         assert log.count("has no JetStream") == 1, log
+
+
+class JetStreamCluster:
+    """Three JetStream servers on loopback, routed to each other (cluster "meshsync")."""
+
+    def __init__(self, size=3):
+        routes_ports = [free_port() for _ in range(size)]
+        routes = ",".join(f"nats://127.0.0.1:{p}" for p in routes_ports)
+        self.servers = {}
+        for i, port in enumerate(routes_ports):
+            name = f"n{i + 1}"
+            self.servers[name] = jetstream_server(
+                "-n", name, "--cluster_name", "meshsync",
+                "--cluster", f"nats://127.0.0.1:{port}", "--routes", routes)
+
+    @property
+    def url(self):
+        return ",".join(s.url for s in self.servers.values())
+
+    def alive(self):
+        return [s for s in self.servers.values() if s.proc is not None]
+
+    def wait_ready(self):
+        """Until every server answers JetStream account info: a meta leader exists."""
+        for server in self.servers.values():
+            with server.client() as nc:
+                def ready():
+                    try:
+                        nc.js_api("INFO")
+                        return True
+                    except (NatsError, TimeoutError):
+                        return False
+
+                wait_until(ready, f"JetStream ready on {server.url}")
+
+    def stop(self):
+        for server in self.servers.values():
+            server.stop()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def test_cluster_leader_killed_during_churn_loses_nothing(tmp_path):
+    """Replicas 3; the stream leader is killed while pods are created: every pod kubesim holds
+    is in the stream at the end, and a change after the kill is stored too."""
+    k, churn = 20, 120
+    with Kubesim(pods=k, namespaces=1) as sim, JetStreamCluster() as cluster:
+        cluster.wait_ready()
+        with Daemon(str(tmp_path), sim.kubeconfig, cluster.url, "--jetstream",
+                    "--jetstream-replicas", "3", *PODS) as run:
+            with cluster.servers["n1"].client() as js:
+                assert wait_stream(js, k, run) == k
+                info = js.stream_info(STREAM)
+                assert info["config"]["num_replicas"] == 3
+                leader = info["cluster"]["leader"]
+            killed = False
+            for i in range(churn):
+                sim.create(pod(f"churn-{i}"))
+                if i == churn // 3:
+                    cluster.servers[leader].stop()
+                    killed = True
+            assert killed
+            survivor = cluster.alive()[0]
+            with survivor.client() as js:
+                truth = {p["metadata"]["uid"] for p in
+                         sim.request("GET", "/api/v1/pods")[1]["items"]}
+                assert len(truth) == k + churn
+
+                wait_stream(js, k + churn, run)
+                js.add_pull_consumer(STREAM, "audit")
+                msgs = drain(js, "audit", k + churn)
+                uids = [envelope(m)["Object"]["metadata"]["uid"] for m in msgs]
+                assert set(uids) == truth
+                assert len(uids) == len(truth), "a re-sent event was stored twice"
+                sim.create(pod("after-the-kill"))
+                wait_stream(js, k + churn + 1, run)

@@ -197,8 +197,8 @@ class NatsClient:
             raise NatsError("%s: %s" % (name, answer["error"]))
         return answer
 
-    def stream_info(self, stream):
-        return self.js_api("STREAM.INFO." + stream)
+    def stream_info(self, stream, timeout=None):
+        return self.js_api("STREAM.INFO." + stream, timeout=timeout)
 
     def add_pull_consumer(self, stream, durable, **config):
         """A durable pull consumer, explicit acks, from the start of the stream."""

@@ -234,22 +234,24 @@ msd_retention_name(jsRetentionPolicy policy)
 	}
 }
 
-/* What makes the existing stream unusable as ours: NULL if nothing. */
+/* What makes the existing stream unusable as ours, every difference: NULL if nothing. */
 static gchar *
 msd_jetstream_conflict(const jsStreamConfig *cfg, const gchar *subject)
 {
 	g_autoptr(GString) subjects = g_string_new(NULL);
+	g_autoptr(GString) out = g_string_new(NULL);
 
 	for (int i = 0; i < cfg->SubjectsLen; i++)
 		g_string_append_printf(subjects, "%s%s", i > 0 ? "," : "", cfg->Subjects[i]);
 	if (cfg->SubjectsLen != 1 || g_strcmp0(cfg->Subjects[0], subject) != 0)
-		return g_strdup_printf("subjects are [%s], not [%s]", subjects->str, subject);
+		g_string_append_printf(out, "; subjects are [%s], not [%s]", subjects->str,
+		                       subject);
 	if (cfg->Retention != js_LimitsPolicy)
-		return g_strdup_printf("retention is %s, not limits",
+		g_string_append_printf(out, "; retention is %s, not limits",
 		                       msd_retention_name(cfg->Retention));
 	if (cfg->Storage != js_FileStorage)
-		return g_strdup("storage is memory, not file");
-	return NULL;
+		g_string_append(out, "; storage is memory, not file");
+	return out->len > 0 ? g_strdup(out->str + 2) : NULL;
 }
 
 /* Limits that differ from ours: reported, never changed (an operator may have chosen them). */
