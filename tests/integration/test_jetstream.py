@@ -7,8 +7,7 @@ $JS.API requests. Every wait is for a state of the server (stream counts, messag
 only read once the state is reached.
 """
 
-import json
-import os
+import base64
 import tempfile
 
 from broker_faults import GatedProxy
@@ -136,8 +135,15 @@ def test_outage_of_the_consumer_drains_exactly_the_missed_changes(tmp_path):
             # Core subscribers got the very same bytes, once each.
             seen = [core.next_msg(TIMEOUT) for _ in range(k + m)]
             assert sorted(msg.data for msg in seen) == sorted(msg.data for msg in first + again)
-            ids = [msg.headers["Nats-Msg-Id"][0] for msg in again]
-            assert len(set(ids)) == m and all(i.endswith(".ADDED") for i in ids)
+            # Nats-Msg-Id: upstream's SetID value, the resourceVersion and the event type.
+            for msg in first + again:
+                env = envelope(msg)
+                obj = env["Object"]
+                key = ".".join([obj["cluster_id"], obj["kind"], obj["apiVersion"],
+                                obj["metadata"].get("namespace", ""), obj["metadata"]["name"]])
+                expected = "%s.%s.%s" % (base64.b64encode(key.encode()).decode(),
+                                         obj["metadata"]["resourceVersion"], env["EventType"])
+                assert msg.headers["Nats-Msg-Id"] == [expected]
 
 
 def test_duplicate_after_a_forced_reconnect_is_stored_once(tmp_path):
