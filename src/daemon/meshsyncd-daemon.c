@@ -254,6 +254,7 @@ meshsyncd_daemon_new_broker(const MeshsyncdDaemonOptions *options, GError **erro
 		meshsync_broker_set_tls(broker, ca, cert, key);
 	meshsync_broker_set_connect_timeout(broker, options->broker_connect_timeout_s);
 	meshsync_broker_set_jetstream(broker, options->jetstream);
+	meshsync_broker_set_jetstream_state(broker, options->jetstream_state);
 	meshsync_broker_set_jetstream_limits(broker, options->jetstream_replicas,
 	                                     options->jetstream_max_bytes);
 	if (options->jetstream_ack_timeout_ms > 0)

@@ -29,7 +29,8 @@ typedef struct {
 	const gchar *broker_tls_cert;
 	const gchar *broker_tls_key;
 	guint broker_connect_timeout_s;
-	gboolean jetstream; /* or MESHSYNC_JETSTREAM=true */
+	gboolean jetstream;       /* or MESHSYNC_JETSTREAM=true */
+	gboolean jetstream_state; /* or MESHSYNC_JETSTREAM_STATE=true */
 	guint jetstream_replicas;
 	guint64 jetstream_max_bytes;    /* 0: the library's 256 MiB */
 	guint jetstream_ack_timeout_ms; /* 0: the library's; a test knob */

@@ -111,6 +111,7 @@ main(int argc, char **argv)
 	gboolean disable_exec = FALSE;
 	gint broker_connect_timeout = 300;
 	gboolean jetstream = FALSE;
+	gboolean jetstream_state = FALSE;
 	gint jetstream_replicas = 1;
 	gint64 jetstream_max_bytes = 256 * 1024 * 1024;
 	gint jetstream_ack_timeout = 0;
@@ -181,6 +182,10 @@ main(int argc, char **argv)
 	        {"jetstream", 0, 0, G_OPTION_ARG_NONE, &jetstream,
 	         N_("Durable delivery: publish resource events to the JetStream stream "
 	            "MESHSYNC_EVENTS (also $MESHSYNC_JETSTREAM=true)"),
+	         NULL},
+	        {"jetstream-state", 0, 0, G_OPTION_ARG_NONE, &jetstream_state,
+	         N_("With --jetstream, also keep the last state of every object in the stream "
+	            "MESHSYNC_STATE (also $MESHSYNC_JETSTREAM_STATE=true)"),
 	         NULL},
 	        {"jetstream-replicas", 0, 0, G_OPTION_ARG_INT, &jetstream_replicas,
 	         N_("Replicas of the stream when meshsync creates it (default 1)"), N_("N")},
@@ -347,6 +352,8 @@ main(int argc, char **argv)
 	options.broker_connect_timeout_s = (guint)broker_connect_timeout;
 	options.jetstream =
 	        jetstream || meshsyncd_daemon_parse_go_bool(g_getenv("MESHSYNC_JETSTREAM"));
+	options.jetstream_state = jetstream_state || meshsyncd_daemon_parse_go_bool(
+	                                                     g_getenv("MESHSYNC_JETSTREAM_STATE"));
 	options.jetstream_replicas = (guint)jetstream_replicas;
 	options.jetstream_max_bytes = (guint64)jetstream_max_bytes;
 	options.jetstream_ack_timeout_ms = (guint)MAX(jetstream_ack_timeout, 0);

@@ -59,7 +59,8 @@ gboolean meshsync_broker_publish_event(MeshSyncBroker *self,
                                        GError **error);
 /* meshsync_broker_publish_event() with the event's Nats-Msg-Id: on JetStream (when it is on,
  * the server has it and @subject is the core subject) the event is kept until its PubAck;
- * otherwise it goes through the replay window and @msg_id is not used. */
+ * otherwise it goes through the replay window and @msg_id is not used. A last-state subject
+ * (meshery.meshsync.state.*) goes to JetStream, and fails when that stream is not in use. */
 gboolean meshsync_broker_publish_event_with_id(MeshSyncBroker *self,
                                                const gchar *subject,
                                                gconstpointer data,

@@ -165,6 +165,18 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 		g_propagate_error(error, g_steal_pointer(&local_error));
 		return FALSE;
 	}
+	if (msg_id != NULL && meshsync_broker_get_jetstream_state_active(self->broker)) {
+		g_autofree gchar *state = msd_jetstream_state_subject(resource);
+
+		/* Its own stream keeps the newest per object; a DELETED is the tombstone. */
+		if (!meshsync_broker_publish_event_with_id(self->broker, state, envelope->str,
+		                                           envelope->len, msg_id, &local_error)) {
+			self->n_errors++;
+			meshsync_broker_writer_trim_envelope(self);
+			g_propagate_error(error, g_steal_pointer(&local_error));
+			return FALSE;
+		}
+	}
 	meshsync_broker_writer_trim_envelope(self);
 	self->n_published++;
 	if (digest != NULL)

@@ -1406,8 +1406,15 @@ meshsync_broker_publish_event_with_id(MeshSyncBroker *self,
                                       const gchar *msg_id,
                                       GError **error)
 {
-	if (msg_id == NULL || !msd_jetstream_is_active(self->jetstream) ||
-	    g_strcmp0(subject, MESHSYNC_SUBJECT_CORE) != 0)
+	gboolean state = g_str_has_prefix(subject, MSD_JETSTREAM_STATE_PREFIX);
+
+	if (state && !msd_jetstream_is_state_active(self->jetstream)) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_SUPPORTED,
+		            "cannot publish on %s: the last-state stream is not in use", subject);
+		return FALSE;
+	}
+	if (!state && (msg_id == NULL || !msd_jetstream_is_active(self->jetstream) ||
+	               g_strcmp0(subject, MESHSYNC_SUBJECT_CORE) != 0))
 		return meshsync_broker_publish_event(self, subject, data, len, error);
 	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
@@ -1480,6 +1487,42 @@ meshsync_broker_set_jetstream(MeshSyncBroker *self, gboolean enabled)
 {
 	g_return_if_fail(MESHSYNC_IS_BROKER(self));
 	self->jetstream_wanted = enabled;
+}
+
+/**
+ * meshsync_broker_set_jetstream_state:
+ * @self: a #MeshSyncBroker
+ * @enabled: whether to keep the last state of every object in JetStream too
+ *
+ * With [method@MeshSync.Broker.set_jetstream] on, also ensures the stream `MESHSYNC_STATE` on
+ * `meshery.meshsync.state.>` (one message per subject, no age or size limit) and publishes each
+ * resource event of a [class@MeshSync.BrokerWriter] a second time on
+ * `meshery.meshsync.state.<cluster>.<kind>.<namespace>.<name>` (each field encoded as session
+ * subjects are, dots included; an empty namespace is `%`): the stream keeps each object's
+ * newest state, and a `DELETED` event as its tombstone, so a new consumer reads the state of
+ * the cluster without a resync. Takes effect at the next connect.
+ */
+void
+meshsync_broker_set_jetstream_state(MeshSyncBroker *self, gboolean enabled)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	msd_jetstream_set_state(self->jetstream, enabled);
+}
+
+/**
+ * meshsync_broker_get_jetstream_state_active:
+ * @self: a #MeshSyncBroker
+ *
+ * Gets whether the last-state stream of [method@MeshSync.Broker.set_jetstream_state] is in
+ * use.
+ *
+ * Returns: %TRUE once connected with JetStream and the stream ensured
+ */
+gboolean
+meshsync_broker_get_jetstream_state_active(MeshSyncBroker *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), FALSE);
+	return msd_jetstream_is_state_active(self->jetstream);
 }
 
 /**

@@ -281,3 +281,48 @@ def test_cluster_leader_killed_during_churn_loses_nothing(tmp_path):
                 assert len(uids) == len(truth), "a re-sent event was stored twice"
                 sim.create(pod("after-the-kill"))
                 wait_stream(js, k + churn + 1, run)
+
+
+def test_last_state_view_holds_each_object_once_with_tombstones(tmp_path):
+    """--jetstream-state: a consumer created after the changes reads one message per object,
+    its newest state, and the DELETED of a deleted one, without asking meshsync anything."""
+    k = 12
+    with Kubesim(pods=k, namespaces=1) as sim, jetstream_server() as nats, \
+            nats.client() as js:
+        with Daemon(str(tmp_path), sim.kubeconfig, nats.url, "--jetstream", *PODS,
+                    env={"MESHSYNC_JETSTREAM_STATE": "true"}) as run:
+            assert wait_stream(js, k, run) == k
+            items = sim.request("GET", "/api/v1/pods")[1]["items"]
+            changed, deleted = items[0], items[1]
+            for value in ("a", "b", "c"):
+                changed["metadata"]["labels"] = {"app": value}
+                status, changed = sim.request(
+                    "PUT", "/api/v1/namespaces/%s/pods/%s" % (
+                        changed["metadata"]["namespace"], changed["metadata"]["name"]),
+                    changed)
+                assert status == 200
+            sim.delete("v1", "Pod", deleted["metadata"]["name"],
+                       deleted["metadata"]["namespace"])
+            # k ADDED, 3 MODIFIED, 1 DELETED on the event stream.
+            wait_stream(js, k + 4, run)
+            cfg = js.stream_info("MESHSYNC_STATE")["config"]
+            assert cfg["subjects"] == ["meshery.meshsync.state.>"]
+            assert cfg["max_msgs_per_subject"] == 1
+            state = js.stream_info("MESHSYNC_STATE")["state"]
+            assert state["messages"] == k, state
+            js.add_pull_consumer("MESHSYNC_STATE", "late-reader")
+            msgs = js.fetch("MESHSYNC_STATE", "late-reader", 100, expires=1.0)
+            assert len(msgs) == k
+            by_name = {}
+            for msg in msgs:
+                env = envelope(msg)
+                obj = env["Object"]
+                name = obj["metadata"]["name"]
+                assert msg.subject == "meshery.meshsync.state.%s.Pod.%s.%s" % (
+                    obj["cluster_id"], obj["metadata"]["namespace"], name)
+                by_name[name] = (env["EventType"], obj)
+            assert by_name[deleted["metadata"]["name"]][0] == "DELETED"
+            kind, obj = by_name[changed["metadata"]["name"]]
+            assert kind == "MODIFIED"
+            assert obj["metadata"]["resourceVersion"] == changed["metadata"]["resourceVersion"]
+            assert sum(1 for kind, _ in by_name.values() if kind == "ADDED") == k - 2

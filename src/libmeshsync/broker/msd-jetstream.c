@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "broker/msd-jetstream.h"
+#include "broker/msd-session-subject.h"
 #include "meshsync-broker-private.h"
 #include "meshsync-error.h"
 
@@ -44,6 +45,7 @@
 
 typedef struct {
 	guint64 seq;
+	gboolean state;       /* on a state subject: a newer event on it replaces this one */
 	const gchar *subject; /* interned */
 	GBytes *data;         /* (owned) */
 	gchar *msg_id;        /* (owned) */
@@ -62,6 +64,8 @@ struct _MsdJetStream {
 	guint replicas;
 	guint64 max_bytes;
 	guint ack_timeout_ms;
+	gboolean state_wanted;
+	gboolean state_active;
 
 	gboolean active;
 	gboolean connected;
@@ -70,9 +74,10 @@ struct _MsdJetStream {
 	gchar *inbox; /* _INBOX.<nuid> */
 	guint ack_subscription;
 
-	GQueue window;      /* (element-type MsdJsEntry) by seq */
-	GHashTable *by_seq; /* seq -> GList link of window */
-	GList *next_unsent; /* (unowned) (nullable): first entry to send */
+	GQueue window;                /* (element-type MsdJsEntry) by seq */
+	GHashTable *by_seq;           /* seq -> GList link of window */
+	GHashTable *by_state_subject; /* interned state subject -> GList link of window */
+	GList *next_unsent;           /* (unowned) (nullable): first entry to send */
 	gsize window_bytes;
 	guint64 next_seq;
 	GSource *tick;  /* (owned) (nullable) */
@@ -107,6 +112,7 @@ msd_jetstream_new(MeshSyncBroker *broker, GMainContext *context)
 	g_queue_init(&self->window);
 	g_queue_init(&self->waiters);
 	self->by_seq = g_hash_table_new(g_int64_hash, g_int64_equal);
+	self->by_state_subject = g_hash_table_new(g_direct_hash, g_direct_equal);
 	return self;
 }
 
@@ -155,6 +161,7 @@ msd_jetstream_free(MsdJetStream *self)
 	msd_jetstream_fail_waiters(self, "the broker is gone");
 	g_queue_clear_full(&self->window, (GDestroyNotify)msd_js_entry_free);
 	g_hash_table_unref(self->by_seq);
+	g_hash_table_unref(self->by_state_subject);
 	g_free(self->inbox);
 	g_main_context_unref(self->context);
 	g_free(self);
@@ -173,10 +180,22 @@ msd_jetstream_set_ack_timeout(MsdJetStream *self, guint timeout_ms)
 	self->ack_timeout_ms = MAX(timeout_ms, 1);
 }
 
+void
+msd_jetstream_set_state(MsdJetStream *self, gboolean enabled)
+{
+	self->state_wanted = enabled;
+}
+
 gboolean
 msd_jetstream_is_active(MsdJetStream *self)
 {
 	return self->active;
+}
+
+gboolean
+msd_jetstream_is_state_active(MsdJetStream *self)
+{
+	return self->active && self->state_active;
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -189,6 +208,7 @@ typedef struct {
 	gchar *subject;
 	guint replicas;
 	guint64 max_bytes;
+	gboolean state;     /* the last-state stream too */
 	gboolean absent;    /* result: the server has no JetStream */
 	gchar *differences; /* result: informational, the stream was kept */
 } MsdEnsureData;
@@ -236,7 +256,7 @@ msd_retention_name(jsRetentionPolicy policy)
 
 /* What makes the existing stream unusable as ours, every difference: NULL if nothing. */
 static gchar *
-msd_jetstream_conflict(const jsStreamConfig *cfg, const gchar *subject)
+msd_jetstream_conflict(const jsStreamConfig *cfg, const gchar *subject, gint64 per_subject)
 {
 	g_autoptr(GString) subjects = g_string_new(NULL);
 	g_autoptr(GString) out = g_string_new(NULL);
@@ -251,6 +271,12 @@ msd_jetstream_conflict(const jsStreamConfig *cfg, const gchar *subject)
 		                       msd_retention_name(cfg->Retention));
 	if (cfg->Storage != js_FileStorage)
 		g_string_append(out, "; storage is memory, not file");
+	if (cfg->MaxMsgsPerSubject != per_subject &&
+	    !(per_subject == -1 && cfg->MaxMsgsPerSubject == 0))
+		g_string_append_printf(out,
+		                       "; max messages per subject is %" G_GINT64_FORMAT
+		                       ", not %" G_GINT64_FORMAT,
+		                       (gint64)cfg->MaxMsgsPerSubject, per_subject);
 	return out->len > 0 ? g_strdup(out->str + 2) : NULL;
 }
 
@@ -278,67 +304,97 @@ msd_jetstream_differences(const jsStreamConfig *cfg, const MsdEnsureData *ed)
 	return g_strdup(out->str + 1);
 }
 
+/* Looks @name up and creates it if missing; FALSE with @error set when it is not usable, or
+ * with ed->absent set when the server has no JetStream. */
+static gboolean
+msd_jetstream_ensure_stream(jsCtx *js,
+                            MsdEnsureData *ed,
+                            const gchar *name,
+                            const gchar *subject,
+                            gboolean last_state,
+                            GError **error)
+{
+	jsStreamInfo *si = NULL;
+	jsErrCode jerr = 0;
+	natsStatus s;
+	gint64 per_subject = last_state ? 1 : -1;
+	gboolean ok = FALSE;
+
+	s = js_GetStreamInfo(&si, js, name, NULL, &jerr);
+	if (s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr) {
+		jsStreamConfig cfg;
+		const char *subjects[] = {subject};
+
+		jsStreamConfig_Init(&cfg);
+		cfg.Name = name;
+		cfg.Subjects = subjects;
+		cfg.SubjectsLen = 1;
+		cfg.Retention = js_LimitsPolicy;
+		cfg.Storage = js_FileStorage;
+		cfg.Discard = js_DiscardOld;
+		/* The last state of an object stays for as long as the object exists. */
+		cfg.MaxAge = last_state ? 0 : MSD_JETSTREAM_MAX_AGE_NS;
+		cfg.MaxBytes = last_state ? -1 : (int64_t)ed->max_bytes;
+		cfg.MaxMsgsPerSubject = per_subject;
+		cfg.Replicas = ed->replicas;
+		cfg.Duplicates = MSD_JETSTREAM_DUPLICATES_NS;
+		jerr = 0;
+		s = js_AddStream(&si, js, &cfg, NULL, &jerr);
+		if (s == NATS_OK)
+			g_message("created JetStream stream %s on %s (%u replica%s)", name, subject,
+			          ed->replicas, ed->replicas == 1 ? "" : "s");
+		else if (jerr == JSStreamNameExistErr)
+			/* Another instance created it meanwhile: check that one. */
+			s = js_GetStreamInfo(&si, js, name, NULL, &jerr);
+	}
+	if (s == NATS_OK) {
+		g_autofree gchar *conflict =
+		        msd_jetstream_conflict(si->Config, subject, per_subject);
+
+		if (conflict != NULL)
+			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+			            "JetStream stream %s exists with another configuration (%s); "
+			            "refusing to change it",
+			            name, conflict);
+		else if (!last_state)
+			ed->differences = msd_jetstream_differences(si->Config, ed);
+		ok = conflict == NULL;
+	} else if (msd_jetstream_is_absent(s, jerr)) {
+		ed->absent = TRUE;
+	} else {
+		g_autofree gchar *reason = msd_jetstream_reason(s);
+
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		            "cannot set up JetStream stream %s: %s (error code %d)", name, reason,
+		            (int)jerr);
+	}
+	jsStreamInfo_Destroy(si);
+	return ok;
+}
+
 static void
 msd_jetstream_ensure_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
 {
 	MsdEnsureData *ed = data;
 	jsCtx *js = NULL;
 	jsOptions opts;
-	jsStreamInfo *si = NULL;
-	jsErrCode jerr = 0;
 	natsStatus s;
 	GError *error = NULL;
 
 	jsOptions_Init(&opts);
 	opts.Wait = MSD_JETSTREAM_API_WAIT_MS;
 	s = natsConnection_JetStream(&js, ed->nc, &opts);
-	if (s == NATS_OK)
-		s = js_GetStreamInfo(&si, js, MSD_JETSTREAM_STREAM, NULL, &jerr);
-	if (s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr) {
-		jsStreamConfig cfg;
-		const char *subjects[] = {ed->subject};
-
-		jsStreamConfig_Init(&cfg);
-		cfg.Name = MSD_JETSTREAM_STREAM;
-		cfg.Subjects = subjects;
-		cfg.SubjectsLen = 1;
-		cfg.Retention = js_LimitsPolicy;
-		cfg.Storage = js_FileStorage;
-		cfg.Discard = js_DiscardOld;
-		cfg.MaxAge = MSD_JETSTREAM_MAX_AGE_NS;
-		cfg.MaxBytes = (int64_t)ed->max_bytes;
-		cfg.Replicas = ed->replicas;
-		cfg.Duplicates = MSD_JETSTREAM_DUPLICATES_NS;
-		jerr = 0;
-		s = js_AddStream(&si, js, &cfg, NULL, &jerr);
-		if (s == NATS_OK)
-			g_message("created JetStream stream %s on %s (%u replica%s)",
-			          MSD_JETSTREAM_STREAM, ed->subject, ed->replicas,
-			          ed->replicas == 1 ? "" : "s");
-		else if (jerr == JSStreamNameExistErr)
-			/* Another instance created it meanwhile: check that one. */
-			s = js_GetStreamInfo(&si, js, MSD_JETSTREAM_STREAM, NULL, &jerr);
-	}
-	if (s == NATS_OK) {
-		g_autofree gchar *conflict = msd_jetstream_conflict(si->Config, ed->subject);
-
-		if (conflict != NULL)
-			error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-			                    "JetStream stream %s exists with another configuration "
-			                    "(%s); refusing to change it",
-			                    MSD_JETSTREAM_STREAM, conflict);
-		else
-			ed->differences = msd_jetstream_differences(si->Config, ed);
-	} else if (msd_jetstream_is_absent(s, jerr)) {
-		ed->absent = TRUE;
-	} else {
+	if (s != NATS_OK) {
 		g_autofree gchar *reason = msd_jetstream_reason(s);
 
-		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		                    "cannot set up JetStream stream %s: %s (error code %d)",
-		                    MSD_JETSTREAM_STREAM, reason, (int)jerr);
+		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
+		                    "cannot use JetStream: %s", reason);
+	} else if (msd_jetstream_ensure_stream(js, ed, MSD_JETSTREAM_STREAM, ed->subject, FALSE,
+	                                       &error) &&
+	           ed->state) {
+		msd_jetstream_ensure_stream(js, ed, MSD_JETSTREAM_STATE_STREAM,
+		                            MSD_JETSTREAM_STATE_PREFIX ">", TRUE, &error);
 	}
-	jsStreamInfo_Destroy(si);
 	jsCtx_Destroy(js);
 	nats_ReleaseThreadMemory();
 	if (error != NULL)
@@ -361,6 +417,7 @@ msd_jetstream_ensure_async(MsdJetStream *self,
 	ed->subject = g_strdup(subject);
 	ed->replicas = self->replicas;
 	ed->max_bytes = self->max_bytes;
+	ed->state = self->state_wanted;
 	g_task_set_source_tag(task, msd_jetstream_ensure_async);
 	g_task_set_task_data(task, ed, msd_ensure_data_free);
 	g_task_run_in_thread(task, msd_jetstream_ensure_thread);
@@ -406,6 +463,7 @@ msd_jetstream_ensure_finish(MsdJetStream *self, GAsyncResult *result, GError **e
 	if (self->ack_subscription == 0)
 		return FALSE;
 	self->active = TRUE;
+	self->state_active = ed->state;
 	self->connected = TRUE;
 	return TRUE;
 }
@@ -530,6 +588,8 @@ msd_jetstream_schedule_tick(MsdJetStream *self)
 	g_source_attach(self->tick, self->context);
 }
 
+static void msd_jetstream_remove(MsdJetStream *self, GList *link);
+
 void
 msd_jetstream_publish(MsdJetStream *self,
                       const gchar *subject,
@@ -541,10 +601,22 @@ msd_jetstream_publish(MsdJetStream *self,
 
 	entry->seq = self->next_seq++;
 	entry->subject = g_intern_string(subject);
+	entry->state = g_str_has_prefix(subject, MSD_JETSTREAM_STATE_PREFIX);
+	if (entry->state) {
+		GList *older = g_hash_table_lookup(self->by_state_subject, entry->subject);
+
+		/* Only the newest state of an object matters, and a re-send of the older one
+		 * after the newer was stored would replace it in the stream. */
+		if (older != NULL)
+			msd_jetstream_remove(self, older);
+	}
 	entry->data = g_bytes_new(data, len);
 	entry->msg_id = g_strdup(msg_id);
 	g_queue_push_tail(&self->window, entry);
 	g_hash_table_insert(self->by_seq, &entry->seq, self->window.tail);
+	if (entry->state)
+		g_hash_table_insert(self->by_state_subject, (gpointer)entry->subject,
+		                    self->window.tail);
 	if (self->next_unsent == NULL)
 		self->next_unsent = self->window.tail;
 	self->window_bytes += len;
@@ -560,6 +632,8 @@ msd_jetstream_remove(MsdJetStream *self, GList *link)
 	if (self->next_unsent == link)
 		self->next_unsent = link->next;
 	g_hash_table_remove(self->by_seq, &entry->seq);
+	if (entry->state && g_hash_table_lookup(self->by_state_subject, entry->subject) == link)
+		g_hash_table_remove(self->by_state_subject, entry->subject);
 	self->window_bytes -= g_bytes_get_size(entry->data);
 	g_queue_delete_link(&self->window, link);
 	msd_js_entry_free(entry);
@@ -605,7 +679,8 @@ msd_jetstream_ack_cb(MeshSyncBroker *broker,
 			return;
 		self->n_rejected++;
 		g_warning("JetStream refused event %s: %s", entry->msg_id, text);
-	} else if (strstr(text, "\"stream\":\"" MSD_JETSTREAM_STREAM "\"") == NULL) {
+	} else if (strstr(text, "\"stream\":\"" MSD_JETSTREAM_STREAM "\"") == NULL &&
+	           strstr(text, "\"stream\":\"" MSD_JETSTREAM_STATE_STREAM "\"") == NULL) {
 		/* Not a PubAck: core subscribers see the reply subject too, and one may answer. */
 		return;
 	} else {
@@ -740,4 +815,21 @@ msd_jetstream_msg_id(MeshSyncResource *resource, MeshSyncEventType event_type)
 
 	return g_strdup_printf("%s.%s.%s", id, rv != NULL ? rv : "",
 	                       meshsync_event_type_to_string(event_type));
+}
+
+gchar *
+msd_jetstream_state_subject(MeshSyncResource *resource)
+{
+	const gchar *cluster = meshsync_resource_get_cluster_id(resource);
+	GString *subject = g_string_new(MSD_JETSTREAM_STATE_PREFIX);
+
+	/* Dots encoded in every field: a fixed number of tokens, so wildcards select by field. */
+	msd_session_subject_append_token(subject, cluster != NULL ? cluster : "", FALSE);
+	g_string_append_c(subject, '.');
+	msd_session_subject_append_token(subject, meshsync_resource_get_kind(resource), FALSE);
+	g_string_append_c(subject, '.');
+	msd_session_subject_append_token(subject, meshsync_resource_get_namespace(resource), FALSE);
+	g_string_append_c(subject, '.');
+	msd_session_subject_append_token(subject, meshsync_resource_get_name(resource), FALSE);
+	return g_string_free(subject, FALSE);
 }
