@@ -13,6 +13,7 @@
 
 #include <libmeshsync/meshsync.h>
 
+#include "meshsync-broker-private.h"
 #include "meshsyncd-daemon.h"
 #include "meshsyncd-dbus-service.h"
 #include "meshsyncd-notify.h"
@@ -252,6 +253,13 @@ meshsyncd_daemon_new_broker(const MeshsyncdDaemonOptions *options, GError **erro
 	if (ca != NULL || cert != NULL)
 		meshsync_broker_set_tls(broker, ca, cert, key);
 	meshsync_broker_set_connect_timeout(broker, options->broker_connect_timeout_s);
+	meshsync_broker_set_jetstream(broker, options->jetstream);
+	meshsync_broker_set_jetstream_state(broker, options->jetstream_state);
+	meshsync_broker_set_jetstream_limits(broker, options->jetstream_replicas,
+	                                     options->jetstream_max_bytes);
+	if (options->jetstream_ack_timeout_ms > 0)
+		meshsync_broker_set_jetstream_ack_timeout(broker,
+		                                          options->jetstream_ack_timeout_ms);
 	return g_steal_pointer(&broker);
 }
 

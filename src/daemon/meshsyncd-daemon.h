@@ -32,10 +32,15 @@ typedef struct {
 	const gchar *broker_tls_cert;
 	const gchar *broker_tls_key;
 	guint broker_connect_timeout_s;
-	const gchar *health_address; /* NULL: every address */
-	guint health_port;           /* 0: any free port (logged) */
-	gboolean strict_readiness;   /* /readyz follows the broker and the sync, no latch */
-	GBusType dbus_bus;           /* G_BUS_TYPE_NONE: no D-Bus interface */
+	gboolean jetstream;       /* or MESHSYNC_JETSTREAM=true */
+	gboolean jetstream_state; /* or MESHSYNC_JETSTREAM_STATE=true */
+	guint jetstream_replicas;
+	guint64 jetstream_max_bytes;    /* 0: the library's 256 MiB */
+	guint jetstream_ack_timeout_ms; /* 0: the library's; a test knob */
+	const gchar *health_address;    /* NULL: every address */
+	guint health_port;              /* 0: any free port (logged) */
+	gboolean strict_readiness;      /* /readyz follows the broker and the sync, no latch */
+	GBusType dbus_bus;              /* G_BUS_TYPE_NONE: no D-Bus interface */
 	/* log and exec sessions (broker mode) */
 	guint max_sessions;
 	gboolean disable_exec;

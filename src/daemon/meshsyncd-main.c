@@ -193,6 +193,11 @@ main(int argc, char **argv)
 	gint max_sessions = 64;
 	gboolean disable_exec = FALSE;
 	gint broker_connect_timeout = 300;
+	gboolean jetstream = FALSE;
+	gboolean jetstream_state = FALSE;
+	gint jetstream_replicas = 1;
+	gint64 jetstream_max_bytes = 256 * 1024 * 1024;
+	gint jetstream_ack_timeout = 0;
 	gint health_port = MESHSYNC_HEALTH_PORT;
 	gboolean output_extended = FALSE;
 	gboolean stop_after_sync = FALSE;
@@ -257,6 +262,21 @@ main(int argc, char **argv)
 	        {"broker-connect-timeout", 0, 0, G_OPTION_ARG_INT, &broker_connect_timeout,
 	         N_("How long start-up waits for the broker before it gives up (default 300)"),
 	         N_("SECONDS")},
+	        {"jetstream", 0, 0, G_OPTION_ARG_NONE, &jetstream,
+	         N_("Durable delivery: publish resource events to the JetStream stream "
+	            "MESHSYNC_EVENTS (also $MESHSYNC_JETSTREAM=true)"),
+	         NULL},
+	        {"jetstream-state", 0, 0, G_OPTION_ARG_NONE, &jetstream_state,
+	         N_("With --jetstream, also keep the last state of every object in the stream "
+	            "MESHSYNC_STATE (also $MESHSYNC_JETSTREAM_STATE=true)"),
+	         NULL},
+	        {"jetstream-replicas", 0, 0, G_OPTION_ARG_INT, &jetstream_replicas,
+	         N_("Replicas of the stream when meshsync creates it (default 1)"), N_("N")},
+	        {"jetstream-max-bytes", 0, 0, G_OPTION_ARG_INT64, &jetstream_max_bytes,
+	         N_("Most the stream keeps when meshsync creates it (default 268435456)"),
+	         N_("BYTES")},
+	        {"jetstream-ack-timeout-ms", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_INT,
+	         &jetstream_ack_timeout, NULL, NULL},
 	        {"health-port", 0, 0, G_OPTION_ARG_INT, &health_port,
 	         N_("Port of /healthz, /readyz and /metrics (default 11000; 0: any free port, "
 	            "logged)"),
@@ -400,6 +420,14 @@ main(int argc, char **argv)
 		             "seconds\n"));
 		return 2;
 	}
+	if (jetstream_replicas < 1 || jetstream_replicas > 5) {
+		g_printerr("meshsync: --jetstream-replicas must be between 1 and 5\n");
+		return 2;
+	}
+	if (jetstream_max_bytes <= 0) {
+		g_printerr("meshsync: --jetstream-max-bytes must be a positive number of bytes\n");
+		return 2;
+	}
 	if (health_port < 0 || health_port > 65535) {
 		g_printerr(_("meshsync: --health-port must be between 0 and 65535\n"));
 		return 2;
@@ -439,6 +467,13 @@ main(int argc, char **argv)
 	options.broker_tls_cert = broker_tls_cert;
 	options.broker_tls_key = broker_tls_key;
 	options.broker_connect_timeout_s = (guint)broker_connect_timeout;
+	options.jetstream =
+	        jetstream || meshsyncd_daemon_parse_go_bool(g_getenv("MESHSYNC_JETSTREAM"));
+	options.jetstream_state = jetstream_state || meshsyncd_daemon_parse_go_bool(
+	                                                     g_getenv("MESHSYNC_JETSTREAM_STATE"));
+	options.jetstream_replicas = (guint)jetstream_replicas;
+	options.jetstream_max_bytes = (guint64)jetstream_max_bytes;
+	options.jetstream_ack_timeout_ms = (guint)MAX(jetstream_ack_timeout, 0);
 	options.health_address = health_address;
 	options.health_port = (guint)health_port;
 	options.kubeconfig = kubeconfig;

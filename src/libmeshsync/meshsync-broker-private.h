@@ -63,6 +63,38 @@ gboolean meshsync_broker_publish_event(MeshSyncBroker *self,
                                        const MsdReplayPart *parts,
                                        guint n_parts,
                                        GError **error);
+/* meshsync_broker_publish_event() with the event's Nats-Msg-Id: on JetStream (when it is on,
+ * the server has it and @subject is the core subject) the event is kept until its PubAck;
+ * otherwise it goes through the replay window and @msg_id is not used. A last-state subject
+ * (meshery.meshsync.state.*) goes to JetStream, and fails when that stream is not in use. */
+gboolean meshsync_broker_publish_event_with_id(MeshSyncBroker *self,
+                                               const gchar *subject,
+                                               const MsdReplayPart *parts,
+                                               guint n_parts,
+                                               const gchar *msg_id,
+                                               GError **error);
+/* For broker/msd-jetstream.c: one HPUB with a reply subject and a Nats-Msg-Id header, checked
+ * like meshsync_broker_publish_unchecked(). */
+gboolean meshsync_broker_publish_with_id(MeshSyncBroker *self,
+                                         const gchar *subject,
+                                         const gchar *reply,
+                                         const gchar *msg_id,
+                                         gconstpointer data,
+                                         gsize length,
+                                         GError **error);
+
+/* How long an event waits for its PubAck before the window goes again (5 s by default). */
+void meshsync_broker_set_jetstream_ack_timeout(MeshSyncBroker *self, guint timeout_ms);
+
+typedef struct {
+	guint64 pending;
+	guint64 acked;
+	guint64 duplicates;
+	guint64 resent;
+} MeshSyncBrokerJetStreamStats;
+
+void meshsync_broker_get_jetstream_stats(MeshSyncBroker *self, MeshSyncBrokerJetStreamStats *stats);
+
 gboolean meshsync_broker_drain_output(MeshSyncBroker *self, guint timeout_ms, GError **error);
 
 /* For the replay window (broker/msd-replay.c). */

@@ -14,6 +14,7 @@
 #include "meshsync-error.h"
 #include "meshsync-broker-private.h"
 #include "util/msd-i18n.h"
+#include "broker/msd-jetstream.h"
 
 /**
  * MeshSyncBrokerWriter:
@@ -94,6 +95,7 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 	const gchar *type;
 	MsdReplayPart parts[5];
 	gsize envelope_len = 0;
+	g_autofree gchar *msg_id = NULL;
 
 	if (self->closed) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
@@ -147,11 +149,25 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 		            meshsync_broker_get_url(self->broker), max_payload);
 		return FALSE;
 	}
-	if (!meshsync_broker_publish_event(self->broker, self->subject, parts, G_N_ELEMENTS(parts),
-	                                   &local_error)) {
+	if (meshsync_broker_get_jetstream_active(self->broker))
+		msg_id = msd_jetstream_msg_id(resource, event_type);
+	if (!meshsync_broker_publish_event_with_id(self->broker, self->subject, parts,
+	                                           G_N_ELEMENTS(parts), msg_id, &local_error)) {
 		self->n_errors++;
 		g_propagate_error(error, g_steal_pointer(&local_error));
 		return FALSE;
+	}
+	if (msg_id != NULL && meshsync_broker_get_jetstream_state_active(self->broker)) {
+		g_autofree gchar *state = msd_jetstream_state_subject(resource);
+
+		/* Its own stream keeps the newest per object; a DELETED is the tombstone. */
+		if (!meshsync_broker_publish_event_with_id(self->broker, state, parts,
+		                                           G_N_ELEMENTS(parts), msg_id,
+		                                           &local_error)) {
+			self->n_errors++;
+			g_propagate_error(error, g_steal_pointer(&local_error));
+			return FALSE;
+		}
 	}
 	self->n_published++;
 	if (digest != NULL)

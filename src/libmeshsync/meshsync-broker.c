@@ -12,10 +12,12 @@
 #include <string.h>
 
 #include "meshsync-broker.h"
+#include "meshsync-broker-writer.h"
 #include "meshsync-enum-types.h"
 #include "meshsync-error.h"
 #include "meshsync-broker-private.h"
 #include "broker/msd-broker-url.h"
+#include "broker/msd-jetstream.h"
 #include "broker/msd-nats-source.h"
 #include "broker/msd-replay.h"
 #include "util/msd-i18n.h"
@@ -324,9 +326,11 @@ struct _MeshSyncBroker {
 	guint ping_interval_ms;
 	guint max_pings_out;
 
-	MsdNatsLoop *loop;    /* (owned) */
-	MsdBrokerLink *link;  /* (owned) */
-	MsdReplay *replay;    /* (owned): the resource events not confirmed yet */
+	MsdNatsLoop *loop;       /* (owned) */
+	MsdBrokerLink *link;     /* (owned) */
+	MsdReplay *replay;       /* (owned): the resource events not confirmed yet */
+	MsdJetStream *jetstream; /* (owned): the same on JetStream, when it is on */
+	gboolean jetstream_wanted;
 	natsConnection *nc;   /* (owned) (nullable) */
 	gint64 max_payload;   /* the server's, as of the last (re)connect */
 	GTask *connect_task;  /* (unowned) (nullable): the connect in progress */
@@ -385,8 +389,9 @@ meshsync_broker_set_state(MeshSyncBroker *self, MeshSyncBrokerState state)
 static void
 meshsync_broker_update_writable(MeshSyncBroker *self)
 {
-	gboolean writable =
-	        self->link_writable && !self->congested && !msd_replay_is_full(self->replay);
+	gboolean writable = self->link_writable && !self->congested &&
+	                    !msd_replay_is_full(self->replay) &&
+	                    !msd_jetstream_is_full(self->jetstream);
 
 	if (self->writable == writable)
 		return;
@@ -412,8 +417,10 @@ meshsync_broker_set_congested(MeshSyncBroker *self, gboolean congested)
 	        congested ? "write buffer above its high mark, holding publishes"
 	                  : "write buffer drained, taking publishes again");
 	meshsync_broker_update_writable(self);
-	if (!congested)
+	if (!congested) {
 		msd_replay_resume(self->replay);
+		msd_jetstream_resume(self->jetstream);
+	}
 }
 
 gboolean
@@ -486,6 +493,7 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 		             "lost the connection to the broker at %s; reconnecting",
 		             self->url->display);
 		msd_replay_disconnected(self->replay);
+		msd_jetstream_disconnected(self->jetstream);
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_RECONNECTING);
 		/* What waited for the socket went with the connection (the window sends it
 		 * again): resource events wait in the window now, up to its bound. */
@@ -507,6 +515,7 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 		meshsync_broker_set_writable(self, TRUE);
 		/* The window goes again, oldest first, before anything newer. */
 		msd_replay_connected(self->replay, event->reconnects);
+		msd_jetstream_connected(self->jetstream);
 		break;
 	case MSD_BROKER_EVENT_CLOSED:
 		if (self->state == MESHSYNC_BROKER_STATE_CLOSED)
@@ -515,6 +524,7 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 		             "the connection to the broker at %s is closed for good",
 		             self->url->display);
 		msd_replay_closed(self->replay);
+		msd_jetstream_closed(self->jetstream);
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CLOSED);
 		meshsync_broker_set_writable(self, FALSE);
 		break;
@@ -665,6 +675,7 @@ meshsync_broker_finalize(GObject *object)
 	if (self->loop != NULL)
 		msd_nats_loop_unref(self->loop);
 	msd_replay_free(self->replay);
+	msd_jetstream_free(self->jetstream);
 	msd_broker_url_free(self->url);
 	g_free(self->token);
 	g_free(self->credentials_file);
@@ -761,6 +772,7 @@ meshsync_broker_new(const gchar *url, GError **error)
 	self->link = msd_broker_link_new(self->context);
 	self->link->broker = self;
 	self->replay = msd_replay_new(self, self->context);
+	self->jetstream = msd_jetstream_new(self, self->context);
 	return self;
 }
 
@@ -1083,6 +1095,49 @@ msd_connect_cancelled_cb(GCancellable *cancellable, gpointer data)
 }
 
 static void
+meshsync_broker_connect_complete(MeshSyncBroker *self, GTask *task)
+{
+	self->connect_task = NULL;
+	self->pending_bytes = 0;
+	self->congested = FALSE;
+	msd_info_url(self->url->display, "connected to the broker at %s%s", self->url->display,
+	             msd_jetstream_is_active(self->jetstream) ? " (JetStream)" : "");
+	meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CONNECTED);
+	meshsync_broker_set_writable(self, TRUE);
+	g_task_return_boolean(task, TRUE);
+	g_object_unref(task);
+}
+
+static void
+msd_connect_jetstream_done(GObject *source, GAsyncResult *res, gpointer data)
+{
+	MeshSyncBroker *self = MESHSYNC_BROKER(source);
+	GTask *task = data;
+	GError *error = NULL;
+	gboolean ok = msd_jetstream_ensure_finish(self->jetstream, res, &error);
+
+	meshsync_broker_release_connection(self);
+	if (self->connect_task != task) {
+		g_clear_error(&error);
+		meshsync_broker_connect_fail(
+		        self, task,
+		        g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		                    "the broker at %s was closed while connecting",
+		                    self->url->display));
+		return;
+	}
+	if (!ok) {
+		/* A stream that is not ours is never changed: no connection, the error says why. */
+		if (self->nc != NULL)
+			natsConnection_Close(self->nc);
+		meshsync_broker_destroy_connection(self);
+		meshsync_broker_connect_fail(self, task, error);
+		return;
+	}
+	meshsync_broker_connect_complete(self, task);
+}
+
+static void
 msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 {
 	MeshSyncBroker *self = MESHSYNC_BROKER(source);
@@ -1117,15 +1172,14 @@ msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 		self->max_payload = result->max_payload;
 		msd_replay_connected(self->replay, result->reconnects);
 		msd_attempt_result_free(result);
-		self->connect_task = NULL;
-		self->pending_bytes = 0;
-		self->congested = FALSE;
-		msd_info_url(self->url->display, "connected to the broker at %s",
-		             self->url->display);
-		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CONNECTED);
-		meshsync_broker_set_writable(self, TRUE);
-		g_task_return_boolean(task, TRUE);
-		g_object_unref(task);
+		if (self->jetstream_wanted) {
+			/* Connected only once the stream is there (or known absent). */
+			msd_jetstream_ensure_async(
+			        self->jetstream, meshsync_broker_hold_connection(self),
+			        MESHSYNC_SUBJECT_CORE, msd_connect_jetstream_done, task);
+			return;
+		}
+		meshsync_broker_connect_complete(self, task);
 		return;
 	}
 
@@ -1398,6 +1452,187 @@ meshsync_broker_publish_event(MeshSyncBroker *self,
 	return TRUE;
 }
 
+gboolean
+meshsync_broker_publish_event_with_id(MeshSyncBroker *self,
+                                      const gchar *subject,
+                                      const MsdReplayPart *parts,
+                                      guint n_parts,
+                                      const gchar *msg_id,
+                                      GError **error)
+{
+	gboolean state = g_str_has_prefix(subject, MSD_JETSTREAM_STATE_PREFIX);
+	g_autoptr(GString) data = NULL;
+
+	if (state && !msd_jetstream_is_state_active(self->jetstream)) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_SUPPORTED,
+		            "cannot publish on %s: the last-state stream is not in use", subject);
+		return FALSE;
+	}
+	if (!state && (msg_id == NULL || !msd_jetstream_is_active(self->jetstream) ||
+	               g_strcmp0(subject, MESHSYNC_SUBJECT_CORE) != 0))
+		return meshsync_broker_publish_event(self, subject, parts, n_parts, error);
+	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		            _("cannot publish on %s: the broker at %s is not connected"), subject,
+		            self->url->display);
+		return FALSE;
+	}
+	/* JetStream keeps its own copy until the PubAck: the pieces are joined there */
+	data = g_string_new(NULL);
+	for (guint i = 0; i < n_parts; i++)
+		g_string_append_len(data, parts[i].data, (gssize)parts[i].len);
+	msd_jetstream_publish(self->jetstream, subject, data->str, data->len, msg_id);
+	return TRUE;
+}
+
+gboolean
+meshsync_broker_publish_with_id(MeshSyncBroker *self,
+                                const gchar *subject,
+                                const gchar *reply,
+                                const gchar *msg_id,
+                                gconstpointer data,
+                                gsize len,
+                                GError **error)
+{
+	natsMsg *msg = NULL;
+	natsStatus s;
+
+	/* Nothing goes to nats.c's reconnect buffer: the window sends it again itself. */
+	if (self->nc == NULL || self->state != MESHSYNC_BROKER_STATE_CONNECTED) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		            "cannot publish on %s: the broker at %s is not connected", subject,
+		            self->url->display);
+		return FALSE;
+	}
+	s = natsMsg_Create(&msg, subject, reply, data, (int)len);
+	if (s == NATS_OK)
+		s = natsMsgHeader_Set(msg, "Nats-Msg-Id", msg_id);
+	if (s == NATS_OK)
+		s = natsConnection_PublishMsg(self->nc, msg);
+	natsMsg_Destroy(msg);
+	if (s == NATS_OK) {
+		if (!self->congested && natsConnection_Buffered(self->nc) > (gint)self->high_mark)
+			meshsync_broker_set_congested(self, TRUE);
+		return TRUE;
+	}
+	{
+		g_autofree gchar *reason = msd_broker_last_error(s);
+
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		            "cannot publish on %s to the broker at %s: %s", subject,
+		            self->url->display, reason);
+	}
+	return FALSE;
+}
+
+/**
+ * meshsync_broker_set_jetstream:
+ * @self: a #MeshSyncBroker
+ * @enabled: whether resource events go to JetStream
+ *
+ * Turns durable delivery on or off; takes effect at the next connect. When on, the connect
+ * ensures the stream `MESHSYNC_EVENTS` on `meshery.meshsync.core` (limits retention, file
+ * storage, 24 h, a 2 minute duplicate window; see
+ * [method@MeshSync.Broker.set_jetstream_limits]) and fails with
+ * %MESHSYNC_ERROR_INVALID_CONFIG, changing nothing, if a stream of that name has other
+ * subjects, retention or storage. Resource events of a [class@MeshSync.BrokerWriter] then
+ * carry a `Nats-Msg-Id` and are kept until the stream acknowledged them, and sent again after
+ * a reconnection or when the acknowledgement is late; the stream stores a re-sent event once.
+ * Core subscribers of the subject see the same messages as without JetStream. A server
+ * without JetStream gets one warning and core publishing.
+ */
+void
+meshsync_broker_set_jetstream(MeshSyncBroker *self, gboolean enabled)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	self->jetstream_wanted = enabled;
+}
+
+/**
+ * meshsync_broker_set_jetstream_state:
+ * @self: a #MeshSyncBroker
+ * @enabled: whether to keep the last state of every object in JetStream too
+ *
+ * With [method@MeshSync.Broker.set_jetstream] on, also ensures the stream `MESHSYNC_STATE` on
+ * `meshery.meshsync.state.>` (one message per subject, no age or size limit) and publishes each
+ * resource event of a [class@MeshSync.BrokerWriter] a second time on
+ * `meshery.meshsync.state.<cluster>.<kind>.<namespace>.<name>` (each field encoded as session
+ * subjects are, dots included; an empty namespace is `%`): the stream keeps each object's
+ * newest state, and a `DELETED` event as its tombstone, so a new consumer reads the state of
+ * the cluster without a resync. Takes effect at the next connect.
+ */
+void
+meshsync_broker_set_jetstream_state(MeshSyncBroker *self, gboolean enabled)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	msd_jetstream_set_state(self->jetstream, enabled);
+}
+
+/**
+ * meshsync_broker_get_jetstream_state_active:
+ * @self: a #MeshSyncBroker
+ *
+ * Gets whether the last-state stream of [method@MeshSync.Broker.set_jetstream_state] is in
+ * use.
+ *
+ * Returns: %TRUE once connected with JetStream and the stream ensured
+ */
+gboolean
+meshsync_broker_get_jetstream_state_active(MeshSyncBroker *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), FALSE);
+	return msd_jetstream_is_state_active(self->jetstream);
+}
+
+/**
+ * meshsync_broker_set_jetstream_limits:
+ * @self: a #MeshSyncBroker
+ * @replicas: the stream's replicas (1 for a single server, 3 in a JetStream cluster)
+ * @max_bytes: the most the stream keeps before dropping its oldest messages, or 0 for
+ *   256 MiB
+ *
+ * Sets the limits of the stream [method@MeshSync.Broker.set_jetstream] creates; an existing
+ * stream keeps its own.
+ */
+void
+meshsync_broker_set_jetstream_limits(MeshSyncBroker *self, guint replicas, guint64 max_bytes)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	msd_jetstream_set_stream_limits(self->jetstream, replicas, max_bytes);
+}
+
+/**
+ * meshsync_broker_get_jetstream_active:
+ * @self: a #MeshSyncBroker
+ *
+ * Gets whether resource events go to JetStream: it was asked for and the server has it.
+ *
+ * Returns: %TRUE once connected with JetStream
+ */
+gboolean
+meshsync_broker_get_jetstream_active(MeshSyncBroker *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), FALSE);
+	return msd_jetstream_is_active(self->jetstream);
+}
+
+void
+meshsync_broker_set_jetstream_ack_timeout(MeshSyncBroker *self, guint timeout_ms)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	msd_jetstream_set_ack_timeout(self->jetstream, timeout_ms);
+}
+
+void
+meshsync_broker_get_jetstream_stats(MeshSyncBroker *self, MeshSyncBrokerJetStreamStats *stats)
+{
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	stats->pending = msd_jetstream_get_n_pending(self->jetstream);
+	stats->acked = msd_jetstream_get_n_acked(self->jetstream);
+	stats->duplicates = msd_jetstream_get_n_duplicates(self->jetstream);
+	stats->resent = msd_jetstream_get_n_resent(self->jetstream);
+}
+
 /* The delivery thread is done with the link: no message callback can follow. */
 static void
 msd_broker_subscription_complete_cb(void *closure)
@@ -1594,6 +1829,11 @@ meshsync_broker_flush_async(MeshSyncBroker *self,
 		                        self->url->display);
 		return;
 	}
+	if (!msd_jetstream_is_empty(self->jetstream)) {
+		/* Every event up to now has its PubAck: stored by the stream. */
+		msd_jetstream_wait(self->jetstream, g_steal_pointer(&task), timeout_ms);
+		return;
+	}
 	if (!msd_replay_is_empty(self->replay)) {
 		/* Its confirmation is a PING after all of them, and after everything else
 		 * published before. */
@@ -1680,6 +1920,7 @@ meshsync_broker_close(MeshSyncBroker *self)
 	if (self->nc != NULL)
 		natsConnection_Close(self->nc);
 	msd_replay_closed(self->replay);
+	msd_jetstream_closed(self->jetstream);
 	g_hash_table_remove_all(self->subscriptions_by_sid);
 	g_hash_table_remove_all(self->subscriptions_by_id);
 	meshsync_broker_destroy_connection(self);

@@ -68,6 +68,16 @@ MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_broker_set_connect_timeout(MeshSyncBroker *self, guint seconds);
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_broker_set_max_reconnects(MeshSyncBroker *self, gint max_reconnects);
+MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_broker_set_jetstream(MeshSyncBroker *self, gboolean enabled);
+MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_broker_set_jetstream_limits(MeshSyncBroker *self, guint replicas, guint64 max_bytes);
+MESHSYNC_AVAILABLE_IN_ALL
+gboolean meshsync_broker_get_jetstream_active(MeshSyncBroker *self);
+MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_broker_set_jetstream_state(MeshSyncBroker *self, gboolean enabled);
+MESHSYNC_AVAILABLE_IN_ALL
+gboolean meshsync_broker_get_jetstream_state_active(MeshSyncBroker *self);
 
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_broker_connect_async(MeshSyncBroker *self,

@@ -63,6 +63,10 @@ class GatedProxy:
         """Refuse new connections and drop the current ones."""
         self.open = False
 
+    def mute(self):
+        """Pass nothing the server sends on the current connections any more."""
+        self._command("mute")
+
     def close(self):
         if self.proc.poll() is None:
             self.proc.stdin.close()

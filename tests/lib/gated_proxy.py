@@ -5,6 +5,8 @@ it prints the port it listens on, then takes one command a line on stdin and ans
 
   cut   refuse new connections (accept, then close) and drop the ones relayed
   open  relay new connections to 127.0.0.1:UPSTREAM_PORT again
+  mute  stop passing what the server sends on the current connections (new ones are
+        relayed both ways): the client's data still arrives, no answer comes back
 
 Its own process, so that relaying megabytes a second does not share a GIL with the test's
 consumer. tests/lib/broker_faults.py drives it (GatedProxy).
@@ -44,19 +46,21 @@ class Relay:
             except OSError:
                 conn.close()
                 continue
+            muted = threading.Event()
             with self.lock:
-                self.pairs.append((conn, up))
-            for a, b in ((conn, up), (up, conn)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+                self.pairs.append((conn, up, muted))
+            for a, b, m in ((conn, up, None), (up, conn, muted)):
+                threading.Thread(target=self._pump, args=(a, b, m), daemon=True).start()
 
     @staticmethod
-    def _pump(src, dst):
+    def _pump(src, dst, muted):
         try:
             while True:
                 data = src.recv(CHUNK)
                 if not data:
                     break
-                dst.sendall(data)
+                if muted is None or not muted.is_set():
+                    dst.sendall(data)
         except OSError:
             pass
         for s in (src, dst):
@@ -68,13 +72,18 @@ class Relay:
     def cut(self):
         self.open = False
         with self.lock:
-            for a, b in self.pairs:
+            for a, b, _ in self.pairs:
                 for s in (a, b):
                     try:
                         s.shutdown(socket.SHUT_RDWR)
                     except OSError:
                         pass
             self.pairs = []
+
+    def mute(self):
+        with self.lock:
+            for _, _, muted in self.pairs:
+                muted.set()
 
 
 def main():
@@ -86,6 +95,8 @@ def main():
             relay.cut()
         elif command == "open":
             relay.open = True
+        elif command == "mute":
+            relay.mute()
         else:
             print(f"unknown command {command!r}", flush=True)
             continue

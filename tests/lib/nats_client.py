@@ -158,6 +158,84 @@ class NatsClient:
             got += 1
             yield msg
 
+    def hpublish(self, subject, data=b"", headers=None, reply=None):
+        """PUB with a header block (HPUB); headers is a dict of strings."""
+        if isinstance(data, str):
+            data = data.encode()
+        block = "NATS/1.0\r\n" + "".join("%s: %s\r\n" % kv for kv in (headers or {}).items())
+        block = (block + "\r\n").encode()
+        head = "HPUB %s %s%d %d\r\n" % (subject, reply + " " if reply else "", len(block),
+                                        len(block) + len(data))
+        self._send(head.encode() + block + bytes(data) + b"\r\n")
+
+    def request(self, subject, data=b"", timeout=None):
+        """One request and its reply, on an inbox subscription of its own. Messages of other
+        subscriptions that arrive meanwhile stay queued for next_msg()."""
+        inbox = "_INBOX.test.%d.%d" % (id(self), self._next_sid)
+        sid = self.subscribe(inbox, confirm=False)
+        self.unsubscribe(sid, 1)
+        self.publish(subject, data, reply=inbox)
+        deadline = time.monotonic() + (self.timeout if timeout is None else timeout)
+        while True:
+            for i, msg in enumerate(self._pending):
+                if msg.sid == sid:
+                    del self._pending[i]
+                    return msg
+            self._read_one(deadline)
+
+    # -- JetStream: the $JS.API requests the tests need ------------------------------------
+
+    def js_api(self, name, body=None, timeout=None):
+        """A JetStream API request ($JS.API.<name>); returns the decoded answer, and raises
+        NatsError for an error answer or when no JetStream answered."""
+        data = json.dumps(body).encode() if body is not None else b""
+        msg = self.request("$JS.API." + name, data, timeout)
+        if not msg.data:
+            raise NatsError("no JetStream answered %s" % name)
+        answer = json.loads(msg.data)
+        if "error" in answer:
+            raise NatsError("%s: %s" % (name, answer["error"]))
+        return answer
+
+    def stream_info(self, stream, timeout=None):
+        return self.js_api("STREAM.INFO." + stream, timeout=timeout)
+
+    def add_pull_consumer(self, stream, durable, **config):
+        """A durable pull consumer, explicit acks, from the start of the stream."""
+        cfg = {"durable_name": durable, "ack_policy": "explicit", "deliver_policy": "all"}
+        cfg.update(config)
+        return self.js_api("CONSUMER.DURABLE.CREATE.%s.%s" % (stream, durable),
+                           {"stream_name": stream, "config": cfg})
+
+    def fetch(self, stream, durable, batch, expires=1.0, ack=True):
+        """Pulls up to @batch messages, waiting at most @expires seconds for them; acks each
+        one (and waits until the server has the acks) unless ack is false."""
+        inbox = "_INBOX.fetch.%d.%d" % (id(self), self._next_sid)
+        sid = self.subscribe(inbox, confirm=False)
+        body = {"batch": batch, "expires": int(expires * 1e9)}
+        self.publish("$JS.API.CONSUMER.MSG.NEXT.%s.%s" % (stream, durable),
+                     json.dumps(body).encode(), reply=inbox)
+        got = []
+        deadline = time.monotonic() + expires + self.timeout
+        while len(got) < batch:
+            msg = None
+            for i, m in enumerate(self._pending):
+                if m.sid == sid:
+                    msg = m
+                    del self._pending[i]
+                    break
+            if msg is None:
+                self._read_one(deadline)
+                continue
+            if not msg.data and msg.headers is not None:
+                break  # 404 no messages or 408 request timeout: the batch is done
+            got.append(msg)
+            if ack and msg.reply:
+                self.publish(msg.reply, b"+ACK")
+        self.unsubscribe(sid)
+        self.flush()
+        return got
+
     # -- protocol ----------------------------------------------------------------------------
 
     def _send(self, data):
