@@ -80,14 +80,15 @@ def exec_request(**fields):
     return {"shell": fields}
 
 
-def barrier(nc):
+def barrier(nc, timeout=TIMEOUT):
     """Every request sent before has been handled once this returns (they are handled in
-    order); returns the messages that arrived meanwhile."""
+    order); returns the messages that arrived meanwhile. @timeout bounds the wait for each
+    message (a daemon under valgrind needs longer)."""
     sid = nc.subscribe("meshsync-meta")
     request(nc, "meshsync-meta")
     seen = []
     while True:
-        msg = nc.next_msg(TIMEOUT)
+        msg = nc.next_msg(timeout)
         if msg.subject == "meshsync-meta":
             nc.unsubscribe(sid)
             return seen
@@ -389,7 +390,7 @@ def many_sessions(run, sim, nats, nc, timeout=TIMEOUT):
                 request(nc, "exec-request", exec_request(id=f"x{n}", name=pod,
                                                          namespace=NS, container="app"))
                 ids.append(("exec", pod, "app", f"x{n}"))
-        barrier(nc)
+        barrier(nc, timeout)
         # every exec is open in kubesim before it is stopped, so teardown meets live
         # WebSockets (the logs of made-up containers fail on their own)
         sim.wait_for(lambda: sim.exec_sessions() == batch // 2, "the batch's execs open",
@@ -401,7 +402,7 @@ def many_sessions(run, sim, nats, nc, timeout=TIMEOUT):
             else:
                 request(nc, "exec-request", exec_request(id=rid, name=pod, namespace=NS,
                                                          container="app", stop=True))
-        barrier(nc)
+        barrier(nc, timeout)
         run.wait_until(lambda: run.metric("meshsync_sessions_active", kind="log") == 0 and
                        run.metric("meshsync_sessions_active", kind="exec") == 0,
                        "every session closed", timeout)
