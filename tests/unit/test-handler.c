@@ -12,42 +12,15 @@
 #include "meshsync-handler-private.h"
 #include "meshsync-kube-config.h"
 #include "test-kubesim.h"
+#include "test-log-capture.h"
 #include "test-writer-fake.h"
 
 #define PODS 30
 
-static GPtrArray *logged_warnings; /* (element-type utf8) */
-
-/* A writer rather than a handler: the library's structured messages never reach handlers. */
-static GLogWriterOutput
-log_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer user_data)
-{
-	const gchar *domain = NULL;
-	const gchar *message = NULL;
-
-	for (gsize i = 0; i < n_fields; i++) {
-		if (g_strcmp0(fields[i].key, "GLIB_DOMAIN") == 0)
-			domain = fields[i].value;
-		else if (g_strcmp0(fields[i].key, "MESSAGE") == 0)
-			message = fields[i].value;
-	}
-	/* what a person would read: expected remote trouble is a message or info line */
-	if (g_strcmp0(domain, "MeshSyncEngine") != 0 ||
-	    !(level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO)))
-		return g_log_writer_default(level, fields, n_fields, user_data);
-	g_ptr_array_add(logged_warnings, g_strdup(message));
-	g_test_message("%s: %s", domain, message);
-	return G_LOG_WRITER_HANDLED;
-}
-
 static gboolean
 warned(const gchar *text)
 {
-	for (guint i = 0; i < logged_warnings->len; i++) {
-		if (strstr(g_ptr_array_index(logged_warnings, i), text) != NULL)
-			return TRUE;
-	}
-	return FALSE;
+	return test_log_capture_count(text) > 0;
 }
 
 typedef struct {
@@ -98,7 +71,7 @@ fixture_setup(Fixture *fx, gconstpointer data)
 	g_autoptr(GError) error = NULL;
 
 	memset(fx, 0, sizeof(*fx));
-	g_ptr_array_set_size(logged_warnings, 0);
+	test_log_capture_clear();
 	sim_start(&fx->sim, PODS, 2);
 	fx->writer = test_writer_new();
 	fx->run_failures = g_ptr_array_new_with_free_func((GDestroyNotify)g_error_free);
@@ -342,8 +315,7 @@ main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	/* the handler warns on purpose here; the warnings are checked, not fatal */
 	g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
-	logged_warnings = g_ptr_array_new_with_free_func(g_free);
-	g_log_set_writer_func(log_writer, NULL, NULL);
+	test_log_capture_start("MeshSyncEngine");
 	g_test_add("/handler/initial-sync", Fixture, NULL, fixture_setup, test_handler_initial_sync,
 	           fixture_teardown);
 	g_test_add("/handler/back-pressure", Fixture, NULL, fixture_setup,

@@ -15,6 +15,7 @@
 #include "informer/msd-informer-private.h"
 #include "informer/msd-line-splitter.h"
 #include "test-kubesim.h"
+#include "test-log-capture.h"
 
 #define SEEDED_PODS 200
 
@@ -230,41 +231,10 @@ recorder_count(Recorder *rec, MeshSyncEventType type, const gchar *name)
 	return n;
 }
 
-/* Warnings and messages of the library, kept to check what was logged and how often. */
-static GPtrArray *logged_warnings;
-
-/* A writer rather than a handler: the library's structured messages never reach handlers. */
-static GLogWriterOutput
-log_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer user_data)
-{
-	const gchar *domain = NULL;
-	const gchar *message = NULL;
-
-	for (gsize i = 0; i < n_fields; i++) {
-		if (g_strcmp0(fields[i].key, "GLIB_DOMAIN") == 0)
-			domain = fields[i].value;
-		else if (g_strcmp0(fields[i].key, "MESSAGE") == 0)
-			message = fields[i].value;
-	}
-	/* what a person would read: expected remote trouble is a message or info line */
-	if (g_strcmp0(domain, "MeshSyncInformer") != 0 ||
-	    !(level & (G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO)))
-		return g_log_writer_default(level, fields, n_fields, user_data);
-	g_ptr_array_add(logged_warnings, g_strdup(message));
-	g_test_message("%s: %s", domain, message);
-	return G_LOG_WRITER_HANDLED;
-}
-
 static guint
 warnings_containing(const gchar *text)
 {
-	guint n = 0;
-
-	for (guint i = 0; i < logged_warnings->len; i++) {
-		if (strstr(g_ptr_array_index(logged_warnings, i), text) != NULL)
-			n++;
-	}
-	return n;
+	return test_log_capture_count(text);
 }
 
 typedef struct {
@@ -350,7 +320,7 @@ fixture_setup(Fixture *fx, gconstpointer data)
 	recorder_init(&fx->rec, fx->informer);
 	msd_informer_set_event_func(fx->informer, event_cb, &fx->rec, NULL);
 	g_signal_connect(fx->informer, "synced", G_CALLBACK(synced_cb), &fx->rec);
-	g_ptr_array_set_size(logged_warnings, 0);
+	test_log_capture_clear();
 }
 
 static gboolean
@@ -764,8 +734,7 @@ main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	/* the informer logs warnings on purpose here; they are checked, not fatal */
 	g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
-	logged_warnings = g_ptr_array_new_with_free_func(g_free);
-	g_log_set_writer_func(log_writer, NULL, NULL);
+	test_log_capture_start("MeshSyncInformer");
 
 	g_test_add_func("/informer/line-splitter/reads", test_line_splitter_reads);
 	g_test_add_func("/informer/line-splitter/byte-by-byte", test_line_splitter_byte_by_byte);
