@@ -434,8 +434,9 @@ test_snapshot_yaml_block_writer(void)
 	        "{\"k\":\"\\tx\"}",
 	        "{\"caf\\u00e9\":\"th\\u00e9\"}",
 	        "{\"a\\nb\":1}",
-	        "{\"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"
-	        "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk\":1}",
+	        /* a key longer than 128 bytes, in two literals */
+	        ("{\"kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk"
+	         "kkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkkk\":1}"),
 	        "{\"a\":[{\"b\":[{\"c\":\"d\"}],\"e\":[[\"f\"]]}]}",
 	};
 	g_autoptr(GRand) rand = g_rand_new_with_seed(test_random_seed(20261202));
