@@ -162,6 +162,9 @@ def test_help_and_the_liveness_command_exit_zero_as_the_image_user(tree):
     assert proc.returncode == 0 and proc.stdout.startswith("meshsync "), proc
 
 
+SNAPSHOT = "tmp/snapshot.yaml"
+
+
 def test_file_mode_sync_under_a_read_only_root(tree, tmp_path):
     """A one-shot snapshot over TLS with a bearer token, as the image's user, with the root
     read-only and only /tmp writable (readOnlyRootFilesystem with an emptyDir on /tmp)."""
@@ -173,7 +176,8 @@ def test_file_mode_sync_under_a_read_only_root(tree, tmp_path):
         view = cluster_view(sim)
         shutil.copy(sim.kubeconfig, os.path.join(tree, "kubeconfig"))
         os.chmod(os.path.join(tree, "kubeconfig"), 0o644)
-        daemon = ["./meshery-meshsync", "-output", "file", "-outputFile", "/tmp/snapshot.yaml",
+        # relative to the image's working directory, whose tmp/ is the one writable mount
+        daemon = ["./meshery-meshsync", "-output", "file", "-outputFile", SNAPSHOT,
                   "--stop-after-sync", "--kubeconfig", "/kubeconfig",
                   "--health-port", str(free_port()), "--health-address", "127.0.0.1"]
         # a private mount namespace: the read-only bind of the tree and its /tmp go with it
@@ -190,4 +194,4 @@ def test_file_mode_sync_under_a_read_only_root(tree, tmp_path):
     assert os.stat(snapshot).st_uid == uid, "written by the image's user"
     documents = read_documents(str(snapshot))
     assert {doc["metadata"]["uid"] for doc in documents} == set(view)
-    assert "snapshot /tmp/snapshot.yaml: %d documents written" % len(documents) in proc.stderr
+    assert "snapshot %s: %d documents written" % (SNAPSHOT, len(documents)) in proc.stderr
