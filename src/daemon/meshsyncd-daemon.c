@@ -284,11 +284,9 @@ meshsyncd_daemon_new_service(const MeshsyncdDaemonOptions *options, GError **err
 {
 	g_autoptr(MeshSyncKubeConfig) config = NULL;
 	g_autoptr(MeshSyncService) service = NULL;
-	gboolean file = FALSE;
-	gboolean broker = FALSE;
+	gboolean file = options->file_output;
+	gboolean broker = options->broker_output;
 
-	if (!meshsyncd_daemon_parse_output(options->output, &file, &broker, error))
-		return NULL;
 	config = meshsync_kube_config_load(options->kubeconfig, options->context, error);
 	if (config == NULL)
 		return NULL;

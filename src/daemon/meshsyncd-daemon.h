@@ -13,7 +13,8 @@ G_BEGIN_DECLS
 typedef struct {
 	const gchar *kubeconfig;
 	const gchar *context;
-	const gchar *output;
+	gboolean file_output;   /* -output file (meshsyncd_daemon_parse_output()) */
+	gboolean broker_output; /* -output broker, the default */
 	const gchar *output_file;
 	const gchar *output_namespaces;
 	const gchar *output_resources;

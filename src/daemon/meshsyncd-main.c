@@ -373,14 +373,10 @@ main(int argc, char **argv)
 		g_printerr(_("Run 'meshsync --help' to see the options.\n"));
 		return 2;
 	}
-	{
-		gboolean file = FALSE;
-		gboolean broker = FALSE;
-
-		if (!meshsyncd_daemon_parse_output(output, &file, &broker, &error)) {
-			g_printerr("meshsync: %s\n", error->message);
-			return 2;
-		}
+	if (!meshsyncd_daemon_parse_output(output, &options.file_output, &options.broker_output,
+	                                   &error)) {
+		g_printerr("meshsync: %s\n", error->message);
+		return 2;
 	}
 	if (readiness != NULL && g_strcmp0(readiness, "latch") != 0 &&
 	    g_strcmp0(readiness, "strict") != 0) {
@@ -478,7 +474,6 @@ main(int argc, char **argv)
 	options.health_port = (guint)health_port;
 	options.kubeconfig = kubeconfig;
 	options.context = kube_context;
-	options.output = output;
 	options.output_file = output_file;
 	options.output_extended = output_extended;
 	options.stop_after_sync = stop_after_sync;
