@@ -48,6 +48,8 @@
 #define MSD_INFORMER_MAX_LABELS 4096
 #define MSD_INFORMER_MAX_LINE   (MSD_INFORMER_MAX_OBJECT + 64 * 1024)
 #define MSD_INFORMER_READ_SIZE  (64 * 1024)
+/* Reads that need no wait, handled in one main-loop turn before an async read */
+#define MSD_INFORMER_READS_PER_TURN 16
 /* A watch that ends this soon without a single event is a failure (client-go's
  * VeryShortWatchError), not a normal end: reopening it at once would spin. */
 #define MSD_INFORMER_SHORT_WATCH_USEC G_USEC_PER_SEC
@@ -1049,6 +1051,32 @@ msd_informer_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	msd_informer_pump(self);
 }
 
+/* Reads what the stream holds already, without waiting: TRUE when bytes (or the end) came.
+ * An async read costs a task, an idle source and a main-loop turn with its poll(); a TLS
+ * stream gives at most one 16 KB record per read, under two pod events. */
+static gboolean
+msd_informer_read_now(MsdInformer *self)
+{
+	GPollableInputStream *pollable;
+	gssize n;
+
+	if (!G_IS_POLLABLE_INPUT_STREAM(self->stream))
+		return FALSE;
+	pollable = G_POLLABLE_INPUT_STREAM(self->stream);
+	if (!g_pollable_input_stream_can_poll(pollable))
+		return FALSE;
+	/* would block, or failed: the async read waits, or reports the failure */
+	n = g_pollable_input_stream_read_nonblocking(
+	        pollable, self->read_buffer, MSD_INFORMER_READ_SIZE, self->watch_cancellable, NULL);
+	if (n < 0)
+		return FALSE;
+	if (n == 0)
+		self->eof_pending = TRUE;
+	else
+		msd_line_splitter_push(self->splitter, self->read_buffer, (gsize)n);
+	return TRUE;
+}
+
 /* Handles the buffered lines, then reads more, unless paused: back-pressure reaches the
  * server through the TCP window. */
 static void
@@ -1057,34 +1085,44 @@ msd_informer_pump(MsdInformer *self)
 	guint watch_id = self->watch_id;
 	const gchar *line;
 	gsize length;
+	guint reads = 0;
 
-	while (self->running && !self->paused && self->watch_id == watch_id &&
-	       self->stream != NULL) {
-		g_autoptr(GError) error = NULL;
+	for (;;) {
+		while (self->running && !self->paused && self->watch_id == watch_id &&
+		       self->stream != NULL) {
+			g_autoptr(GError) error = NULL;
 
-		if (!msd_line_splitter_next(self->splitter, &line, &length, &error)) {
-			if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE)) {
-				/* one object left out; the stream goes on */
-				self->watch_events++;
-				msd_informer_skip(self, "a watch event", error);
-				continue;
+			if (!msd_line_splitter_next(self->splitter, &line, &length, &error)) {
+				if (g_error_matches(error, MESHSYNC_ERROR,
+				                    MESHSYNC_ERROR_TOO_LARGE)) {
+					/* one object left out; the stream goes on */
+					self->watch_events++;
+					msd_informer_skip(self, "a watch event", error);
+					continue;
+				}
+				if (error != NULL) {
+					msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
+					                 "%s: %s; relisting", self->name,
+					                 error->message);
+					msd_informer_abandon_watch(self);
+					return;
+				}
+				break;
 			}
-			if (error != NULL) {
-				msd_informer_log(self, G_LOG_LEVEL_MESSAGE, "%s: %s; relisting",
-				                 self->name, error->message);
-				msd_informer_abandon_watch(self);
-				return;
-			}
-			break;
+			msd_informer_handle_line(self, line, length);
 		}
-		msd_informer_handle_line(self, line, length);
-	}
-	if (!self->running || self->paused || self->watch_id != watch_id || self->stream == NULL ||
-	    self->reading)
-		return;
-	if (self->eof_pending) {
-		msd_informer_watch_ended(self);
-		return;
+		if (!self->running || self->paused || self->watch_id != watch_id ||
+		    self->stream == NULL || self->reading)
+			return;
+		if (self->eof_pending) {
+			msd_informer_watch_ended(self);
+			return;
+		}
+		/* a bounded number per turn, so that other sources (the broker's socket, other
+		 * informers) get their turn during a long stream */
+		if (reads >= MSD_INFORMER_READS_PER_TURN || !msd_informer_read_now(self))
+			break;
+		reads++;
 	}
 	self->reading = TRUE;
 	g_input_stream_read_async(self->stream, self->read_buffer, MSD_INFORMER_READ_SIZE,
