@@ -9,6 +9,7 @@
 #include "informer/msd-informer.h"
 #include "meshsync-discovery.h"
 #include "meshsync-handler.h"
+#include "model/msd-attribute-cache.h"
 
 G_BEGIN_DECLS
 
@@ -24,6 +25,11 @@ MeshSyncDiscovery *meshsync_handler_get_discovery(MeshSyncHandler *self);
 /* The informers' counters (relists, watch restarts, events, errors, objects skipped) over every
  * run so far. */
 void meshsync_handler_get_counters(MeshSyncHandler *self, MsdInformerCounters *counters);
+
+/* The conversion cache of watch events' specs (msd-attribute-cache.h): its counters, and its
+ * budget (before start; 0 for none, which gives the same events, converted every time). */
+void meshsync_handler_get_cache_stats(MeshSyncHandler *self, MsdAttributeCacheStats *stats);
+void meshsync_handler_set_cache_bytes(MeshSyncHandler *self, gsize max_bytes);
 
 /* For tests: how soon a failed run is tried again (doubling from @initial_ms to @max_ms). */
 void meshsync_handler_set_retry_delays(MeshSyncHandler *self, guint initial_ms, guint max_ms);

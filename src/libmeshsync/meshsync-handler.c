@@ -52,6 +52,7 @@ struct _MeshSyncHandler {
 	MsdKubeClient *client;      /* (owned) (nullable): from start on */
 	MsdRunSetup *setup;         /* (owned) (nullable): from start on */
 	MsdDelivery *delivery;      /* (owned) */
+	MsdAttributeCache *cache;   /* (owned): specs of watch events, over every run */
 
 	/* configuration, handed to the set-up chain at start */
 	MeshSyncWatchConfig *explicit_watch; /* (owned) (nullable) */
@@ -98,6 +99,9 @@ enum {
 static guint signals[N_SIGNALS];
 
 #define MESHSYNC_HANDLER_RESYNC_DELAY_MS 5000
+/* Bytes of spec wire forms kept for the next event of the same object: about 5,000 pod
+ * specs, more than a cluster's pods change within a few seconds. */
+#define MESHSYNC_HANDLER_CACHE_BYTES (32u << 20)
 
 /* Every informer change comes here while the tokens it was read from are alive: one
  * conversion from those tokens, the filters, then the ordered delivery. */
@@ -116,10 +120,13 @@ meshsync_handler_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 	                                       meshsync_event_type_to_string(event->type)))
 		return;
 	if (event->doc != NULL) {
-		/* the tokens the informer read the object with: no second parse */
+		/* the tokens the informer read the object with: no second parse. Only watch
+		 * events use the cache: a list's objects are each seen once, and filling it
+		 * there would only add to the initial sync's peak. */
 		resource = meshsync_resource_new_from_tokens(
 		        event->doc, event->index, event->kind, event->api_version, event->type,
-		        cluster_id != NULL ? cluster_id : "", &error);
+		        cluster_id != NULL ? cluster_id : "",
+		        event->read_at != 0 ? self->cache : NULL, &error);
 	} else {
 		/* found deleted by a relist: the store's copy is all there is */
 		data = g_bytes_get_data(event->entry->object, &length);
@@ -306,6 +313,7 @@ meshsync_handler_finalize(GObject *object)
 
 	g_clear_object(&self->setup);
 	g_clear_object(&self->delivery);
+	g_clear_pointer(&self->cache, msd_attribute_cache_free);
 	g_clear_object(&self->config);
 	g_clear_object(&self->writer);
 	g_clear_object(&self->explicit_watch);
@@ -522,6 +530,7 @@ static void
 meshsync_handler_init(MeshSyncHandler *self)
 {
 	self->resync_delay_ms = MESHSYNC_HANDLER_RESYNC_DELAY_MS;
+	self->cache = msd_attribute_cache_new(MESHSYNC_HANDLER_CACHE_BYTES);
 }
 
 /**
@@ -886,6 +895,26 @@ meshsync_handler_get_counters(MeshSyncHandler *self, MsdInformerCounters *counte
 		return;
 	}
 	msd_run_setup_get_counters(self->setup, counters);
+}
+
+void
+meshsync_handler_get_cache_stats(MeshSyncHandler *self, MsdAttributeCacheStats *stats)
+{
+	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+	g_return_if_fail(stats != NULL);
+
+	msd_attribute_cache_get_stats(self->cache, stats);
+}
+
+void
+meshsync_handler_set_cache_bytes(MeshSyncHandler *self, gsize max_bytes)
+{
+	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+	g_return_if_fail(!self->started);
+
+	g_clear_pointer(&self->cache, msd_attribute_cache_free);
+	if (max_bytes > 0)
+		self->cache = msd_attribute_cache_new(max_bytes);
 }
 
 void

@@ -24,7 +24,8 @@ G_BEGIN_DECLS
  * The result (wire bytes, every getter, the Service probe state) is byte for byte that of
  * meshsync_resource_new_from_json() on the store's copy of the object,
  * msd_store_entry_new_from_tokens(@doc, @index, @default_kind, @default_api_version).
- * @doc is read during the call only; the resource keeps nothing of it. Any thread.
+ * @doc is read during the call only; the resource keeps nothing of it. @cache (nullable, see
+ * msd-attribute-cache.h) spares converting a spec seen before; the thread that owns it only.
  *
  * Returns: (transfer full): a new resource, or %NULL with @error set when the token at
  *   @index is not a JSON object
@@ -35,6 +36,7 @@ MeshSyncResource *meshsync_resource_new_from_tokens(const MsdJsonTokens *doc,
                                                     const gchar *default_api_version,
                                                     MeshSyncEventType event_type,
                                                     const gchar *cluster_id,
+                                                    MsdAttributeCache *cache,
                                                     GError **error);
 
 /* The Service endpoint still waiting for its reachability probe, or NULL when the resource

@@ -281,7 +281,7 @@ meshsync_resource_new_from_json(const gchar *json,
 		length = (gssize)strlen(json);
 	if (!msd_json_tokens_parse(&doc, json, (gsize)length, error))
 		return NULL;
-	return meshsync_resource_new_from_tokens(&doc, 0, NULL, NULL, event_type, cluster_id,
+	return meshsync_resource_new_from_tokens(&doc, 0, NULL, NULL, event_type, cluster_id, NULL,
 	                                         error);
 }
 
@@ -296,6 +296,7 @@ meshsync_resource_new_from_tokens(const MsdJsonTokens *doc,
                                   const gchar *default_api_version,
                                   MeshSyncEventType event_type,
                                   const gchar *cluster_id,
+                                  MsdAttributeCache *cache,
                                   GError **error)
 {
 	g_autoptr(MeshSyncResource) self = NULL;
@@ -307,7 +308,7 @@ meshsync_resource_new_from_tokens(const MsdJsonTokens *doc,
 	self = g_object_new(MESHSYNC_TYPE_RESOURCE, NULL);
 	self->event_type = event_type;
 	if (!msd_model_convert_tokens(&self->model, doc, index, default_kind, default_api_version,
-	                              event_type, cluster_id, &ep, error))
+	                              event_type, cluster_id, &ep, cache, error))
 		return NULL;
 	if (ep != NULL) {
 		if (msd_service_endpoint_needs_probe(ep)) {

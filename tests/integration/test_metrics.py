@@ -11,6 +11,7 @@ any run, request or session: whatever is there then is "from the start". Every w
 state (an HTTP answer, a metric, a message on the wire).
 """
 
+import json
 import os
 import re
 import shutil
@@ -40,6 +41,8 @@ COUNTERS_FROM_START = [
     "meshsync_broker_resent_messages_total",
     "meshsync_broker_confirmations_total",
     "meshsync_session_messages_dropped_total",
+    "meshsync_conversion_cache_hits_total",
+    "meshsync_conversion_cache_misses_total",
 ]
 GAUGES_FROM_START = [
     "meshsync_objects",
@@ -47,6 +50,7 @@ GAUGES_FROM_START = [
     "meshsync_broker_buffered_bytes",
     "meshsync_broker_window_bytes",
     "meshsync_broker_window_messages",
+    "meshsync_conversion_cache_bytes",
 ]
 REQUEST_ENTITIES = ["informer-store", "resync-discovery", "meshsync-meta", "active-exec",
                     "log-stream", "exec-request", "other", "invalid"]
@@ -182,6 +186,29 @@ def test_scrape_passes_promtool_and_conventions(tmp_path):
                                                   "namespace": "default"},
                                      "data": {"a": "b"}})
                 seen.until(lambda: marker["metadata"]["uid"] in seen.last, "the marker")
+
+                # A pod changed twice without touching its spec: the first watch event
+                # converts the spec (the initial list went around the cache), the second
+                # copies it, and all three messages carry the same spec.
+                status, pods = sim.request("GET", "/api/v1/pods?limit=1")
+                assert status == 200
+                pod = pods["items"][0]
+                uid = pod["metadata"]["uid"]
+                listed_spec = seen.last[uid][1]["spec"]
+                pod.update(apiVersion="v1", kind="Pod")
+                for round_ in ("1", "2"):
+                    pod["metadata"].setdefault("labels", {})["cache-round"] = round_
+                    del pod["metadata"]["resourceVersion"]
+                    pod = sim.replace(pod)
+                    seen.until(lambda: {"key": "cache-round", "value": round_} in [
+                        {"key": l["key"], "value": l["value"]}
+                        for l in seen.last[uid][1]["metadata"].get("labels") or []],
+                        f"the pod's change {round_}")
+                    assert seen.last[uid][1]["spec"] == listed_spec
+                assert run.metric("meshsync_conversion_cache_misses_total") >= 1
+                assert run.metric("meshsync_conversion_cache_hits_total") >= 1
+                assert run.metric("meshsync_conversion_cache_bytes") > len(
+                    json.dumps(pod["spec"], separators=(",", ":")))
                 wait_for_listener(nats)
                 nc.subscribe("meshsync-meta")
                 request(nc, "meshsync-meta")

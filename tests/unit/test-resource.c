@@ -555,8 +555,12 @@ assert_same_resource(MeshSyncResource *a, MeshSyncResource *b)
 	assert_same_wire(a, b);
 }
 
-/* The object at token @index of @doc both ways; FALSE when the store refuses it (no name),
- * when there is nothing to compare against. */
+/* Shared by every check, and small: the conversions through it hit, miss and evict. */
+static MsdAttributeCache *shared_cache;
+
+/* The object at token @index of @doc both ways, and twice more through the attribute cache
+ * (a miss or a hit, then a hit); FALSE when the store refuses it (no name), when there is
+ * nothing to compare against. */
 static gboolean
 check_from_tokens(const MsdJsonTokens *doc,
                   gint index,
@@ -572,9 +576,23 @@ check_from_tokens(const MsdJsonTokens *doc,
 	const gchar *copy;
 
 	direct = meshsync_resource_new_from_tokens(doc, index, kind, api_version, event, CLUSTER_ID,
-	                                           &error);
+	                                           NULL, &error);
 	g_assert_no_error(error);
 	g_assert_nonnull(direct);
+	if (shared_cache == NULL)
+		shared_cache = msd_attribute_cache_new(16 * 1024);
+	for (guint i = 0; i < 2; i++) {
+		g_autoptr(MeshSyncResource) cached = meshsync_resource_new_from_tokens(
+		        doc, index, kind, api_version, event, CLUSTER_ID, shared_cache, &error);
+		g_autoptr(MeshSyncResource) plain = NULL;
+
+		g_assert_no_error(error);
+		/* a fresh one each time: the comparison completes the probes of both */
+		plain = meshsync_resource_new_from_tokens(doc, index, kind, api_version, event,
+		                                          CLUSTER_ID, NULL, &error);
+		g_assert_no_error(error);
+		assert_same_resource(cached, plain);
+	}
 	entry = msd_store_entry_new_from_tokens(doc, (guint)index, kind, api_version, NULL);
 	if (entry == NULL)
 		return FALSE;
@@ -691,6 +709,14 @@ test_from_tokens_fixtures(void)
 	}
 	g_unsetenv("MESHSYNC_REDACT_SECRETS");
 	g_assert_cmpuint(fixtures, >=, 14);
+	/* the fixtures with a spec past the cache's minimum went through it, and hit */
+	{
+		MsdAttributeCacheStats stats;
+
+		msd_attribute_cache_get_stats(shared_cache, &stats);
+		g_assert_cmpuint(stats.hits, >, 0);
+		g_assert_cmpuint(stats.misses, >, 0);
+	}
 }
 
 /* Odd members the store and the conversion must agree on. */
@@ -857,6 +883,8 @@ test_perf_throughput(void)
 int
 main(int argc, char **argv)
 {
+	gint rc;
+
 	g_test_init(&argc, &argv, NULL);
 	g_unsetenv("MESHSYNC_REDACT_SECRETS");
 
@@ -890,5 +918,7 @@ main(int argc, char **argv)
 	if (g_test_perf())
 		g_test_add_func("/resource/perf/throughput", test_perf_throughput);
 
-	return g_test_run();
+	rc = g_test_run();
+	msd_attribute_cache_free(shared_cache);
+	return rc;
 }

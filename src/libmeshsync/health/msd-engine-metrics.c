@@ -46,6 +46,19 @@ MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_restarts, watch_restarts)
 MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_skipped, skipped)
 MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_watch_errors, errors)
 
+#define MSD_ENGINE_METRICS_CACHE_READER(func, field)               \
+	static gdouble func(gpointer handler)                      \
+	{                                                          \
+		MsdAttributeCacheStats stats;                      \
+                                                                   \
+		meshsync_handler_get_cache_stats(handler, &stats); \
+		return (gdouble)stats.field;                       \
+	}
+
+MSD_ENGINE_METRICS_CACHE_READER(msd_engine_metrics_cache_hits, hits)
+MSD_ENGINE_METRICS_CACHE_READER(msd_engine_metrics_cache_misses, misses)
+MSD_ENGINE_METRICS_CACHE_READER(msd_engine_metrics_cache_bytes, bytes)
+
 static gdouble
 msd_engine_metrics_buffered(gpointer broker)
 {
@@ -106,6 +119,15 @@ static const MsdEngineSeries msd_handler_series[] = {
         {"meshsync_watch_errors_total",
          "Failed list and watch requests, broken watch streams and watch ERROR events", TRUE,
          msd_engine_metrics_watch_errors},
+        {"meshsync_conversion_cache_hits_total",
+         "Watch events whose spec was converted before, its wire form copied from the cache", TRUE,
+         msd_engine_metrics_cache_hits},
+        {"meshsync_conversion_cache_misses_total",
+         "Watch events whose spec was converted and put in the cache", TRUE,
+         msd_engine_metrics_cache_misses},
+        {"meshsync_conversion_cache_bytes",
+         "Bytes held by the conversion cache of specs (32 MiB at most)", FALSE,
+         msd_engine_metrics_cache_bytes},
 };
 
 /* Read from the broker and its writer: removed when they are unbound. */

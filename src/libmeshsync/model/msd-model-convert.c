@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "meshsync-error.h"
+#include "model/msd-attribute-cache.h"
 #include "model/msd-json-writer.h"
 #include "model/msd-model.h"
 #include "model/msd-secret-redact.h"
@@ -79,6 +80,7 @@ typedef struct {
 	VirtualMember virt[2]; /* sorted by key; unused ones have a NULL key */
 	KeyValues labels;
 	KeyValues annotations;
+	MsdAttributeCache *cache; /* nullable */
 } Builder;
 
 void
@@ -135,6 +137,30 @@ set_raw(Builder *b, MsdField f, gint v)
 	else
 		msd_json_write_raw(b->arena, b->doc, v);
 	span_end(b, &b->m->f[f]);
+}
+
+/* set_raw() for a wire field, through the cache when the value is big enough to be worth it:
+ * the wire form is a function of the value's bytes alone. */
+static void
+set_raw_cached(Builder *b, MsdField f, gint v)
+{
+	const MsdJsonToken *t = &b->doc->tokens[v];
+	const gchar *raw = b->doc->data + t->start;
+	gsize raw_len = (gsize)(t->end - t->start);
+	MsdSpan *s = &b->m->f[f];
+
+	if (b->cache == NULL || t->type == MSD_JSON_STRING ||
+	    raw_len < MSD_ATTRIBUTE_CACHE_MIN_VALUE) {
+		set_raw(b, f, v);
+		return;
+	}
+	span_begin(b, s);
+	if (!msd_attribute_cache_lookup(b->cache, raw, raw_len, b->arena)) {
+		msd_json_write_raw_nested(b->arena, b->doc, v);
+		msd_attribute_cache_insert(b->cache, raw, raw_len, b->arena->str + s->off,
+		                           b->arena->len - s->off);
+	}
+	span_end(b, s);
 }
 
 /* An int64 as Go decodes the canonical number text into one; FALSE on a type error. */
@@ -532,7 +558,7 @@ raw_steps(Builder *b, gboolean redact)
 	}
 	v = msd_json_tokens_member(doc, b->root, "spec");
 	if (v >= 0 && doc->tokens[v].type != MSD_JSON_NULL)
-		set_raw(b, MSD_F_SPEC_ATTRIBUTE, v);
+		set_raw_cached(b, MSD_F_SPEC_ATTRIBUTE, v);
 	v = msd_json_tokens_member(doc, b->root, "status");
 	if (v >= 0 && doc->tokens[v].type != MSD_JSON_NULL)
 		set_raw(b, MSD_F_STATUS_ATTRIBUTE, v);
@@ -560,6 +586,41 @@ raw_steps(Builder *b, gboolean redact)
 	}
 }
 
+/* The arena is built in a buffer the thread keeps from one conversion to the next, then
+ * copied out at its exact size: a fresh 10 KB buffer per event cost a trip through malloc's
+ * bins, and its growth a realloc. A buffer grown past the cap (a huge object) is not kept. */
+#define SCRATCH_KEEP_MAX (1u << 20)
+
+static void
+scratch_free(gpointer data)
+{
+	g_string_free(data, TRUE);
+}
+
+static GPrivate scratch_key = G_PRIVATE_INIT(scratch_free);
+
+static GString *
+scratch_take(gsize size_hint)
+{
+	GString *s = g_private_get(&scratch_key);
+
+	if (s == NULL)
+		return g_string_sized_new(MAX(size_hint, 16 * 1024));
+	g_private_set(&scratch_key, NULL);
+	g_string_truncate(s, 0);
+	return s;
+}
+
+static void
+scratch_give_back(GString *s)
+{
+	if (s->allocated_len > SCRATCH_KEEP_MAX) {
+		g_string_free(s, TRUE);
+		return;
+	}
+	g_private_replace(&scratch_key, s);
+}
+
 /* Whether the store would put @text between quotes as it is (msd_store_is_plain()). */
 static gboolean
 store_takes_default(const gchar *text)
@@ -580,6 +641,7 @@ msd_model_convert_tokens(MsdModel *m,
                          MeshSyncEventType event_type,
                          const gchar *cluster_id,
                          MsdServiceEndpoint **endpoint,
+                         MsdAttributeCache *cache,
                          GError **error)
 {
 	Builder b = {0};
@@ -600,6 +662,7 @@ msd_model_convert_tokens(MsdModel *m,
 	b.m = m;
 	b.doc = doc;
 	b.root = index;
+	b.cache = cache;
 	/* the store puts kind first, then apiVersion; sorted, apiVersion comes first */
 	if (default_api_version != NULL && store_takes_default(default_api_version) &&
 	    msd_json_tokens_member(doc, index, "apiVersion") < 0)
@@ -607,7 +670,7 @@ msd_model_convert_tokens(MsdModel *m,
 	if (default_kind != NULL && store_takes_default(default_kind) &&
 	    msd_json_tokens_member(doc, index, "kind") < 0)
 		b.virt[n_virt++] = (VirtualMember){"kind", default_kind};
-	b.arena = g_string_sized_new((gsize)(t->end - t->start) + 64);
+	b.arena = scratch_take((gsize)(t->end - t->start) + 64);
 	/* offset 0 is an empty string: every unset span points at it */
 	g_string_append_c(b.arena, '\0');
 	b.labels.kv = b.labels.local;
@@ -643,6 +706,6 @@ msd_model_convert_tokens(MsdModel *m,
 	 * writable): an exact copy, because shrinking the GString's power-of-two block in
 	 * place would leave a hole beside every held model that only small blocks can use. */
 	m->arena = g_memdup2(b.arena->str, m->arena_len);
-	g_string_free(b.arena, TRUE);
+	scratch_give_back(b.arena);
 	return TRUE;
 }

@@ -8,6 +8,7 @@
 #include <glib.h>
 
 #include "meshsync-event-type.h"
+#include "model/msd-attribute-cache.h"
 #include "util/msd-json-tokens.h"
 
 G_BEGIN_DECLS
@@ -128,6 +129,9 @@ msd_model_str(const MsdModel *m, MsdSpan s)
  * @endpoint receives the Service endpoint when the object is a Service and @event_type is not
  * DELETED (NULL otherwise, and NULL when the object does not decode as a Service): the caller
  * decides whether it needs a probe.
+ *
+ * @cache (nullable) holds the wire form of big values (the spec) by their bytes: looked up,
+ * and filled on a miss. The result is the same with or without it.
  */
 gboolean msd_model_convert_tokens(MsdModel *m,
                                   const MsdJsonTokens *doc,
@@ -137,6 +141,7 @@ gboolean msd_model_convert_tokens(MsdModel *m,
                                   MeshSyncEventType event_type,
                                   const gchar *cluster_id,
                                   MsdServiceEndpoint **endpoint,
+                                  MsdAttributeCache *cache,
                                   GError **error);
 
 /* Append the wire form (contract 1.1). @component_metadata is JSON text or NULL. */

@@ -156,6 +156,12 @@ main(int argc, char **argv)
 	          (g_get_monotonic_time() - started) / (gdouble)G_USEC_PER_SEC);
 
 	if (tls) {
+		/* A kube-apiserver is Go's crypto/tls: TLS 1.2 and 1.3 only, AEAD ciphers, and
+		 * on hardware with AES its own order (AES-128-GCM, AES-256-GCM, ChaCha20) over
+		 * the client's. GnuTLS alone would take the client's first, AES-256-GCM for
+		 * clients built on GnuTLS or OpenSSL. glib-networking reads this once. */
+		if (g_getenv("G_TLS_GNUTLS_PRIORITY") == NULL)
+			g_setenv("G_TLS_GNUTLS_PRIORITY", KUBESIM_TLS_PRIORITY, TRUE);
 		cert = kubesim_tls_generate(&ca_pem, &error);
 		if (cert == NULL) {
 			g_printerr("meshsync-kubesim: %s\n", error->message);
