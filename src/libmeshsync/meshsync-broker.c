@@ -987,6 +987,11 @@ meshsync_broker_build_options(MeshSyncBroker *self, natsOptions **out, GError **
 		s = natsOptions_SetName(opts, "meshsync");
 	if (s == NATS_OK)
 		s = natsOptions_SetTimeout(opts, attempt_ms);
+	/* A publish asks the loop for the socket's write side at once, instead of signalling
+	 * nats.c's flusher thread, which woke about 1 ms later only to ask the same: one futex
+	 * round and a thread switch less per burst, and replies leave without that delay. */
+	if (s == NATS_OK)
+		s = natsOptions_SetSendAsap(opts, true);
 	if (s == NATS_OK)
 		s = natsOptions_SetAllowReconnect(opts, true);
 	if (s == NATS_OK)

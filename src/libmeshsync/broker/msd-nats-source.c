@@ -255,14 +255,17 @@ msd_nats_loop_read_cb(void *user_data, bool add)
 	return NATS_OK;
 }
 
-/* Any thread, connection mutex held. */
+/* Any thread, connection mutex held. With SendAsap every publish from the loop thread that
+ * finds the write side idle comes here: that thread runs prepare() before it polls again, so
+ * only another thread needs to wake it (an eventfd write per burst otherwise). */
 static natsStatus
 msd_nats_loop_write_cb(void *user_data, bool add)
 {
 	MsdNatsLoop *self = user_data;
 
 	g_atomic_int_set(&self->want_write, add ? 1 : 0);
-	g_main_context_wakeup(self->context);
+	if (!g_main_context_is_owner(self->context))
+		g_main_context_wakeup(self->context);
 	return NATS_OK;
 }
 
