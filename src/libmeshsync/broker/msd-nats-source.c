@@ -18,10 +18,10 @@
 /*
  * nats.c's event-loop hooks (attach, read, write, detach) are called from whatever thread
  * holds the connection at that moment: the thread in natsConnection_Connect, the library's
- * reconnect, flusher and timer threads, a publisher, or the loop thread itself re-entering
- * from inside ProcessReadEvent. Most of them hold the connection mutex. So the hooks only
- * flip atomic flags and wake the context; the poll record is changed in prepare(), which
- * GLib runs on the owner thread. Two exceptions:
+ * reconnect and timer threads (and the flusher, were SendAsap off), a publisher, or the loop
+ * thread itself re-entering from inside ProcessReadEvent. Most of them hold the connection
+ * mutex. So the hooks only flip atomic flags and wake the context; the poll record is
+ * changed in prepare(), which GLib runs on the owner thread. Two exceptions:
  *
  * - read(false): 3.4.1 closes the socket right after the hook returns (upstream #814, fixed
  *   in 3.10), and GLib keeps polling a record whose mask is 0, so a stale record would spin
