@@ -7,10 +7,7 @@ must compile with the headers included as <libmeshsync/meshsync.h> and run."""
 
 import json
 import os
-import shutil
 import subprocess
-
-import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BUILD = os.environ["MESHSYNC_BUILD_ROOT"]

@@ -51,7 +51,7 @@ def test_broker_mode_from_python():
     GLib, MeshSync = _import()
     with Kubesim(pods=12, namespaces=2) as sim, NatsServer() as nats, nats.client() as nc:
         pods = _pods(sim)
-        events = nc.subscribe(CORE)
+        nc.subscribe(CORE)
         nc.subscribe("meshsync-meta")
         nc.subscribe("store.reply")
 

@@ -8,12 +8,10 @@ is for a message, a log line or a process exit, with a deadline that fails the t
 """
 
 import collections
-import glob
 import json
 import os
 import re
 import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -24,7 +22,6 @@ from broker_faults import GatedProxy
 from kubesim import Kubesim
 from meshsync_run import (DAEMON, HEALTH_FLAGS, META_KEYS, TOP_KEYS, DaemonProcess,
                           cluster_view, list_objects)
-from nats_client import NatsClient
 from nats_server import NatsServer, free_port, wait_until
 
 TIMEOUT = 90.0

@@ -16,7 +16,7 @@ import time
 
 from gi.repository import Gio, GLib
 from kubesim import Kubesim
-from meshsync_run import DAEMON, TIMEOUT, Meshsync, cluster_view
+from meshsync_run import DAEMON, TIMEOUT, Meshsync, cluster_view, daemon_env
 
 NAME = "io.meshery.MeshSync1"
 PATH = "/io/meshery/MeshSync1"
@@ -193,7 +193,8 @@ def test_list_resources(tmp_path):
 
         # the same table as the daemon's own --list-resources
         expected = subprocess.run([DAEMON, "--list-resources", "--kubeconfig", sim.kubeconfig],
-                                  capture_output=True, text=True, check=True, timeout=TIMEOUT)
+                                  capture_output=True, text=True, check=True, timeout=TIMEOUT,
+                                  env=daemon_env())
         table = meshsyncctl("resources")
         assert table.returncode == 0, table.stderr
         assert table.stdout == expected.stdout

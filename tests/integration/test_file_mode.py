@@ -17,8 +17,8 @@ import subprocess
 import pytest
 from kubesim import Kubesim
 from meshsync_run import (DAEMON, META_KEYS, TIMEOUT, TOP_KEYS, Meshsync, cluster_view,
-                          env_allowing_warnings, extended_events, read_documents, seconds, snapshot_uid_counts,
-                          uid_counts)
+                          daemon_env, env_allowing_warnings, extended_events, read_documents,
+                          seconds, snapshot_uid_counts, uid_counts)
 
 # Small clusters keep the suite fast; three team namespaces besides the system ones.
 SMALL = {"pods": 60, "namespaces": 3}
@@ -415,7 +415,7 @@ def test_crd_added_at_run_time_is_watched_after_resync(tmp_path):
 def _run(args, timeout=TIMEOUT, env=None):
     health = ["--health-port", "0", "--health-address", "127.0.0.1"]
     return subprocess.run([DAEMON] + args + health, capture_output=True, text=True,
-                          timeout=timeout, env=env,
+                          timeout=timeout, env=daemon_env(env),
                           stdin=subprocess.DEVNULL, check=False)
 
 

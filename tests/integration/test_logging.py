@@ -7,12 +7,11 @@ read apart after it exited, except the progress case, whose line is itself what 
 """
 
 import json
-import os
 import re
 import subprocess
 
 from kubesim import Kubesim
-from meshsync_run import DAEMON, HEALTH_FLAGS, TIMEOUT, Meshsync
+from meshsync_run import DAEMON, HEALTH_FLAGS, TIMEOUT, Meshsync, daemon_env
 
 SMALL = {"pods": 20, "namespaces": 2}
 
@@ -21,7 +20,7 @@ def run_daemon(tmp_path, sim, *flags, env=None):
     argv = [DAEMON, "-output", "file", "-outputFile", str(tmp_path / "snapshot.yaml"),
             "--stop-after-sync", "--kubeconfig", sim.kubeconfig] + HEALTH_FLAGS + list(flags)
     # health port 0 is "any free port": the test never needs to know it
-    environment = dict(os.environ)
+    environment = daemon_env()
     environment.pop("G_MESSAGES_DEBUG", None)
     environment.pop("DEBUG", None)
     environment.update(env or {})
@@ -68,7 +67,7 @@ def test_unknown_log_format_or_level_is_refused(tmp_path):
     for flag, text in (("--log-format=xml", "--log-format must be text or json"),
                        ("--log-level=loud", "--log-level must be error, warning, info or debug")):
         proc = subprocess.run([DAEMON, flag, "--list-resources"], capture_output=True,
-                              text=True, timeout=TIMEOUT)
+                              text=True, timeout=TIMEOUT, env=daemon_env())
         assert proc.returncode == 2, proc.stderr
         assert text in proc.stderr
 
@@ -110,10 +109,11 @@ def test_debug_environment_is_verbose(tmp_path):
 def test_list_resources_verbose_keeps_stdout_to_the_table(tmp_path):
     with Kubesim(**SMALL) as sim:
         plain = subprocess.run([DAEMON, "--list-resources", "--kubeconfig", sim.kubeconfig],
-                               capture_output=True, text=True, timeout=TIMEOUT)
+                               capture_output=True, text=True, timeout=TIMEOUT,
+                               env=daemon_env())
         verbose = subprocess.run(
             [DAEMON, "--list-resources", "--verbose", "--kubeconfig", sim.kubeconfig],
-            capture_output=True, text=True, timeout=TIMEOUT)
+            capture_output=True, text=True, timeout=TIMEOUT, env=daemon_env())
     assert plain.returncode == 0 and verbose.returncode == 0, verbose.stderr
     assert verbose.stdout == plain.stdout
     assert verbose.stdout.splitlines()[0].split()[0] == "NAME", verbose.stdout[:200]

@@ -12,7 +12,7 @@ import json
 import subprocess
 
 from kubesim import Kubesim
-from meshsync_run import DAEMON, Meshsync, extended_events, read_documents
+from meshsync_run import DAEMON, Meshsync, daemon_env, extended_events, read_documents
 
 FLAGS = ["--reconcile-floor", "100ms", "-reconcileInterval", "500ms"]
 
@@ -69,7 +69,7 @@ def test_interval_rules(tmp_path):
         return subprocess.run([DAEMON, "-output", "file", "--kubeconfig",
                                str(tmp_path / "missing")] + list(flags),
                               capture_output=True, text=True, check=False,
-                              env=env, stdin=subprocess.DEVNULL)
+                              env=daemon_env(env), stdin=subprocess.DEVNULL)
 
     bad = run("-reconcileInterval", "often")
     assert bad.returncode == 2 and "-reconcileInterval" in bad.stderr, bad.stderr

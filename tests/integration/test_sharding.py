@@ -9,7 +9,7 @@ loses nothing. Every wait is for state: the consumers' pictures against kubesim'
 
 import itertools
 
-from broker_faults import Picture, compare, wait_for_picture
+from broker_faults import Picture, wait_for_picture
 from kubesim import Kubesim
 from meshsync_run import TIMEOUT
 from nats_server import NatsServer
