@@ -268,10 +268,13 @@ def compare(picture, rv, state, now=None):
     return {"missing": sorted(missing), "extra": sorted(extra), "stale": sorted(stale)}
 
 
-def wait_for_picture(picture, sim, what, timeout, proc=None, log=None):
+def wait_for_picture(picture, sim, what, timeout, proc=None, log=None, settled=None):
     """Takes kubesim's state now, then waits until the picture has caught up with it (see
     compare()); returns (rv, state, differences left, seconds waited). Churn goes on
-    meanwhile: the state taken is a fixed point the stream has to get past."""
+    meanwhile: the state taken is a fixed point the stream has to get past. @settled, given
+    the differences and the state, says when what is left is all that can be expected (by
+    default: nothing); otherwise a difference that can never go away would be waited for
+    until @timeout."""
     start = time.monotonic()
     deadline = start + timeout
 
@@ -290,7 +293,7 @@ def wait_for_picture(picture, sim, what, timeout, proc=None, log=None):
         if any(diff["missing"]):
             # deletions the picture holds are checked against the cluster as it is now
             diff = compare(picture, rv, state, list_now()[1])
-        if not any(diff.values()):
+        if (settled(diff, state) if settled is not None else not any(diff.values())):
             return rv, state, diff, time.monotonic() - start
         if proc is not None and proc.poll() is not None:
             raise AssertionError(f"meshsync exited ({proc.returncode}) before {what}:\n"
