@@ -291,7 +291,7 @@ scan_string(Parser *p, const gchar *s, guint8 *plain, guint8 *verbatim)
 }
 
 /* For values checked but not tokenized: no flags to work out. */
-static const gchar *
+static inline __attribute__((always_inline)) const gchar *
 check_string(Parser *p, const gchar *s)
 {
 	return scan_string_impl(p, s, NULL, NULL, FALSE);
