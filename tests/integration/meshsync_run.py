@@ -20,6 +20,8 @@ from collections import Counter
 
 import yaml
 
+from sanitizer import fast_unwinder_env
+
 DAEMON = os.environ.get("MESHSYNC_DAEMON", "meshsync")
 
 # How much slower than a plain build things run here: the sanitizer setup (meson test
@@ -233,16 +235,12 @@ def env_allowing_warnings(env=None):
 
 
 def daemon_env(env=None):
-    """@env (default: this process's) for a daemon the test starts. In the sanitizer run the
-    daemon records allocation stacks with the fast unwinder and is not leak-checked at exit:
-    memory errors and undefined behaviour still abort it, leaks are the unit suite's and
-    valgrind's to find. The full unwinder costs most on TLS (every GnuTLS allocation of the
-    handshake and of the system trust store is unwound): a 20-pod one-shot against kubesim
-    takes 14 s with it and 0.5 s without (doc/reliability.md, "CI time")."""
-    env = dict(os.environ if env is None else env)
-    if "ASAN_OPTIONS" in env:
-        env["ASAN_OPTIONS"] += ":fast_unwind_on_malloc=1:detect_leaks=0"
-    return env
+    """@env (default: this process's) for a daemon the test starts: in the sanitizer run,
+    with the fast unwinder and no exit leak check (leaks are the unit suite's and valgrind's
+    to find). The full unwinder costs most on TLS, every GnuTLS allocation of the handshake
+    and of the system trust store unwound: a 20-pod one-shot against kubesim takes 14 s with
+    it and 0.5 s without."""
+    return fast_unwinder_env(env)
 
 
 class DaemonProcess:

@@ -275,6 +275,9 @@ def wait_for_picture(picture, sim, what, timeout, proc=None, log=None, settled=N
     the differences and the state, says when what is left is all that can be expected (by
     default: nothing); otherwise a difference that can never go away would be waited for
     until @timeout."""
+    if settled is None:
+        def settled(diff, state):
+            return not any(diff.values())
     start = time.monotonic()
     deadline = start + timeout
 
@@ -293,7 +296,7 @@ def wait_for_picture(picture, sim, what, timeout, proc=None, log=None, settled=N
         if any(diff["missing"]):
             # deletions the picture holds are checked against the cluster as it is now
             diff = compare(picture, rv, state, list_now()[1])
-        if (settled(diff, state) if settled is not None else not any(diff.values())):
+        if settled(diff, state):
             return rv, state, diff, time.monotonic() - start
         if proc is not None and proc.poll() is not None:
             raise AssertionError(f"meshsync exited ({proc.returncode}) before {what}:\n"

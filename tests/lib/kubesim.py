@@ -14,20 +14,11 @@ import time
 import urllib.parse
 import urllib.request
 
+from sanitizer import fast_unwinder_env
+
 KUBESIM = os.environ.get("MESHSYNC_KUBESIM", "meshsync-kubesim")
 
 DATA = os.environ.get("MESHSYNC_TEST_DATA", os.path.join(os.path.dirname(__file__), "..", "data"))
-
-
-def fixture_env():
-    """The environment for the simulator: the test's own, except that in a sanitizer build
-    (ASAN_OPTIONS set) the simulator records allocation stacks with the fast unwinder. It is
-    the fixture, not the code under test: its memory errors still abort it, but the full
-    unwinder that leak suppressions need would make it several times slower."""
-    env = dict(os.environ)
-    if "ASAN_OPTIONS" in env:
-        env["ASAN_OPTIONS"] += ":fast_unwind_on_malloc=1:detect_leaks=0"
-    return env
 
 
 class Kubesim:
@@ -54,7 +45,7 @@ class Kubesim:
         argv += list(extra) + list(args)
         self.stderr = open(os.path.join(self.tmpdir, "kubesim.log"), "w+", encoding="utf-8")
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.stderr,
-                                     text=True, env=fixture_env())
+                                     text=True, env=fast_unwinder_env())
         line = self.proc.stdout.readline().strip()
         if not line.startswith("http"):
             self.proc.kill()
