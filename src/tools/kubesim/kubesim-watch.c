@@ -12,11 +12,15 @@
 #include "kubesim-table.h"
 
 /*
- * The current state (initial events) goes out in chunks of about this size, and at most this
- * much is queued ahead of the client: the rest waits until libsoup has written what was queued.
+ * Every event goes out as its own chunk, as the real API server flushes its watch stream after
+ * each event it has encoded: a client's reads then end anywhere between events, and the
+ * initial-events-end bookmark follows the last initial event closely (often in the same read).
+ * At most this much of the current state is queued ahead of the client: the rest waits until
+ * libsoup has written what was queued.
  */
-#define WATCH_CHUNK_BYTES (512 * 1024)
 #define WATCH_QUEUE_BYTES (4 * 1024 * 1024)
+/* the most of a burst of live events held back for one chunk */
+#define WATCH_BURST_BYTES (64 * 1024)
 
 /* An event that arrived while the current state was still being sent: it follows that state. */
 typedef struct {
@@ -116,7 +120,7 @@ static GString *
 watch_out(KubesimWatch *w)
 {
 	if (w->out == NULL)
-		w->out = g_string_sized_new(w->initial != NULL ? WATCH_CHUNK_BYTES + 64 * 1024 : 0);
+		w->out = g_string_sized_new(4096);
 	return w->out;
 }
 
@@ -260,7 +264,7 @@ initial_finish(KubesimWatch *w)
 }
 
 /*
- * Sends more of the current state, in chunks of WATCH_CHUNK_BYTES, until WATCH_QUEUE_BYTES are
+ * Sends more of the current state, one chunk per event, until WATCH_QUEUE_BYTES are
  * queued ahead of the client; on_wrote_body_data() calls it again as libsoup writes them.
  * May free @w (a watch ended while its state was going out).
  */
@@ -271,8 +275,7 @@ watch_fill(KubesimWatch *w)
 		if (w->initial_next < w->initial->len) {
 			render_object_event(w, "ADDED",
 			                    g_ptr_array_index(w->initial, w->initial_next++));
-			if (w->out->len >= WATCH_CHUNK_BYTES)
-				watch_flush(w);
+			watch_flush(w);
 		} else {
 			initial_finish(w);
 		}
@@ -288,7 +291,7 @@ on_wrote_body_data(SoupServerMessage *msg, guint size, gpointer user_data)
 	KubesimWatch *w = user_data;
 
 	w->queued = size < w->queued ? w->queued - size : 0;
-	if (w->initial != NULL && w->queued <= WATCH_QUEUE_BYTES - 2 * WATCH_CHUNK_BYTES)
+	if (w->initial != NULL && w->queued <= WATCH_QUEUE_BYTES / 2)
 		watch_fill(w);
 }
 
@@ -306,13 +309,14 @@ on_flush_idle(gpointer data)
 
 /*
  * Live events written in one turn of the main loop (a churn tick, a burst of writes) go to
- * libsoup together, as one chunk per watch, once that turn is over.
+ * libsoup together, as one chunk per watch, once that turn is over: the real server flushes
+ * only when no further event is queued for the watcher, so a burst shares its chunks.
  */
 static void
 send_object_event(KubesimWatch *w, const gchar *type, KubesimObject *obj)
 {
 	render_object_event(w, type, obj);
-	if (w->out->len >= WATCH_CHUNK_BYTES)
+	if (w->out->len >= WATCH_BURST_BYTES)
 		watch_flush(w);
 	else if (w->server->flush_id == 0)
 		w->server->flush_id =
@@ -356,8 +360,7 @@ replay_event(const KubesimEvent *ev, gpointer data)
 
 	if (watch_matches(w, ev->resource, ev->object)) {
 		render_object_event(w, kubesim_event_type_to_string(ev->type), ev->object);
-		if (w->out->len >= WATCH_CHUNK_BYTES)
-			watch_flush(w);
+		watch_flush(w);
 	}
 }
 
