@@ -1024,6 +1024,14 @@ msd_informer_watch_ended(MsdInformer *self)
 	msd_informer_watch(self, FALSE);
 }
 
+/* Hands @n bytes just read into the read buffer to the line splitter. */
+static void
+msd_informer_push(MsdInformer *self, gsize n)
+{
+	self->counters.stream_bytes += n;
+	msd_line_splitter_push(self->splitter, self->read_buffer, n);
+}
+
 static void
 msd_informer_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -1047,7 +1055,7 @@ msd_informer_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	if (n == 0)
 		self->eof_pending = TRUE;
 	else
-		msd_line_splitter_push(self->splitter, self->read_buffer, (gsize)n);
+		msd_informer_push(self, (gsize)n);
 	msd_informer_pump(self);
 }
 
@@ -1073,7 +1081,7 @@ msd_informer_read_now(MsdInformer *self)
 	if (n == 0)
 		self->eof_pending = TRUE;
 	else
-		msd_line_splitter_push(self->splitter, self->read_buffer, (gsize)n);
+		msd_informer_push(self, (gsize)n);
 	return TRUE;
 }
 

@@ -66,6 +66,7 @@ typedef struct {
 	guint64 events;         /* changes passed on */
 	guint64 errors;         /* failed requests, broken streams, ERROR events */
 	guint64 skipped;        /* objects past a limit, left out */
+	guint64 stream_bytes;   /* bytes of watch streams read (after any gzip is undone) */
 } MsdInformerCounters;
 
 MsdInformer *msd_informer_new(MsdKubeClient *client, MeshSyncApiResource *resource);

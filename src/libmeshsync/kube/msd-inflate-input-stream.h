@@ -12,15 +12,16 @@ G_BEGIN_DECLS
 /*
  * A gzip-decoding filter over a response body stream, pollable as its base is.
  *
- * GConverterInputStream with a GZlibDecompressor (what libsoup's content decoder uses) reads
- * its base stream before it asks the decompressor for output it already holds: when one read
- * fills the caller's buffer and zlib keeps the rest of a long match, the next non-blocking read
- * reports G_IO_ERROR_WOULD_BLOCK and its source waits on the socket. A watch stream, which the
- * real API server gzips when asked and then leaves quiet, stalls there for good. This stream
- * drains zlib first and reads the network only when zlib has nothing more to give.
+ * A real API server (1.37, WatchListCompression) gzips a streaming list when asked, and every
+ * flush of its watch stream closes one gzip member and the next write opens another: the body
+ * is a series of gzip members, one per burst of events. libsoup's content decoder (GLib's
+ * GZlibDecompressor in a GConverterInputStream) decodes the first member and then surfaces
+ * nothing more, so a watch list stalled after its first burst with the rest read off the
+ * socket. This stream decodes member after member, and drains what zlib holds before it
+ * waits on the network again.
  *
- * Concatenated gzip members are read one after the other; a stream that ends inside a member
- * fails with G_IO_ERROR_PARTIAL_INPUT, corrupt data with G_IO_ERROR_INVALID_DATA.
+ * A stream that ends inside a member fails with G_IO_ERROR_PARTIAL_INPUT, corrupt data with
+ * G_IO_ERROR_INVALID_DATA.
  */
 #define MSD_TYPE_INFLATE_INPUT_STREAM (msd_inflate_input_stream_get_type())
 G_DECLARE_FINAL_TYPE(MsdInflateInputStream,

@@ -842,8 +842,8 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 		        cancellable, msd_kube_client_websocket_cb, g_steal_pointer(&task));
 		return;
 	}
-	/* a stream's gzip is undone by msd_inflate_input_stream, which never waits on the
-	 * network for output zlib already holds (libsoup's decoder does: the stream stalls) */
+	/* a stream's gzip is undone by msd_inflate_input_stream, which reads every gzip member
+	 * of a watch list (libsoup's decoder stops after the first: the stream stalls) */
 	if (req->stream)
 		soup_message_disable_feature(req->msg, SOUP_TYPE_CONTENT_DECODER);
 	soup_session_send_async(self->session, req->msg, G_PRIORITY_DEFAULT, cancellable,
