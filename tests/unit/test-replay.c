@@ -57,8 +57,7 @@ static Recording *
 recording_load(const gchar *name)
 {
 	g_autofree gchar *file = g_strconcat(name, ".json", NULL);
-	g_autofree gchar *path =
-	        g_test_build_filename(G_TEST_DIST, "..", "data", "realkube", file, NULL);
+	g_autofree gchar *path = g_test_build_filename(G_TEST_DIST, "data", "realkube", file, NULL);
 	g_autoptr(JsonParser) parser = json_parser_new();
 	g_autoptr(GError) error = NULL;
 	g_autoptr(GByteArray) wire = g_byte_array_new();
