@@ -290,6 +290,9 @@ meshsyncd_daemon_new_service(const MeshsyncdDaemonOptions *options, GError **err
 	config = meshsync_kube_config_load(options->kubeconfig, options->context, error);
 	if (config == NULL)
 		return NULL;
+	meshsync_kube_config_set_http2(
+	        config, options->kube_http2 ||
+	                        meshsyncd_daemon_parse_go_bool(g_getenv("MESHSYNC_KUBE_HTTP2")));
 	service = meshsync_service_new(config);
 	if (options->watch_config != NULL) {
 		g_autoptr(MeshSyncWatchConfig) watch =

@@ -13,6 +13,7 @@ G_BEGIN_DECLS
 typedef struct {
 	const gchar *kubeconfig;
 	const gchar *context;
+	gboolean kube_http2;    /* offer HTTP/2 to the API server (or MESHSYNC_KUBE_HTTP2=true) */
 	gboolean file_output;   /* -output file (meshsyncd_daemon_parse_output()) */
 	gboolean broker_output; /* -output broker, the default */
 	const gchar *output_file;

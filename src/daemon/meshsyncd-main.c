@@ -204,6 +204,7 @@ main(int argc, char **argv)
 	gboolean list_resources = FALSE;
 	gboolean verbose = FALSE;
 	gboolean redact_secrets = FALSE;
+	gboolean kube_http2 = FALSE;
 	gboolean version = FALSE;
 	MeshsyncdDaemonOptions options = {0};
 	const GOptionEntry entries[] = {
@@ -239,6 +240,11 @@ main(int argc, char **argv)
 	        {"context", 0, 0, G_OPTION_ARG_STRING, &kube_context,
 	         N_("Context of the configuration file to use instead of its current-context"),
 	         N_("NAME")},
+	        {"kube-http2", 0, 0, G_OPTION_ARG_NONE, &kube_http2,
+	         N_("Offer HTTP/2 to the API server, all watches on one connection (default: "
+	            "HTTP/1.1, a connection per watch with TCP back-pressure; also "
+	            "MESHSYNC_KUBE_HTTP2=true)"),
+	         NULL},
 	        {"list-resources", 0, 0, G_OPTION_ARG_NONE, &list_resources,
 	         N_("Discover the API server's resource types, print them as a table and exit"),
 	         NULL},
@@ -474,6 +480,7 @@ main(int argc, char **argv)
 	options.health_port = (guint)health_port;
 	options.kubeconfig = kubeconfig;
 	options.context = kube_context;
+	options.kube_http2 = kube_http2;
 	options.output_file = output_file;
 	options.output_extended = output_extended;
 	options.stop_after_sync = stop_after_sync;

@@ -52,6 +52,10 @@ const gchar *meshsync_kube_config_get_tls_server_name(MeshSyncKubeConfig *self);
 MESHSYNC_AVAILABLE_IN_ALL
 gboolean meshsync_kube_config_get_insecure_skip_tls_verify(MeshSyncKubeConfig *self);
 MESHSYNC_AVAILABLE_IN_ALL
+gboolean meshsync_kube_config_get_http2(MeshSyncKubeConfig *self);
+MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_kube_config_set_http2(MeshSyncKubeConfig *self, gboolean http2);
+MESHSYNC_AVAILABLE_IN_ALL
 gboolean meshsync_kube_config_get_in_cluster(MeshSyncKubeConfig *self);
 MESHSYNC_AVAILABLE_IN_ALL
 const gchar *meshsync_kube_config_get_source(MeshSyncKubeConfig *self);

@@ -53,6 +53,7 @@ struct _MsdKubeClient {
 	GList *ca_certificates; /* (owned) (element-type GTlsCertificate) (nullable): NULL means
 	                         * the system trust store */
 	gboolean insecure;
+	gboolean http2; /* offered in the TLS handshake (MeshSyncKubeConfig:http2) */
 	gsize max_body;
 };
 
@@ -270,6 +271,7 @@ msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
 	else
 		self->server_name = g_strdup(g_uri_get_host(uri));
 	self->insecure = meshsync_kube_config_get_insecure_skip_tls_verify(config);
+	self->http2 = meshsync_kube_config_get_http2(config);
 	/* honoured, as kubectl does, but never silently: anyone on the path can impersonate
 	 * the API server and read the bearer token */
 	if (self->insecure && g_str_has_prefix(self->server, "https:"))
@@ -697,6 +699,21 @@ msd_kube_client_read_more(GTask *task)
 	                          msd_kube_client_body_read_cb, task);
 }
 
+/* HTTP/1.1 only, unless HTTP/2 was asked for: libsoup offers "h2" in ALPN and has no public
+ * switch but SOUP_FORCE_HTTP1 (process-wide); a client that offers only "http/1.1" in its
+ * own handshakes gets HTTP/1.1 connections, each watch on its own, with TCP back-pressure. */
+static void
+msd_kube_client_network_event_cb(SoupMessage *msg,
+                                 GSocketClientEvent event,
+                                 GIOStream *connection,
+                                 gpointer user_data)
+{
+	static const gchar *const http11[] = {"http/1.1", NULL};
+
+	if (event == G_SOCKET_CLIENT_TLS_HANDSHAKING && G_IS_TLS_CONNECTION(connection))
+		g_tls_connection_set_advertised_protocols(G_TLS_CONNECTION(connection), http11);
+}
+
 static void
 msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -820,6 +837,9 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 		                        _("GET %s: not a valid URL"), req->url);
 		return;
 	}
+	if (!self->http2)
+		g_signal_connect(req->msg, "network-event",
+		                 G_CALLBACK(msd_kube_client_network_event_cb), NULL);
 	headers = soup_message_get_request_headers(req->msg);
 	soup_message_headers_replace(headers, "Accept", "application/json");
 	soup_message_headers_replace(headers, "Accept-Encoding", "gzip");
