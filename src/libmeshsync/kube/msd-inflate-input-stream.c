@@ -25,6 +25,7 @@ struct _MsdInflateInputStream {
 	/* between two gzip members: the next byte starts a new one (or the stream ends) */
 	gboolean member_ended;
 	gboolean finished;
+	gchar *corrupt; /* (owned) (nullable): zlib's complaint, reported after what came before */
 };
 
 static void msd_inflate_input_stream_pollable_init(GPollableInputStreamInterface *iface);
@@ -53,6 +54,11 @@ msd_inflate_input_stream_drain(MsdInflateInputStream *self,
 		gsize produced;
 		int ret;
 
+		if (self->corrupt != NULL) {
+			g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+			            _("gzip-encoded body is corrupt: %s"), self->corrupt);
+			return -1;
+		}
 		if (self->member_ended) {
 			/* another member follows the one that ended */
 			if (self->z.avail_in == 0)
@@ -79,9 +85,13 @@ msd_inflate_input_stream_drain(MsdInflateInputStream *self,
 			self->output_pending = FALSE;
 			break;
 		default:
+			/* what decoded before the damage is handed out first */
+			self->corrupt = g_strdup(self->z.msg != NULL ? self->z.msg : zError(ret));
+			self->output_pending = FALSE;
+			if (produced > 0)
+				return (gssize)produced;
 			g_set_error(error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-			            _("gzip-encoded body is corrupt: %s"),
-			            self->z.msg != NULL ? self->z.msg : zError(ret));
+			            _("gzip-encoded body is corrupt: %s"), self->corrupt);
 			return -1;
 		}
 		if (produced > 0)
@@ -159,7 +169,7 @@ msd_inflate_input_stream_is_readable(GPollableInputStream *stream)
 {
 	MsdInflateInputStream *self = MSD_INFLATE_INPUT_STREAM(stream);
 
-	if (self->finished || self->output_pending || self->z.avail_in > 0)
+	if (self->finished || self->output_pending || self->z.avail_in > 0 || self->corrupt != NULL)
 		return TRUE;
 	return g_pollable_input_stream_is_readable(
 	        G_POLLABLE_INPUT_STREAM(msd_inflate_input_stream_base(self)));
@@ -173,7 +183,7 @@ msd_inflate_input_stream_create_source(GPollableInputStream *stream, GCancellabl
 	GSource *source;
 
 	/* what zlib or the input buffer hold is ready now, whatever the socket says */
-	if (self->finished || self->output_pending || self->z.avail_in > 0)
+	if (self->finished || self->output_pending || self->z.avail_in > 0 || self->corrupt != NULL)
 		base_source = g_timeout_source_new(0);
 	else
 		base_source = g_pollable_input_stream_create_source(
@@ -190,6 +200,7 @@ msd_inflate_input_stream_finalize(GObject *object)
 
 	inflateEnd(&self->z);
 	g_free(self->input);
+	g_free(self->corrupt);
 	G_OBJECT_CLASS(msd_inflate_input_stream_parent_class)->finalize(object);
 }
 
