@@ -771,6 +771,28 @@ test_watch_list(gconstpointer data)
 	replay_stop(&replay);
 }
 
+/* Serves the recorded two-page list, and fills @truth with its objects at the list's
+ * resourceVersion (the first page's). */
+static void
+replay_pages(Replay *replay, Truth *truth)
+{
+	Truth first = {0};
+
+	replay->pages[0] = recording_load("list-pods-page1");
+	replay->pages[1] = recording_load("list-pods-page2");
+	truth_read(&first, replay->pages[0]);
+	g_assert_nonnull(first.continue_token);
+	truth_read(truth, replay->pages[0]);
+	truth_read(truth, replay->pages[1]);
+	g_assert_null(truth->continue_token);
+	g_free(truth->resource_version);
+	truth->resource_version = g_steal_pointer(&first.resource_version);
+	truth_clear(&first);
+	/* the size the recording's pages were asked with */
+	msd_informer_set_watch_list(replay->informer, FALSE);
+	msd_informer_set_page_size(replay->informer, 12);
+}
+
 /* A paginated list of two pages (continue), served as recorded, then a quiet watch. */
 static void
 test_paginated_list(void)
@@ -780,27 +802,10 @@ test_paginated_list(void)
 	SyncWait wait = {&replay, 0};
 
 	replay_start(&replay);
-	replay.pages[0] = recording_load("list-pods-page1");
-	replay.pages[1] = recording_load("list-pods-page2");
-	truth_read(&truth, replay.pages[0]);
-	g_assert_nonnull(truth.continue_token);
-	truth_read(&truth, replay.pages[1]);
-	g_assert_null(truth.continue_token);
-	/* the recording's pages: the size it was recorded with */
-	msd_informer_set_watch_list(replay.informer, FALSE);
-	msd_informer_set_page_size(replay.informer, 12);
+	replay_pages(&replay, &truth);
 	msd_informer_start(replay.informer);
 	wait.objects = g_hash_table_size(truth.objects);
 	wait_until(synced_with, &wait, "the paginated list");
-	/* the first page's resourceVersion is the list's */
-	g_free(truth.resource_version);
-	{
-		Truth first = {0};
-
-		truth_read(&first, replay.pages[0]);
-		truth.resource_version = g_steal_pointer(&first.resource_version);
-		truth_clear(&first);
-	}
 	check_store(&replay, &truth);
 	g_assert_cmpuint(replay.requests, >=, 2);
 	truth_clear(&truth);
@@ -853,21 +858,8 @@ test_watch_gone(void)
 	MsdInformerCounters counters;
 
 	replay_start(&replay);
-	replay.pages[0] = recording_load("list-pods-page1");
-	replay.pages[1] = recording_load("list-pods-page2");
+	replay_pages(&replay, &truth);
 	replay.gone = recording_load("watch-gone");
-	truth_read(&truth, replay.pages[0]);
-	truth_read(&truth, replay.pages[1]);
-	g_free(truth.resource_version);
-	{
-		Truth first = {0};
-
-		truth_read(&first, replay.pages[0]);
-		truth.resource_version = g_steal_pointer(&first.resource_version);
-		truth_clear(&first);
-	}
-	msd_informer_set_watch_list(replay.informer, FALSE);
-	msd_informer_set_page_size(replay.informer, 12);
 	msd_informer_start(replay.informer);
 	wait_until(watches_asked, &wait, "a watch after the relist");
 	msd_informer_get_counters(replay.informer, &counters);
