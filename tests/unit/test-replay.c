@@ -368,6 +368,7 @@ typedef struct {
 	Recording *watch_list;     /* (nullable): a sendInitialEvents watch, served by the test */
 	Recording *pages[2];       /* (nullable): a list, and its continuation */
 	Recording *gone;           /* (nullable): the first plain watch gets this */
+	Recording *bookmark;       /* (nullable): or this, held open after it */
 	GSocketConnection *stream; /* (nullable): the held watch list, once asked */
 	GPtrArray *held;           /* GSocketConnection: watches kept open without events */
 	guint requests;
@@ -464,10 +465,20 @@ route(Replay *replay, GSocketConnection *conn, const gchar *request_line)
 		g_assert_null(replay->stream);
 		replay->stream = g_object_ref(conn);
 	} else if (strstr(request_line, "watch=") != NULL) {
-		if (replay->watches++ == 0 && replay->gone != NULL)
+		if (replay->watches++ == 0 && replay->gone != NULL) {
 			serve_whole(conn, replay->gone);
-		else
+		} else if (replay->watches == 1 && replay->bookmark != NULL) {
+			write_head(conn, replay->bookmark, FALSE);
+			for (guint i = 0; i < replay->bookmark->chunks->len; i++) {
+				GBytes *chunk = g_ptr_array_index(replay->bookmark->chunks, i);
+
+				write_chunk(conn, g_bytes_get_data(chunk, NULL),
+				            g_bytes_get_size(chunk));
+			}
+			g_ptr_array_add(replay->held, g_object_ref(conn));
+		} else {
 			serve_quiet_watch(replay, conn);
+		}
 	} else {
 		gboolean next = strstr(request_line, "continue=") != NULL;
 
@@ -621,6 +632,7 @@ replay_stop(Replay *replay)
 	g_clear_pointer(&replay->pages[0], recording_free);
 	g_clear_pointer(&replay->pages[1], recording_free);
 	g_clear_pointer(&replay->gone, recording_free);
+	g_clear_pointer(&replay->bookmark, recording_free);
 }
 
 typedef struct {
@@ -872,6 +884,53 @@ test_watch_gone(void)
 	replay_stop(&replay);
 }
 
+typedef struct {
+	Replay *replay;
+	const gchar *resource_version;
+} VersionWait;
+
+static gboolean
+at_version(gpointer user_data)
+{
+	VersionWait *wait = user_data;
+
+	return g_strcmp0(msd_informer_get_resource_version(wait->replay->informer),
+	                 wait->resource_version) == 0;
+}
+
+/* The server's periodic bookmark on a plain watch (shaped as it sends it: the kind's empty
+ * spec and status) moves the informer's resourceVersion on, and nothing else. */
+static void
+test_periodic_bookmark(void)
+{
+	Replay replay = {0};
+	Truth truth = {0};
+	Truth bookmark = {0};
+	VersionWait wait = {&replay, NULL};
+	MsdInformerCounters counters;
+
+	replay_start(&replay);
+	replay_pages(&replay, &truth);
+	replay.bookmark = recording_load("watch-bookmark");
+	g_assert_null(replay.bookmark->content_encoding);
+	truth_read(&bookmark, replay.bookmark);
+	g_assert_nonnull(bookmark.resource_version);
+	g_assert_cmpstr(bookmark.resource_version, !=, truth.resource_version);
+	msd_informer_start(replay.informer);
+	wait.resource_version = bookmark.resource_version;
+	wait_until(at_version, &wait, "the bookmark's resourceVersion");
+	msd_informer_get_counters(replay.informer, &counters);
+	g_assert_cmpuint(counters.errors, ==, 0);
+	g_assert_cmpuint(counters.relists, ==, 0);
+	g_assert_cmpuint(replay.events, ==, g_hash_table_size(truth.objects));
+	g_free(truth.resource_version);
+	truth.resource_version = g_strdup(bookmark.resource_version);
+	check_store(&replay, &truth);
+	truth_clear(&bookmark);
+	truth_clear(&truth);
+	replay_stop(&replay);
+}
+
 static const StreamCase stream_cases[] = {
         {"watch-list-pods-gzip", CUT_RECORDED, PAUSE_NONE},
         {"watch-list-pods-gzip", CUT_WHOLE, PAUSE_NONE},
@@ -917,5 +976,6 @@ main(int argc, char **argv)
 	g_test_add_func("/replay/list-pods/paginated", test_paginated_list);
 	g_test_add_func("/replay/list-pods-gzip", test_gzip_list);
 	g_test_add_func("/replay/watch-gone/relists", test_watch_gone);
+	g_test_add_func("/replay/watch-bookmark/periodic", test_periodic_bookmark);
 	return g_test_run();
 }
