@@ -41,6 +41,22 @@ def stream_messages(nc):
         return None
 
 
+def add_consumer_when_led(nc, stream, durable):
+    """Creates a pull consumer once the stream's group has a leader: in a cluster that just
+    lost one, a request sent before the new election goes unanswered, so it is asked again
+    (creating the same durable twice is harmless)."""
+    def created():
+        try:
+            if not nc.stream_info(stream, timeout=3.0).get("cluster", {}).get("leader"):
+                return False
+            nc.add_pull_consumer(stream, durable)
+            return True
+        except (NatsError, TimeoutError):
+            return False
+
+    wait_until(created, f"consumer {durable} on {stream}")
+
+
 def wait_stream(nc, count, run=None, timeout=TIMEOUT):
     def reached():
         if run is not None and run.proc.poll() is not None:
@@ -277,7 +293,7 @@ def test_cluster_leader_killed_during_churn_loses_nothing(tmp_path):
                 assert len(truth) == k + churn
 
                 wait_stream(js, k + churn, run)
-                js.add_pull_consumer(STREAM, "audit")
+                add_consumer_when_led(js, STREAM, "audit")
                 msgs = drain(js, "audit", k + churn)
                 uids = [envelope(m)["Object"]["metadata"]["uid"] for m in msgs]
                 assert set(uids) == truth
