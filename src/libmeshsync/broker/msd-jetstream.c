@@ -45,11 +45,12 @@
 
 typedef struct {
 	guint64 seq;
-	gboolean state;       /* on a state subject: a newer event on it replaces this one */
-	const gchar *subject; /* interned */
-	GBytes *data;         /* (owned) */
-	gchar *msg_id;        /* (owned) */
-	gint64 sent_us;       /* 0: not sent on this connection */
+	gboolean state; /* on a state subject: a newer event on it replaces this one */
+	gchar *subject; /* (owned): not interned, interned strings are never freed and a
+	                 * state subject names one object */
+	GBytes *data;   /* (owned) */
+	gchar *msg_id;  /* (owned) */
+	gint64 sent_us; /* 0: not sent on this connection */
 } MsdJsEntry;
 
 typedef struct {
@@ -76,7 +77,7 @@ struct _MsdJetStream {
 
 	GQueue window;                /* (element-type MsdJsEntry) by seq */
 	GHashTable *by_seq;           /* seq -> GList link of window */
-	GHashTable *by_state_subject; /* interned state subject -> GList link of window */
+	GHashTable *by_state_subject; /* state subject (the entry's) -> GList link of window */
 	GList *next_unsent;           /* (unowned) (nullable): first entry to send */
 	gsize window_bytes;
 	guint64 next_seq;
@@ -95,6 +96,7 @@ msd_js_entry_free(MsdJsEntry *entry)
 {
 	g_bytes_unref(entry->data);
 	g_free(entry->msg_id);
+	g_free(entry->subject);
 	g_free(entry);
 }
 
@@ -112,7 +114,7 @@ msd_jetstream_new(MeshSyncBroker *broker, GMainContext *context)
 	g_queue_init(&self->window);
 	g_queue_init(&self->waiters);
 	self->by_seq = g_hash_table_new(g_int64_hash, g_int64_equal);
-	self->by_state_subject = g_hash_table_new(g_direct_hash, g_direct_equal);
+	self->by_state_subject = g_hash_table_new(g_str_hash, g_str_equal);
 	return self;
 }
 
@@ -600,7 +602,7 @@ msd_jetstream_publish(MsdJetStream *self,
 	MsdJsEntry *entry = g_new0(MsdJsEntry, 1);
 
 	entry->seq = self->next_seq++;
-	entry->subject = g_intern_string(subject);
+	entry->subject = g_strdup(subject);
 	entry->state = g_str_has_prefix(subject, MSD_JETSTREAM_STATE_PREFIX);
 	if (entry->state) {
 		GList *older = g_hash_table_lookup(self->by_state_subject, entry->subject);
@@ -615,8 +617,7 @@ msd_jetstream_publish(MsdJetStream *self,
 	g_queue_push_tail(&self->window, entry);
 	g_hash_table_insert(self->by_seq, &entry->seq, self->window.tail);
 	if (entry->state)
-		g_hash_table_insert(self->by_state_subject, (gpointer)entry->subject,
-		                    self->window.tail);
+		g_hash_table_replace(self->by_state_subject, entry->subject, self->window.tail);
 	if (self->next_unsent == NULL)
 		self->next_unsent = self->window.tail;
 	self->window_bytes += len;
