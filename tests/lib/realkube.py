@@ -24,7 +24,8 @@ KUBECTL = os.environ.get("KUBECTL", "kubectl")
 
 
 def available():
-    """Whether the binary is there (tests skip without it: building it takes minutes)."""
+    """Whether the binary is there (building it takes minutes; the realkube suite fails
+    without it, naming `scripts/realkube build`)."""
     return os.access(REALKUBE, os.X_OK)
 
 
@@ -97,8 +98,24 @@ class Realkube:
     def restart(self):
         """Stops the server cleanly and starts it again on the same data dir and port: the
         same cluster (objects, uids, resourceVersions, CA, keys). Returns the stop's exit
-        status."""
+        status.
+
+        kube-apiserver waits for open requests before it stops, watches included, up to its
+        request timeout (60 s): with a client watching, start the server with
+        "--apiserver-arg=--shutdown-send-retry-after=true" for a stop of a few seconds, or
+        this stop runs into the 60 s limit and is killed."""
         status = self._terminate()
+        self._start()
+        return status
+
+    def replace_cluster(self):
+        """Stops the server and starts another cluster on the same port: a fresh etcd (new
+        uids, kube-system's too, and resourceVersions counting from the start again) behind
+        the same CA, serving certificate and tokens, so a client configured before (a
+        kubeconfig, a running meshsync) still connects to it and trusts it. Returns the
+        stop's exit status."""
+        status = self._terminate()
+        shutil.rmtree(os.path.join(self.data_dir, "etcd"))
         self._start()
         return status
 
