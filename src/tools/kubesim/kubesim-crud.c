@@ -34,6 +34,8 @@ respond_object(SoupServerMessage *msg,
 	                                      "application/json", NULL);
 	body = soup_server_message_get_response_body(msg);
 	soup_message_body_append_bytes(body, obj->json);
+	soup_message_body_append(body, SOUP_MEMORY_STATIC, "\n", 1);
+	kubesim_maybe_gzip(msg);
 }
 
 /* RFC 7386: objects merge member by member, null deletes, anything else replaces. */

@@ -12,12 +12,22 @@
 #define AGGREGATED_CONTENT_TYPE \
 	"application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
 #define RESOURCE_VERBS "[\"create\",\"delete\",\"get\",\"list\",\"patch\",\"update\",\"watch\"]"
+#define CUSTOM_RESOURCE_VERBS \
+	"[\"delete\",\"get\",\"list\",\"patch\",\"create\",\"update\",\"watch\"]"
 
+/* indented, without a final newline, as the version handler marshals it */
 static const gchar version_json[] =
-        "{\"major\":\"1\",\"minor\":\"31\",\"gitVersion\":\"v1.31.0-kubesim\","
-        "\"gitCommit\":\"0000000000000000000000000000000000000000\",\"gitTreeState\":\"clean\","
-        "\"buildDate\":\"2024-08-13T00:00:00Z\",\"goVersion\":\"go1.22.5\",\"compiler\":\"gc\","
-        "\"platform\":\"linux/amd64\"}";
+        "{\n"
+        "  \"major\": \"1\",\n"
+        "  \"minor\": \"31\",\n"
+        "  \"gitVersion\": \"v1.31.0-kubesim\",\n"
+        "  \"gitCommit\": \"0000000000000000000000000000000000000000\",\n"
+        "  \"gitTreeState\": \"clean\",\n"
+        "  \"buildDate\": \"2024-08-13T00:00:00Z\",\n"
+        "  \"goVersion\": \"go1.22.5\",\n"
+        "  \"compiler\": \"gc\",\n"
+        "  \"platform\": \"linux/amd64\"\n"
+        "}";
 
 typedef struct {
 	const gchar *kind;
@@ -60,7 +70,9 @@ append_strv(GString *out, gchar **strv)
 static void
 append_verbs_and_names(GString *out, const KubesimResource *res)
 {
-	g_string_append(out, ",\"verbs\":" RESOURCE_VERBS);
+	/* the API extensions server lists a custom resource's verbs in its own order */
+	g_string_append(out, res->crd_name != NULL ? ",\"verbs\":" CUSTOM_RESOURCE_VERBS
+	                                           : ",\"verbs\":" RESOURCE_VERBS);
 	if (res->short_names != NULL) {
 		g_string_append(out, ",\"shortNames\":");
 		append_strv(out, res->short_names);
@@ -69,6 +81,65 @@ append_verbs_and_names(GString *out, const KubesimResource *res)
 		g_string_append(out, ",\"categories\":");
 		append_strv(out, res->categories);
 	}
+}
+
+static gint
+compare_resource_names(gconstpointer a, gconstpointer b)
+{
+	const KubesimResource *ra = *(KubesimResource *const *)a;
+	const KubesimResource *rb = *(KubesimResource *const *)b;
+
+	return g_strcmp0(ra->resource, rb->resource);
+}
+
+/* The resources of one group version, by name: both discovery formats list them sorted. */
+static GPtrArray *
+sorted_resources(KubesimServer *self, const gchar *group, const gchar *version)
+{
+	GPtrArray *resources = kubesim_store_get_resources(self->store);
+	GPtrArray *out = g_ptr_array_new();
+
+	for (guint i = 0; i < resources->len; i++) {
+		KubesimResource *res = g_ptr_array_index(resources, i);
+		if (g_strcmp0(res->group, group) == 0 && g_strcmp0(res->version, version) == 0)
+			g_ptr_array_add(out, res);
+	}
+	g_ptr_array_sort(out, compare_resource_names);
+	return out;
+}
+
+static gint
+compare_strings(gconstpointer a, gconstpointer b)
+{
+	return g_strcmp0(*(const gchar *const *)a, *(const gchar *const *)b);
+}
+
+/* @res's subresources by name (a copy; NULL without any). */
+static gchar **
+sorted_subresources(const KubesimResource *res)
+{
+	gchar **subs;
+
+	if (res->subresources == NULL)
+		return NULL;
+	subs = g_strdupv(res->subresources);
+	qsort(subs, g_strv_length(subs), sizeof(*subs), compare_strings);
+	return subs;
+}
+
+/* What the API server says of the type it stores a resource as: the first 8 bytes of the
+ * SHA-256 of "group/version/kind", in base64 (discovery.StorageVersionHash). */
+static gchar *
+storage_version_hash(const KubesimResource *res)
+{
+	g_autoptr(GChecksum) sum = g_checksum_new(G_CHECKSUM_SHA256);
+	g_autofree gchar *gvk = g_strdup_printf("%s/%s/%s", res->group, res->version, res->kind);
+	guint8 digest[32];
+	gsize len = sizeof digest;
+
+	g_checksum_update(sum, (const guchar *)gvk, -1);
+	g_checksum_get_digest(sum, digest, &len);
+	return g_base64_encode(digest, 8);
 }
 
 /* The group versions served, in registration order, as "group/version" (core: "v1"). */
@@ -95,8 +166,7 @@ served_group_versions(KubesimServer *self, const gchar *only_group)
 static void
 append_resource_list(KubesimServer *self, GString *out, const gchar *group, const gchar *version)
 {
-	GPtrArray *resources = kubesim_store_get_resources(self->store);
-	gboolean first = TRUE;
+	g_autoptr(GPtrArray) resources = sorted_resources(self, group, version);
 	guint i, j;
 
 	g_string_append(out, "{\"kind\":\"APIResourceList\",");
@@ -111,11 +181,11 @@ append_resource_list(KubesimServer *self, GString *out, const gchar *group, cons
 	g_string_append(out, ",\"resources\":[");
 	for (i = 0; i < resources->len; i++) {
 		KubesimResource *res = g_ptr_array_index(resources, i);
-		if (g_strcmp0(res->group, group) != 0 || g_strcmp0(res->version, version) != 0)
-			continue;
-		if (!first)
+		g_auto(GStrv) subs = sorted_subresources(res);
+		g_autofree gchar *hash = storage_version_hash(res);
+
+		if (i > 0)
 			g_string_append_c(out, ',');
-		first = FALSE;
 		g_string_append(out, "{\"name\":");
 		msd_json_string_append(out, res->resource, -1, MSD_JSON_STRING_GO);
 		g_string_append(out, ",\"singularName\":");
@@ -124,13 +194,15 @@ append_resource_list(KubesimServer *self, GString *out, const gchar *group, cons
 		        out, ",\"namespaced\":%s,\"kind\":", res->namespaced ? "true" : "false");
 		msd_json_string_append(out, res->kind, -1, MSD_JSON_STRING_GO);
 		append_verbs_and_names(out, res);
+		g_string_append(out, ",\"storageVersionHash\":");
+		msd_json_string_append(out, hash, -1, MSD_JSON_STRING_GO);
 		g_string_append_c(out, '}');
-		for (j = 0; res->subresources != NULL && res->subresources[j] != NULL; j++) {
-			SubresourceInfo info = subresource_info(res, res->subresources[j]);
+		for (j = 0; subs != NULL && subs[j] != NULL; j++) {
+			SubresourceInfo info = subresource_info(res, subs[j]);
 			g_string_append(out, ",{\"name\":");
 			{
-				g_autofree gchar *name = g_strdup_printf("%s/%s", res->resource,
-				                                         res->subresources[j]);
+				g_autofree gchar *name =
+				        g_strdup_printf("%s/%s", res->resource, subs[j]);
 				msd_json_string_append(out, name, -1, MSD_JSON_STRING_GO);
 			}
 			g_string_append_printf(out, ",\"singularName\":\"\",\"namespaced\":%s",
@@ -190,24 +262,50 @@ served_groups(KubesimServer *self)
 	return groups;
 }
 
+/* The kind a resource or subresource answers with. The built-in types leave the group and
+ * version empty when it is the resource's own group version (Scale is autoscaling/v1); the
+ * API extensions server writes them out for custom resources. */
+static void
+append_response_kind(GString *out, const KubesimResource *res, const gchar *kind)
+{
+	gboolean scale = g_strcmp0(kind, "Scale") == 0;
+	gboolean custom = res->crd_name != NULL;
+
+	g_string_append(out, "\"responseKind\":{\"group\":");
+	msd_json_string_append(out,
+	                       scale    ? "autoscaling"
+	                       : custom ? res->group
+	                                : "",
+	                       -1, MSD_JSON_STRING_GO);
+	g_string_append(out, ",\"version\":");
+	msd_json_string_append(out,
+	                       scale    ? "v1"
+	                       : custom ? res->version
+	                                : "",
+	                       -1, MSD_JSON_STRING_GO);
+	g_string_append(out, ",\"kind\":");
+	msd_json_string_append(out, kind, -1, MSD_JSON_STRING_GO);
+	g_string_append_c(out, '}');
+}
+
 static void
 append_aggregated_group(KubesimServer *self, GString *out, const gchar *group)
 {
-	GPtrArray *resources = kubesim_store_get_resources(self->store);
 	g_autoptr(GPtrArray) gvs = served_group_versions(self, group);
 	guint i, j, v;
 
+	/* a 1.37 server writes no creationTimestamp in an empty ObjectMeta */
 	g_string_append(out, "{\"metadata\":{");
 	if (group[0] != '\0') {
 		g_string_append(out, "\"name\":");
 		msd_json_string_append(out, group, -1, MSD_JSON_STRING_GO);
-		g_string_append_c(out, ',');
 	}
-	g_string_append(out, "\"creationTimestamp\":null},\"versions\":[");
+	g_string_append(out, "},\"versions\":[");
 	for (v = 0; v < gvs->len; v++) {
 		const gchar *gv = g_ptr_array_index(gvs, v);
 		const gchar *version = strchr(gv, '/') != NULL ? strchr(gv, '/') + 1 : gv;
-		gboolean first = TRUE;
+		g_autoptr(GPtrArray) resources = sorted_resources(self, group, version);
+
 		if (v > 0)
 			g_string_append_c(out, ',');
 		g_string_append(out, "{\"version\":");
@@ -215,52 +313,30 @@ append_aggregated_group(KubesimServer *self, GString *out, const gchar *group)
 		g_string_append(out, ",\"resources\":[");
 		for (i = 0; i < resources->len; i++) {
 			KubesimResource *res = g_ptr_array_index(resources, i);
-			if (g_strcmp0(res->api_version, gv) != 0)
-				continue;
-			if (!first)
+			g_auto(GStrv) subs = sorted_subresources(res);
+
+			if (i > 0)
 				g_string_append_c(out, ',');
-			first = FALSE;
 			g_string_append(out, "{\"resource\":");
 			msd_json_string_append(out, res->resource, -1, MSD_JSON_STRING_GO);
-			g_string_append(out, ",\"responseKind\":{\"group\":");
-			msd_json_string_append(out, res->group, -1, MSD_JSON_STRING_GO);
-			g_string_append(out, ",\"version\":");
-			msd_json_string_append(out, res->version, -1, MSD_JSON_STRING_GO);
-			g_string_append(out, ",\"kind\":");
-			msd_json_string_append(out, res->kind, -1, MSD_JSON_STRING_GO);
-			g_string_append_printf(out, "},\"scope\":\"%s\",\"singularResource\":",
+			g_string_append_c(out, ',');
+			append_response_kind(out, res, res->kind);
+			g_string_append_printf(out, ",\"scope\":\"%s\",\"singularResource\":",
 			                       res->namespaced ? "Namespaced" : "Cluster");
 			msd_json_string_append(out, res->singular, -1, MSD_JSON_STRING_GO);
 			append_verbs_and_names(out, res);
-			if (res->subresources != NULL) {
+			if (subs != NULL) {
 				g_string_append(out, ",\"subresources\":[");
-				for (j = 0; res->subresources[j] != NULL; j++) {
-					SubresourceInfo info =
-					        subresource_info(res, res->subresources[j]);
+				for (j = 0; subs[j] != NULL; j++) {
+					SubresourceInfo info = subresource_info(res, subs[j]);
 					if (j > 0)
 						g_string_append_c(out, ',');
 					g_string_append(out, "{\"subresource\":");
-					msd_json_string_append(out, res->subresources[j], -1,
+					msd_json_string_append(out, subs[j], -1,
 					                       MSD_JSON_STRING_GO);
-					g_string_append(out, ",\"responseKind\":{\"group\":");
-					msd_json_string_append(
-					        out,
-					        g_strcmp0(info.kind, "Scale") == 0
-					                ? "autoscaling"
-					                : (g_strcmp0(info.kind, res->kind) == 0
-					                           ? res->group
-					                           : ""),
-					        -1, MSD_JSON_STRING_GO);
-					g_string_append(out, ",\"version\":");
-					msd_json_string_append(out,
-					                       g_strcmp0(info.kind, res->kind) == 0
-					                               ? res->version
-					                               : "v1",
-					                       -1, MSD_JSON_STRING_GO);
-					g_string_append(out, ",\"kind\":");
-					msd_json_string_append(out, info.kind, -1,
-					                       MSD_JSON_STRING_GO);
-					g_string_append_printf(out, "},\"verbs\":%s}", info.verbs);
+					g_string_append_c(out, ',');
+					append_response_kind(out, res, info.kind);
+					g_string_append_printf(out, ",\"verbs\":%s}", info.verbs);
 				}
 				g_string_append_c(out, ']');
 			}
@@ -289,9 +365,27 @@ respond_aggregated(KubesimServer *self, SoupServerMessage *msg, gboolean core)
 			append_aggregated_group(self, out, g_ptr_array_index(groups, i));
 		}
 	}
-	g_string_append(out, "]}");
-	soup_message_headers_replace(soup_server_message_get_response_headers(msg), "Vary",
-	                             "Accept");
+	g_string_append(out, "]}\n");
+	/* the aggregated document is cacheable (public, with an ETag a client can send back in
+	 * If-None-Match), unlike every other answer of the API server */
+	{
+		SoupMessageHeaders *headers = soup_server_message_get_response_headers(msg);
+		g_autofree gchar *sum = g_compute_checksum_for_data(
+		        G_CHECKSUM_SHA512, (const guchar *)out->str, out->len);
+		g_autofree gchar *upper = g_ascii_strup(sum, -1);
+		g_autofree gchar *etag = g_strdup_printf("\"%s\"", upper);
+		const gchar *if_none_match = soup_message_headers_get_one(
+		        soup_server_message_get_request_headers(msg), "If-None-Match");
+
+		soup_message_headers_replace(headers, "Cache-Control", "public");
+		soup_message_headers_replace(headers, "Etag", etag);
+		soup_message_headers_replace(headers, "Vary", "Accept");
+		if (g_strcmp0(if_none_match, etag) == 0) {
+			soup_server_message_set_status(msg, 304, NULL);
+			g_string_free(out, TRUE);
+			return;
+		}
+	}
 	soup_server_message_set_status(msg, 200, NULL);
 	soup_server_message_set_response(msg, AGGREGATED_CONTENT_TYPE, SOUP_MEMORY_TAKE, out->str,
 	                                 out->len);
@@ -305,7 +399,9 @@ kubesim_discovery_handle(KubesimServer *self, SoupServerMessage *msg, const gcha
 	guint n;
 
 	if (g_strcmp0(path, "/version") == 0 || g_strcmp0(path, "/version/") == 0) {
-		kubesim_respond_json(msg, 200, version_json);
+		soup_server_message_set_status(msg, 200, NULL);
+		soup_server_message_set_response(msg, "application/json", SOUP_MEMORY_STATIC,
+		                                 version_json, sizeof version_json - 1);
 		return TRUE;
 	}
 	if (g_strcmp0(path, "/healthz") == 0 || g_strcmp0(path, "/readyz") == 0 ||

@@ -472,7 +472,8 @@ kubesim_fault_respond_status(const KubesimFault *fault,
 	}
 	if (fault->code == 429 && fault->message == NULL) {
 		/* API Priority and Fairness answers in plain text */
-		kubesim_respond_text(msg, 429, "Too many requests, please try again later.\n");
+		kubesim_respond_http_error(msg, 429,
+		                           "Too many requests, please try again later.\n");
 		return;
 	}
 	if (fault->code == 502 && fault->message == NULL) {

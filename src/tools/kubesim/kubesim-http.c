@@ -6,6 +6,7 @@
 #include "kubesim-server.h"
 
 #include <string.h>
+#include <zlib.h>
 
 #include "kubesim-json.h"
 #include "util/msd-yaml.h"
@@ -20,9 +21,14 @@ set_status(SoupServerMessage *msg, guint code)
 void
 kubesim_respond_json_take(SoupServerMessage *msg, guint code, gchar *json)
 {
+	gsize len = strlen(json);
+
 	set_status(msg, code);
-	soup_server_message_set_response(msg, "application/json", SOUP_MEMORY_TAKE, json,
-	                                 strlen(json));
+	/* Go's JSON encoder ends what it writes with a newline */
+	json = g_realloc(json, len + 2);
+	json[len++] = '\n';
+	json[len] = '\0';
+	soup_server_message_set_response(msg, "application/json", SOUP_MEMORY_TAKE, json, len);
 }
 
 void
@@ -36,6 +42,12 @@ kubesim_respond_status(SoupServerMessage *msg, KubesimStatus *status)
 {
 	guint code = status->code;
 
+	/* the API server says details.retryAfterSeconds in the header too */
+	if (status->retry_after > 0) {
+		g_autofree gchar *value = g_strdup_printf("%u", status->retry_after);
+		soup_message_headers_replace(soup_server_message_get_response_headers(msg),
+		                             "Retry-After", value);
+	}
 	kubesim_respond_json_take(msg, code, kubesim_status_to_json(status));
 	kubesim_status_free(status);
 }
@@ -49,9 +61,125 @@ kubesim_respond_text(SoupServerMessage *msg, guint code, const gchar *text)
 }
 
 void
+kubesim_respond_http_error(SoupServerMessage *msg, guint code, const gchar *text)
+{
+	/* what Go's http.Error writes */
+	soup_message_headers_replace(soup_server_message_get_response_headers(msg),
+	                             "X-Content-Type-Options", "nosniff");
+	kubesim_respond_text(msg, code, text);
+}
+
+void
 kubesim_respond_not_found_page(SoupServerMessage *msg)
 {
-	kubesim_respond_text(msg, 404, "404 page not found\n");
+	kubesim_respond_http_error(msg, 404, "404 page not found\n");
+}
+
+/* --no-compression: the API server's APIResponseCompression and WatchListCompression off */
+static gboolean compression = TRUE;
+
+void
+kubesim_set_compression(gboolean enabled)
+{
+	compression = enabled;
+}
+
+gboolean
+kubesim_accepts_gzip(SoupServerMessage *msg)
+{
+	const gchar *encoding = soup_message_headers_get_list(
+	        soup_server_message_get_request_headers(msg), "Accept-Encoding");
+	g_auto(GStrv) tokens = NULL;
+
+	if (encoding == NULL || !compression)
+		return FALSE;
+	/* the API server's negotiation: a token that is exactly "gzip" (a q-value makes it
+	 * another token) */
+	tokens = g_strsplit(encoding, ",", -1);
+	for (guint i = 0; tokens[i] != NULL; i++) {
+		if (g_strcmp0(g_strstrip(tokens[i]), "gzip") == 0)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+struct _KubesimGzip {
+	z_stream z;
+};
+
+KubesimGzip *
+kubesim_gzip_new(void)
+{
+	KubesimGzip *gz = g_new0(KubesimGzip, 1);
+
+	/* level 1, the API server's defaultGzipContentEncodingLevel; 16 + 15: a gzip wrapper */
+	if (deflateInit2(&gz->z, 1, Z_DEFLATED, 16 + 15, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		g_error("zlib: cannot start a gzip stream");
+	return gz;
+}
+
+void
+kubesim_gzip_free(KubesimGzip *gz)
+{
+	if (gz == NULL)
+		return;
+	deflateEnd(&gz->z);
+	g_free(gz);
+}
+
+GBytes *
+kubesim_gzip_write(KubesimGzip *gz, const void *data, gsize len, gboolean finish)
+{
+	GByteArray *out = g_byte_array_sized_new(finish ? len / 2 + 64 : len / 2);
+	int ret;
+
+	gz->z.next_in = (Bytef *)data;
+	gz->z.avail_in = (uInt)len;
+	do {
+		gsize used = out->len;
+
+		g_byte_array_set_size(out, used + MAX(len / 2, 16384));
+		gz->z.next_out = out->data + used;
+		gz->z.avail_out = (uInt)(out->len - used);
+		ret = deflate(&gz->z, finish ? Z_FINISH : Z_NO_FLUSH);
+		g_byte_array_set_size(out, out->len - gz->z.avail_out);
+		g_assert(ret == Z_OK || ret == Z_STREAM_END || ret == Z_BUF_ERROR);
+	} while (finish ? ret != Z_STREAM_END : gz->z.avail_in > 0 || gz->z.avail_out == 0);
+	if (finish)
+		deflateReset(&gz->z);
+	return g_byte_array_free_to_bytes(out);
+}
+
+void
+kubesim_maybe_gzip(SoupServerMessage *msg)
+{
+	SoupMessageBody *body = soup_server_message_get_response_body(msg);
+	SoupMessageHeaders *headers = soup_server_message_get_response_headers(msg);
+	g_autoptr(GPtrArray) out = NULL;
+	KubesimGzip *gz;
+	goffset offset = 0;
+	GBytes *chunk;
+
+	if (body->length <= KUBESIM_GZIP_THRESHOLD || !kubesim_accepts_gzip(msg))
+		return;
+	out = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+	gz = kubesim_gzip_new();
+	while ((chunk = soup_message_body_get_chunk(body, offset)) != NULL) {
+		gsize size;
+		const guint8 *data = g_bytes_get_data(chunk, &size);
+
+		offset += size;
+		g_ptr_array_add(out, kubesim_gzip_write(gz, data, size, offset >= body->length));
+		g_bytes_unref(chunk);
+	}
+	kubesim_gzip_free(gz);
+	soup_message_body_truncate(body);
+	for (guint i = 0; i < out->len; i++) {
+		if (g_bytes_get_size(g_ptr_array_index(out, i)) > 0)
+			soup_message_body_append_bytes(body, g_ptr_array_index(out, i));
+	}
+	soup_message_headers_replace(headers, "Content-Encoding", "gzip");
+	soup_message_headers_replace(headers, "Vary", "Accept-Encoding");
 }
 
 const gchar *

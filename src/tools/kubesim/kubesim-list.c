@@ -472,8 +472,11 @@ respond:
 			kubesim_table_append_row(out, res, g_ptr_array_index(items, i),
 			                         include_object, i == 0);
 		kubesim_table_end(out);
+		g_string_append_c(out, '\n');
 		soup_message_body_append(body, SOUP_MEMORY_TAKE, out->str, out->len);
 		g_string_free(out, FALSE);
+		if (fault == NULL)
+			kubesim_maybe_gzip(msg);
 		kubesim_fault_finish_list(fault, msg);
 		return;
 	}
@@ -524,7 +527,11 @@ respond:
 			soup_message_body_append_bytes(body, obj->json);
 		}
 	}
-	soup_message_body_append(body, SOUP_MEMORY_STATIC, "]}", 2);
+	/* Go's JSON encoder ends the list with a newline */
+	soup_message_body_append(body, SOUP_MEMORY_STATIC, "]}\n", 3);
+	/* a fault that cuts or resets the list cuts it as written, uncompressed */
+	if (fault == NULL)
+		kubesim_maybe_gzip(msg);
 	kubesim_fault_finish_list(fault, msg);
 	/* libsoup looks for the next chunk to write from the first one it still holds: a body
 	 * that keeps what it wrote makes a list of N items cost N² */

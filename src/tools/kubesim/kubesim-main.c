@@ -54,6 +54,7 @@ main(int argc, char **argv)
 	g_autofree gchar *address = NULL;
 	gboolean tls = FALSE;
 	g_autofree gchar *token = NULL;
+	g_autofree gchar *restricted_token = NULL;
 	g_autofree gchar *kubeconfig = NULL;
 	g_autofree gchar *data = NULL;
 	gint pods = 0;
@@ -65,6 +66,8 @@ main(int argc, char **argv)
 	gint page_token_ttl = 300;
 	gint bookmark_interval = 60;
 	gdouble rv_block_timeout = 1.0;
+	g_autofree gchar *request_log = NULL;
+	gboolean no_compression = FALSE;
 	const GOptionEntry entries[] = {
 	        {"port", 0, 0, G_OPTION_ARG_INT, &port, "TCP port to listen on (0: a free one)",
 	         "N"},
@@ -74,6 +77,10 @@ main(int argc, char **argv)
 	         "Serve HTTPS with a self-signed CA made at start", NULL},
 	        {"token", 0, 0, G_OPTION_ARG_STRING, &token,
 	         "Require 'Authorization: Bearer T' on API requests", "T"},
+	        {"restricted-token", 0, 0, G_OPTION_ARG_STRING, &restricted_token,
+	         "Accept 'Authorization: Bearer T' as user \"restricted\", who has no RBAC "
+	         "grant: discovery only, 403 for every resource",
+	         "T"},
 	        {"write-kubeconfig", 0, 0, G_OPTION_ARG_FILENAME, &kubeconfig,
 	         "Write a kubeconfig for this server to FILE", "FILE"},
 	        {"data", 0, 0, G_OPTION_ARG_FILENAME, &data,
@@ -100,6 +107,14 @@ main(int argc, char **argv)
 	         "Seconds a read at a resourceVersion not reached yet waits before 504 (default "
 	         "1; a real server waits 3; 0 answers at once)",
 	         "SECONDS"},
+	        {"no-compression", 0, 0, G_OPTION_ARG_NONE, &no_compression,
+	         "Never gzip answers (as a server with the APIResponseCompression and "
+	         "WatchListCompression feature gates off)",
+	         NULL},
+	        {"request-log", 0, 0, G_OPTION_ARG_FILENAME, &request_log,
+	         "Write every API request (method, path, query, headers) to FILE as a JSON "
+	         "line",
+	         "FILE"},
 	        {NULL},
 	};
 	g_autoptr(GOptionContext) context = NULL;
@@ -168,13 +183,21 @@ main(int argc, char **argv)
 			return 1;
 		}
 	}
-	soup = soup_server_new("server-header", "meshsync-kubesim", "tls-certificate", cert, NULL);
+	/* no Server header: a kube-apiserver sends none */
+	soup = soup_server_new("tls-certificate", cert, NULL);
 	config.history = history;
 	config.page_token_ttl = page_token_ttl;
 	config.bookmark_interval = bookmark_interval;
 	config.token = token;
+	config.restricted_token = restricted_token;
 	config.rv_block_ms = (guint)(rv_block_timeout * 1000 + 0.5);
 	server = kubesim_server_new(&config, &workload, store);
+	kubesim_set_compression(!no_compression);
+	if (request_log != NULL &&
+	    !kubesim_requests_open_log(server->requests, request_log, &error)) {
+		g_printerr("meshsync-kubesim: %s\n", error->message);
+		return 1;
+	}
 	kubesim_server_attach(server, soup);
 
 	inet = g_inet_address_new_from_string(address != NULL ? address : "127.0.0.1");

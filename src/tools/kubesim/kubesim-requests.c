@@ -5,12 +5,15 @@
 
 #include "kubesim-requests.h"
 
+#include <errno.h>
 #include <json-glib/json-glib.h>
+#include <stdio.h>
 
 struct _KubesimRequests {
 	GHashTable *resources; /* "verb group/resource[/sub]" → count (GUINT_TO_POINTER) */
 	GHashTable *paths;     /* "verb path" → count */
 	GHashTable *names;     /* "verb group/resource[/sub]" → set of object names */
+	FILE *log;             /* (nullable): the request log */
 };
 
 KubesimRequests *
@@ -33,6 +36,8 @@ kubesim_requests_free(KubesimRequests *requests)
 	g_hash_table_unref(requests->resources);
 	g_hash_table_unref(requests->paths);
 	g_hash_table_unref(requests->names);
+	if (requests->log != NULL)
+		fclose(requests->log);
 	g_free(requests);
 }
 
@@ -164,4 +169,81 @@ kubesim_requests_verb(const gchar *method, gboolean named, gboolean watch)
 	if (g_strcmp0(method, "DELETE") == 0)
 		return named ? "delete" : "deletecollection";
 	return "unknown";
+}
+
+gboolean
+kubesim_requests_open_log(KubesimRequests *requests, const gchar *path, GError **error)
+{
+	FILE *log = fopen(path, "w");
+
+	if (log == NULL) {
+		int saved = errno;
+		g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(saved),
+		            "cannot write the request log %s: %s", path, g_strerror(saved));
+		return FALSE;
+	}
+	if (requests->log != NULL)
+		fclose(requests->log);
+	requests->log = log;
+	return TRUE;
+}
+
+static const gchar *
+http_version_name(SoupHTTPVersion version)
+{
+	switch (version) {
+	case SOUP_HTTP_1_0:
+		return "HTTP/1.0";
+	case SOUP_HTTP_1_1:
+		return "HTTP/1.1";
+	case SOUP_HTTP_2_0:
+		return "HTTP/2";
+	default:
+		return "";
+	}
+}
+
+void
+kubesim_requests_log(KubesimRequests *requests, SoupServerMessage *msg)
+{
+	g_autoptr(JsonBuilder) builder = NULL;
+	g_autoptr(JsonNode) root = NULL;
+	g_autofree gchar *line = NULL;
+	GUri *uri = soup_server_message_get_uri(msg);
+	SoupMessageHeadersIter iter;
+	const char *name, *value;
+
+	if (requests->log == NULL)
+		return;
+	builder = json_builder_new();
+	json_builder_begin_object(builder);
+	json_builder_set_member_name(builder, "method");
+	json_builder_add_string_value(builder, soup_server_message_get_method(msg));
+	/* as sent: the path and query still percent-encoded, so a replay sends the same bytes */
+	json_builder_set_member_name(builder, "path");
+	json_builder_add_string_value(builder, uri != NULL ? g_uri_get_path(uri) : "");
+	json_builder_set_member_name(builder, "query");
+	if (uri != NULL && g_uri_get_query(uri) != NULL)
+		json_builder_add_string_value(builder, g_uri_get_query(uri));
+	else
+		json_builder_add_null_value(builder);
+	json_builder_set_member_name(builder, "http");
+	json_builder_add_string_value(builder,
+	                              http_version_name(soup_server_message_get_http_version(msg)));
+	json_builder_set_member_name(builder, "headers");
+	json_builder_begin_array(builder);
+	soup_message_headers_iter_init(&iter, soup_server_message_get_request_headers(msg));
+	while (soup_message_headers_iter_next(&iter, &name, &value)) {
+		json_builder_begin_array(builder);
+		json_builder_add_string_value(builder, name);
+		json_builder_add_string_value(builder, value);
+		json_builder_end_array(builder);
+	}
+	json_builder_end_array(builder);
+	json_builder_end_object(builder);
+	root = json_builder_get_root(builder);
+	line = json_to_string(root, FALSE);
+	/* a line at a time and flushed: a test reads the log while the server runs */
+	fprintf(requests->log, "%s\n", line);
+	fflush(requests->log);
 }

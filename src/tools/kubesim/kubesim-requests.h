@@ -33,6 +33,15 @@ void kubesim_requests_record_path(KubesimRequests *requests, const gchar *verb, 
 gchar *kubesim_requests_to_json(KubesimRequests *requests);
 void kubesim_requests_reset(KubesimRequests *requests);
 
+/*
+ * The request log (--request-log FILE): every API request as it arrived, one JSON object a line
+ * ({"method", "path", "query", "http", "headers": [[name, value], ...]}), written and flushed
+ * as each comes in, so that a test can read what a client sent (its exact query strings and
+ * headers) and send the same requests elsewhere. Requests under /kubesim/ are not logged.
+ */
+gboolean kubesim_requests_open_log(KubesimRequests *requests, const gchar *path, GError **error);
+void kubesim_requests_log(KubesimRequests *requests, SoupServerMessage *msg);
+
 /* The RBAC verb of a request: get, list, watch, create, update, patch, delete or
  * deletecollection (what the API server's request info calls it). */
 const gchar *kubesim_requests_verb(const gchar *method, gboolean named, gboolean watch);

@@ -18,21 +18,182 @@ typedef struct {
 static void
 dispatch_api(KubesimServer *self, SoupServerMessage *msg, const gchar *path, GHashTable *query);
 
-static gboolean
-authorized(KubesimServer *self, SoupServerMessage *msg, const gchar *path)
+/* Who sent a request, as the authenticator and the authorizer see it. */
+typedef enum {
+	USER_UNAUTHORIZED, /* a token that is not ours, or none where one is needed: 401 */
+	USER_ANONYMOUS,    /* no token, on a path system:public-info-viewer may read */
+	USER_ADMIN,
+	USER_RESTRICTED,
+} User;
+
+static User
+authenticate(KubesimServer *self, SoupServerMessage *msg, const gchar *path)
 {
 	const gchar *auth;
 	g_autofree gchar *expected = NULL;
 
-	if (self->config.token == NULL)
-		return TRUE;
 	auth = soup_message_headers_get_one(soup_server_message_get_request_headers(msg),
 	                                    "Authorization");
+	if (self->config.restricted_token != NULL && auth != NULL) {
+		g_autofree gchar *restricted =
+		        g_strdup_printf("Bearer %s", self->config.restricted_token);
+		if (g_strcmp0(auth, restricted) == 0)
+			return USER_RESTRICTED;
+	}
+	if (self->config.token == NULL)
+		return USER_ADMIN;
 	/* anonymous requests may read the version, as system:public-info-viewer allows */
 	if (auth == NULL && (g_strcmp0(path, "/version") == 0 || g_strcmp0(path, "/healthz") == 0))
-		return TRUE;
+		return USER_ANONYMOUS;
 	expected = g_strdup_printf("Bearer %s", self->config.token);
-	return g_strcmp0(auth, expected) == 0;
+	return g_strcmp0(auth, expected) == 0 ? USER_ADMIN : USER_UNAUTHORIZED;
+}
+
+/* The attributes the authorizer sees, as the API server's RequestInfoFactory parses a path. */
+typedef struct {
+	gboolean resource_request;
+	const gchar *verb;
+	const gchar *group;
+	const gchar *resource;
+	const gchar *subresource;
+	const gchar *namespace_;
+	const gchar *name;
+	gchar *selected_name; /* a fieldSelector metadata.name=X names the object */
+} RequestInfo;
+
+static void
+request_info_parse(gchar **segs, GHashTable *query, const gchar *method, RequestInfo *info)
+{
+	guint n = g_strv_length(segs);
+	guint i;
+	gchar **parts;
+	guint np;
+
+	memset(info, 0, sizeof(*info));
+	/* the API server splits the path with its slashes trimmed: /api/v1/ is /api/v1 */
+	while (n > 0 && segs[n - 1][0] == '\0')
+		n--;
+	if (g_strcmp0(method, "POST") == 0)
+		info->verb = "create";
+	else if (g_strcmp0(method, "PUT") == 0)
+		info->verb = "update";
+	else if (g_strcmp0(method, "PATCH") == 0)
+		info->verb = "patch";
+	else if (g_strcmp0(method, "DELETE") == 0)
+		info->verb = "delete";
+	else
+		info->verb = "get";
+	if (n >= 3 && g_strcmp0(segs[0], "api") == 0) {
+		info->group = "";
+		i = 2;
+	} else if (n >= 4 && g_strcmp0(segs[0], "apis") == 0) {
+		info->group = segs[1];
+		i = 3;
+	} else {
+		return; /* /api, /api/v1, /apis/<g>/<v>, /version...: non-resource URLs */
+	}
+	info->resource_request = TRUE;
+	if (g_strcmp0(segs[i], "watch") == 0) {
+		info->verb = "watch";
+		i++;
+	}
+	parts = segs + i;
+	np = n - i;
+	if (np > 0 && g_strcmp0(parts[0], "namespaces") == 0 && np > 1) {
+		info->namespace_ = parts[1];
+		/* namespaces/<name>/status and /finalize are the namespace's own subresources */
+		if (np > 2 && g_strcmp0(parts[2], "status") != 0 &&
+		    g_strcmp0(parts[2], "finalize") != 0) {
+			parts += 2;
+			np -= 2;
+		}
+	}
+	if (np >= 3)
+		info->subresource = parts[2];
+	if (np >= 2)
+		info->name = parts[1];
+	info->resource = np >= 1 ? parts[0] : ""; /* /api/v1/watch alone names none */
+	if (info->name == NULL && g_strcmp0(info->verb, "get") == 0) {
+		const gchar *fields = kubesim_query_get(query, "fieldSelector");
+
+		info->verb = kubesim_query_bool(query, "watch", FALSE) ? "watch" : "list";
+		if (fields != NULL) {
+			g_auto(GStrv) terms = g_strsplit(fields, ",", -1);
+			for (guint t = 0; terms[t] != NULL; t++) {
+				const gchar *value = NULL;
+				if (g_str_has_prefix(terms[t], "metadata.name=="))
+					value = terms[t] + strlen("metadata.name==");
+				else if (g_str_has_prefix(terms[t], "metadata.name="))
+					value = terms[t] + strlen("metadata.name=");
+				if (value != NULL && value[0] != '\0') {
+					g_free(info->selected_name);
+					info->selected_name = g_strdup(value);
+					info->name = info->selected_name;
+				}
+			}
+		}
+	}
+	if (info->name == NULL && g_strcmp0(info->verb, "delete") == 0)
+		info->verb = "deletecollection";
+}
+
+/* What RBAC lets every authenticated user read (system:discovery, system:basic-user,
+ * system:public-info-viewer): discovery, the version and the health checks. */
+static gboolean
+restricted_may_read(const gchar *path)
+{
+	static const gchar *const exact[] = {"/api",      "/apis",    "/version",
+	                                     "/version/", "/healthz", "/livez",
+	                                     "/readyz",   "/openapi", NULL};
+
+	return g_strv_contains(exact, path) || g_str_has_prefix(path, "/api/") ||
+	       g_str_has_prefix(path, "/apis/") || g_str_has_prefix(path, "/openapi/");
+}
+
+/* 403 as RBAC words it when no rule grants the request (authorizer.Forbidden). */
+static void
+respond_forbidden(SoupServerMessage *msg, const RequestInfo *info, const gchar *path)
+{
+	KubesimStatus *status;
+	g_autofree gchar *why = NULL;
+	g_autofree gchar *qualified = NULL;
+	g_autofree gchar *resource = NULL;
+
+	if (!info->resource_request) {
+		why = g_strdup_printf("User \"restricted\" cannot %s path \"%s\"", info->verb,
+		                      path);
+		status = kubesim_status_new(403, "Forbidden", "forbidden: %s", why);
+		status->details_always = TRUE;
+	} else {
+		resource = info->subresource != NULL
+		                   ? g_strdup_printf("%s/%s", info->resource, info->subresource)
+		                   : g_strdup(info->resource);
+		if (info->namespace_ != NULL)
+			why = g_strdup_printf(
+			        "User \"restricted\" cannot %s resource \"%s\" in API "
+			        "group \"%s\" in the namespace \"%s\"",
+			        info->verb, resource, info->group, info->namespace_);
+		else
+			why = g_strdup_printf(
+			        "User \"restricted\" cannot %s resource \"%s\" in API "
+			        "group \"%s\" at the cluster scope",
+			        info->verb, resource, info->group);
+		qualified = info->group[0] != '\0'
+		                    ? g_strdup_printf("%s.%s", info->resource, info->group)
+		                    : g_strdup(info->resource);
+		if (info->name != NULL)
+			status = kubesim_status_new(403, "Forbidden", "%s \"%s\" is forbidden: %s",
+			                            qualified, info->name, why);
+		else
+			status = kubesim_status_new(403, "Forbidden", "%s is forbidden: %s",
+			                            qualified, why);
+		kubesim_status_details(status, info->group, info->resource, info->name);
+		status->details_always = TRUE;
+	}
+	/* responsewriters.Forbidden sets it, unlike the other errors */
+	soup_message_headers_replace(soup_server_message_get_response_headers(msg),
+	                             "X-Content-Type-Options", "nosniff");
+	kubesim_respond_status(msg, status);
 }
 
 /* Splits /api/v1/... and /apis/<g>/<v>/... into @req; FALSE for paths that name no resource. */
@@ -98,6 +259,31 @@ parse_resource_path(KubesimServer *self, gchar **segs, KubesimRequest *req, gboo
 	return TRUE;
 }
 
+/* Whether @segs start with a group version some resource is served under. */
+static gboolean
+served_group_version(KubesimServer *self, gchar **segs)
+{
+	GPtrArray *resources = kubesim_store_get_resources(self->store);
+	guint n = g_strv_length(segs);
+	const gchar *group, *version;
+
+	if (n >= 2 && g_strcmp0(segs[0], "api") == 0) {
+		group = "";
+		version = segs[1];
+	} else if (n >= 3 && g_strcmp0(segs[0], "apis") == 0) {
+		group = segs[1];
+		version = segs[2];
+	} else {
+		return FALSE;
+	}
+	for (guint i = 0; i < resources->len; i++) {
+		KubesimResource *res = g_ptr_array_index(resources, i);
+		if (g_strcmp0(res->group, group) == 0 && g_strcmp0(res->version, version) == 0)
+			return TRUE;
+	}
+	return FALSE;
+}
+
 /* Answers a list or watch as @fault says, or returns FALSE when @fault only changes the
  * usual response (the list or watch handler then applies it). */
 static gboolean
@@ -151,10 +337,23 @@ dispatch_api(KubesimServer *self, SoupServerMessage *msg, const gchar *path, GHa
 	}
 	segs = g_strsplit(path[0] == '/' ? path + 1 : path, "/", -1);
 	if (!parse_resource_path(self, segs, &req, &is_gv_root)) {
-		kubesim_respond_not_found_page(msg);
+		if (served_group_version(self, segs))
+			/* the group version's own router: a Status, unlike unknown paths */
+			kubesim_respond_status(
+			        msg, kubesim_status_new_details(404, "NotFound",
+			                                        "the server could not find the "
+			                                        "requested resource"));
+		else
+			kubesim_respond_not_found_page(msg);
 		return;
 	}
 	watch = req.legacy_watch || kubesim_query_bool(query, "watch", FALSE);
+	if (req.group[0] == '\0' && g_strcmp0(req.resource->resource, "endpoints") == 0)
+		/* the deprecation warning a 1.33+ server adds to every request for the type */
+		soup_message_headers_append(
+		        soup_server_message_get_response_headers(msg), "Warning",
+		        "299 - \"v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 "
+		        "EndpointSlice\"");
 	kubesim_requests_record_resource(
 	        self->requests, kubesim_requests_verb(method, req.name != NULL, watch), req.group,
 	        req.resource->resource, req.subresource, req.name);
@@ -215,6 +414,10 @@ handle_request(SoupServer *server,
                gpointer user_data)
 {
 	KubesimServer *self = user_data;
+	SoupMessageHeaders *headers;
+	g_autofree gchar *audit_id = NULL;
+	gchar **pf;
+	User user;
 
 	g_debug("%s %s%s%s", soup_server_message_get_method(msg), path,
 	        soup_server_message_get_uri(msg) != NULL &&
@@ -225,26 +428,52 @@ handle_request(SoupServer *server,
 	                        g_uri_get_query(soup_server_message_get_uri(msg)) != NULL
 	                ? g_uri_get_query(soup_server_message_get_uri(msg))
 	                : "");
-	soup_message_headers_replace(soup_server_message_get_response_headers(msg), "Cache-Control",
-	                             "no-cache, private");
+	headers = soup_server_message_get_response_headers(msg);
+	soup_message_headers_replace(headers, "Cache-Control", "no-cache, private");
 
 	/* the admin endpoint bypasses auth and fault injection */
 	if (g_str_has_prefix(path, "/kubesim/")) {
 		kubesim_admin_handle(self, msg, path, query);
 		return;
 	}
-	if (!authorized(self, msg, path)) {
+	kubesim_requests_log(self->requests, msg);
+	/* the audit filter names every request, refused ones too, before authentication */
+	audit_id = g_uuid_string_random();
+	soup_message_headers_replace(headers, "Audit-Id", audit_id);
+	user = authenticate(self, msg, path);
+	if (user == USER_UNAUTHORIZED) {
 		kubesim_respond_status(msg,
 		                       kubesim_status_new(401, "Unauthorized", "Unauthorized"));
 		return;
+	}
+	/* API Priority and Fairness classifies every authenticated request, before it is
+	 * authorized */
+	pf = user == USER_RESTRICTED ? self->pf_restricted : self->pf_admin;
+	soup_message_headers_replace(headers, "X-Kubernetes-Pf-Flowschema-Uid", pf[0]);
+	soup_message_headers_replace(headers, "X-Kubernetes-Pf-Prioritylevel-Uid", pf[1]);
+	if (user == USER_RESTRICTED) {
+		/* RBAC grants that user discovery and nothing else: any resource request, and a
+		 * path outside discovery, is refused before it is routed (even one that does not
+		 * exist) */
+		g_auto(GStrv) segs = g_strsplit(path[0] == '/' ? path + 1 : path, "/", -1);
+		RequestInfo info;
+		gboolean refused;
+
+		request_info_parse(segs, query, soup_server_message_get_method(msg), &info);
+		refused = info.resource_request || !restricted_may_read(path);
+		if (refused)
+			respond_forbidden(msg, &info, path);
+		g_free(info.selected_name);
+		if (refused)
+			return;
 	}
 	if (self->fail_count > 0) {
 		self->fail_count--;
 		if (self->fail_code == 429) {
 			soup_message_headers_replace(soup_server_message_get_response_headers(msg),
 			                             "Retry-After", "1");
-			kubesim_respond_text(msg, 429,
-			                     "Too many requests, please try again later.\n");
+			kubesim_respond_http_error(msg, 429,
+			                           "Too many requests, please try again later.\n");
 		} else {
 			kubesim_respond_status(
 			        msg, kubesim_status_new(self->fail_code, "InternalError",
@@ -352,6 +581,11 @@ kubesim_server_new(const KubesimConfig *config,
 
 	self->config = *config;
 	self->config.token = g_strdup(config->token);
+	self->config.restricted_token = g_strdup(config->restricted_token);
+	for (guint i = 0; i < 2; i++) {
+		self->pf_admin[i] = g_uuid_string_random();
+		self->pf_restricted[i] = g_uuid_string_random();
+	}
 	self->workload = *workload;
 	self->workload.data = g_strdup(workload->data);
 	kubesim_faults_init(&self->faults);
@@ -390,6 +624,11 @@ kubesim_server_free(KubesimServer *self)
 		g_object_unref(self->server);
 	}
 	g_free(self->config.token);
+	g_free(self->config.restricted_token);
+	for (guint i = 0; i < 2; i++) {
+		g_free(self->pf_admin[i]);
+		g_free(self->pf_restricted[i]);
+	}
 	g_free(self->workload.data);
 	kubesim_faults_clear(&self->faults);
 	g_clear_pointer(&self->snapshot, kubesim_snapshot_free);

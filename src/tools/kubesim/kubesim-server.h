@@ -19,6 +19,9 @@ typedef struct {
 	guint bookmark_interval; /* seconds between periodic BOOKMARKs */
 	guint rv_block_ms;       /* how long a read ahead of the store waits before 504 */
 	gchar *token;            /* required bearer token, or NULL */
+	/* (nullable): the bearer token of user "restricted": authenticated, with no RBAC grant,
+	 * as realkube's --restricted-token (discovery only; every resource request gets 403) */
+	gchar *restricted_token;
 } KubesimConfig;
 
 /* What the cluster holds at start, and what /kubesim/replace makes it hold. */
@@ -72,6 +75,11 @@ typedef struct {
 	guint64 execs_v5; /* exec sessions upgraded, by protocol */
 	guint64 execs_v4;
 	KubesimRequests *requests; /* what clients asked, by verb and resource */
+	/* the uids API Priority and Fairness names in its response headers: the flow schema and
+	 * priority level a request was classified into (exempt for the admin, global-default
+	 * for the restricted user), fixed for the server's life as a cluster's objects are */
+	gchar *pf_admin[2];
+	gchar *pf_restricted[2];
 } KubesimServer;
 
 /* Forgets every paginated list in progress (kubesim-list.c): their continue tokens expire. */
@@ -120,7 +128,24 @@ void kubesim_respond_json_take(SoupServerMessage *msg, guint code, gchar *json);
 /* Answers with a Status body and takes @status. */
 void kubesim_respond_status(SoupServerMessage *msg, KubesimStatus *status);
 void kubesim_respond_text(SoupServerMessage *msg, guint code, const gchar *text);
+/* A plain-text error as Go's http.Error writes it (X-Content-Type-Options: nosniff). */
+void kubesim_respond_http_error(SoupServerMessage *msg, guint code, const gchar *text);
 void kubesim_respond_not_found_page(SoupServerMessage *msg);
+/* Whether answers may be gzipped at all (--no-compression turns it off). */
+void kubesim_set_compression(gboolean enabled);
+/* Whether the request's Accept-Encoding lets the API server gzip its answer. */
+gboolean kubesim_accepts_gzip(SoupServerMessage *msg);
+/* The API server gzips complete answers larger than this when the client accepts gzip. */
+#define KUBESIM_GZIP_THRESHOLD (128 * 1024)
+/* Gzips the response body written so far (one gzip member), with Content-Encoding and
+ * Vary, when it is larger than KUBESIM_GZIP_THRESHOLD and the client accepts gzip. */
+void kubesim_maybe_gzip(SoupServerMessage *msg);
+/* A gzip stream written piece by piece; each member ends where a write says @finish (what
+ * the API server's watch writer does at every flush of a streaming list). */
+typedef struct _KubesimGzip KubesimGzip;
+KubesimGzip *kubesim_gzip_new(void);
+void kubesim_gzip_free(KubesimGzip *gz);
+GBytes *kubesim_gzip_write(KubesimGzip *gz, const void *data, gsize len, gboolean finish);
 /* Go's strconv.ParseBool; absent or unparsable values give @fallback. */
 gboolean kubesim_query_bool(GHashTable *query, const gchar *key, gboolean fallback);
 const gchar *kubesim_query_get(GHashTable *query, const gchar *key);

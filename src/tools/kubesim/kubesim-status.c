@@ -22,6 +22,15 @@ kubesim_status_new(guint code, const gchar *reason, const gchar *format, ...)
 }
 
 KubesimStatus *
+kubesim_status_new_details(guint code, const gchar *reason, const gchar *message)
+{
+	KubesimStatus *status = kubesim_status_new(code, reason, "%s", message);
+
+	status->details_always = TRUE;
+	return status;
+}
+
+KubesimStatus *
 kubesim_status_details(KubesimStatus *status,
                        const gchar *group,
                        const gchar *kind,
@@ -59,7 +68,7 @@ kubesim_status_to_json(const KubesimStatus *status)
 	                            "\"status\":\"Failure\",\"message\":");
 	gboolean details = status->name != NULL || status->kind != NULL || status->group != NULL ||
 	                   status->cause_field != NULL || status->cause_reason != NULL ||
-	                   status->retry_after > 0;
+	                   status->retry_after > 0 || status->details_always;
 
 	msd_json_string_append(out, status->message != NULL ? status->message : "", -1,
 	                       MSD_JSON_STRING_GO);
@@ -155,6 +164,14 @@ kubesim_status_new_invalid_list_options(const gchar *field, const gchar *message
 
 	kubesim_status_details(status, "meta.k8s.io", "ListOptions", "");
 	status->cause_field = g_strdup(field);
+	/* field.Error: the cause says the detail alone, and its type as a reason */
+	status->cause_message = g_strdup(message);
+	if (g_str_has_prefix(message, "Forbidden:"))
+		status->cause_reason = g_strdup("FieldValueForbidden");
+	else if (g_str_has_prefix(message, "Unsupported value:"))
+		status->cause_reason = g_strdup("FieldValueNotSupported");
+	else if (g_str_has_prefix(message, "Required value"))
+		status->cause_reason = g_strdup("FieldValueRequired");
 	return status;
 }
 

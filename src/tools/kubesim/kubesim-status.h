@@ -26,10 +26,15 @@ typedef struct {
 	gchar *cause_reason;
 	gchar *cause_message;
 	guint retry_after; /* details.retryAfterSeconds; 0 leaves it out */
+	/* details even when it holds nothing ("details":{}), as errors made with a
+	 * GroupResource write it (a 404 of the router, a 403) */
+	gboolean details_always;
 } KubesimStatus;
 
 KubesimStatus *kubesim_status_new(guint code, const gchar *reason, const gchar *format, ...)
         G_GNUC_PRINTF(3, 4);
+/* A Status whose details are written even when empty. */
+KubesimStatus *kubesim_status_new_details(guint code, const gchar *reason, const gchar *message);
 /* Sets the details of @status; returns it for chaining. */
 KubesimStatus *kubesim_status_details(KubesimStatus *status,
                                       const gchar *group,

@@ -44,6 +44,8 @@ typedef struct {
 	guint64 start_rv; /* events up to this one are not the watch's (a watch from a given rv) */
 	guint timeout_id;
 	guint bookmark_id;
+	guint deadline_bookmark_id;
+	KubesimGzip *gzip; /* (nullable): a gzipped streaming list: one gzip member per flush */
 	gulong finished_id;
 	gulong wrote_id;
 	GSource *hangup_source;
@@ -67,6 +69,7 @@ watch_detach(KubesimWatch *w)
 {
 	g_clear_handle_id(&w->timeout_id, g_source_remove);
 	g_clear_handle_id(&w->bookmark_id, g_source_remove);
+	g_clear_handle_id(&w->deadline_bookmark_id, g_source_remove);
 	if (w->hangup_source != NULL) {
 		g_source_destroy(w->hangup_source);
 		g_clear_pointer(&w->hangup_source, g_source_unref);
@@ -110,6 +113,7 @@ watch_free(KubesimWatch *w)
 	g_free(w->include_object);
 	g_clear_pointer(&w->initial, g_ptr_array_unref);
 	g_queue_clear_full(&w->backlog, backlog_item_free);
+	kubesim_gzip_free(w->gzip);
 	if (w->out != NULL)
 		g_string_free(w->out, TRUE);
 	g_free(w);
@@ -124,17 +128,28 @@ watch_out(KubesimWatch *w)
 	return w->out;
 }
 
-/* Hands what was written since the last flush to libsoup, as one chunk. */
+/* Hands what was written since the last flush to libsoup, as one chunk: in a gzipped stream a
+ * whole gzip member of its own, as the API server closes its gzip writer at every flush of a
+ * streaming list (a decoder that stops after the first member sees nothing more). */
 static void
 watch_flush(KubesimWatch *w)
 {
+	SoupMessageBody *body = soup_server_message_get_response_body(w->msg);
 	gsize len;
 
 	if (w->out == NULL || w->out->len == 0)
 		return;
-	len = w->out->len;
-	soup_message_body_append(soup_server_message_get_response_body(w->msg), SOUP_MEMORY_TAKE,
-	                         g_string_free(w->out, FALSE), len);
+	if (w->gzip != NULL) {
+		g_autoptr(GBytes) member =
+		        kubesim_gzip_write(w->gzip, w->out->str, w->out->len, TRUE);
+
+		g_string_free(w->out, TRUE);
+		len = g_bytes_get_size(member);
+		soup_message_body_append_bytes(body, member);
+	} else {
+		len = w->out->len;
+		soup_message_body_append(body, SOUP_MEMORY_TAKE, g_string_free(w->out, FALSE), len);
+	}
 	w->out = NULL;
 	w->queued += len;
 	if (w->io_running)
@@ -205,31 +220,117 @@ render_object_event(KubesimWatch *w, const gchar *type, KubesimObject *obj)
 		w->last_rv = obj->rv;
 }
 
+/*
+ * What a kind's JSON always writes after its metadata, even for an empty object (fields
+ * without omitempty, structs): a 1.37 server's bookmarks are the kind's empty object with
+ * only the resourceVersion (and the initial-events-end annotation) set, so they carry these.
+ */
+static const struct {
+	const gchar *kind;
+	const gchar *rest;
+} empty_bodies[] = {
+        {"Namespace", ",\"spec\":{},\"status\":{}"},
+        {"Pod", ",\"spec\":{\"containers\":null},\"status\":{}"},
+        {"Service", ",\"spec\":{},\"status\":{\"loadBalancer\":{}}"},
+        {"Node", ",\"spec\":{},\"status\":{\"daemonEndpoints\":{\"kubeletEndpoint\":{\"Port\":0}},"
+                 "\"nodeInfo\":{\"machineID\":\"\",\"systemUUID\":\"\",\"bootID\":\"\","
+                 "\"kernelVersion\":\"\",\"osImage\":\"\",\"containerRuntimeVersion\":\"\","
+                 "\"kubeletVersion\":\"\",\"kubeProxyVersion\":\"\",\"operatingSystem\":\"\","
+                 "\"architecture\":\"\"}}"},
+        {"PersistentVolume", ",\"spec\":{},\"status\":{}"},
+        {"PersistentVolumeClaim", ",\"spec\":{\"resources\":{}},\"status\":{}"},
+        {"Event", ",\"involvedObject\":{},\"source\":{},\"firstTimestamp\":null,"
+                  "\"lastTimestamp\":null,\"eventTime\":null,\"reportingComponent\":\"\","
+                  "\"reportingInstance\":\"\""},
+        {"ReplicationController", ",\"spec\":{},\"status\":{\"replicas\":0}"},
+        {"Deployment", ",\"spec\":{\"replicas\":0,\"selector\":null,\"template\":{\"metadata\":{},"
+                       "\"spec\":{\"containers\":null}},\"strategy\":{}},\"status\":{}"},
+        {"ReplicaSet", ",\"spec\":{\"replicas\":0,\"selector\":null,\"template\":{\"metadata\":{},"
+                       "\"spec\":{\"containers\":null}}},\"status\":{\"replicas\":0}"},
+        {"StatefulSet",
+         ",\"spec\":{\"replicas\":0,\"selector\":null,\"template\":{\"metadata\":{},"
+         "\"spec\":{\"containers\":null}},\"serviceName\":\"\",\"updateStrategy\":{}},"
+         "\"status\":{\"replicas\":0,\"availableReplicas\":0}"},
+        {"DaemonSet", ",\"spec\":{\"selector\":null,\"template\":{\"metadata\":{},\"spec\":{"
+                      "\"containers\":null}},\"updateStrategy\":{}},\"status\":{"
+                      "\"currentNumberScheduled\":0,\"numberMisscheduled\":0,"
+                      "\"desiredNumberScheduled\":0,\"numberReady\":0}"},
+        {"Job", ",\"spec\":{\"template\":{\"metadata\":{},\"spec\":{\"containers\":null}}},"
+                "\"status\":{}"},
+        {"CronJob",
+         ",\"spec\":{\"schedule\":\"\",\"jobTemplate\":{\"metadata\":{},\"spec\":{"
+         "\"template\":{\"metadata\":{},\"spec\":{\"containers\":null}}}}},\"status\":{}"},
+        {"Ingress", ",\"spec\":{},\"status\":{\"loadBalancer\":{}}"},
+        {"EndpointSlice", ",\"addressType\":\"\",\"endpoints\":null,\"ports\":null"},
+        {"StorageClass", ",\"provisioner\":\"\""},
+        {"VolumeAttachment", ",\"spec\":{\"attacher\":\"\",\"source\":{},\"nodeName\":\"\"},"
+                             "\"status\":{\"attached\":false}"},
+        {"ClusterRole", ",\"rules\":null"},
+        {"Role", ",\"rules\":null"},
+        {"ClusterRoleBinding", ",\"roleRef\":{\"apiGroup\":\"\",\"kind\":\"\",\"name\":\"\"}"},
+        {"RoleBinding", ",\"roleRef\":{\"apiGroup\":\"\",\"kind\":\"\",\"name\":\"\"}"},
+        {"APIService",
+         ",\"spec\":{\"groupPriorityMinimum\":0,\"versionPriority\":0},\"status\":{}"},
+        {"CustomResourceDefinition",
+         ",\"spec\":{\"group\":\"\",\"names\":{\"plural\":\"\",\"kind\":\"\"},\"scope\":\"\","
+         "\"versions\":null},\"status\":{\"conditions\":null,\"acceptedNames\":{"
+         "\"plural\":\"\",\"kind\":\"\"},\"storedVersions\":null}"},
+};
+
+static const gchar *
+empty_body(const KubesimResource *res)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(empty_bodies); i++) {
+		if (g_strcmp0(empty_bodies[i].kind, res->kind) == 0)
+			return empty_bodies[i].rest;
+	}
+	return ""; /* ConfigMap, Secret, Endpoints, ServiceAccount: nothing beyond metadata */
+}
+
+/*
+ * A BOOKMARK as a 1.37 server writes it: the kind's empty object with only
+ * metadata.resourceVersion, and at the end of a streaming list's initial events the
+ * k8s.io/initial-events-end annotation (no creationTimestamp, no list blueprint). A custom
+ * resource's is unstructured, its keys sorted.
+ */
 static void
 render_bookmark(KubesimWatch *w, guint64 rv, gboolean initial_events_end)
 {
 	GString *line = watch_out(w);
+	static const gchar end_annotation[] =
+	        "\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}";
 
-	g_string_append(line, "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":");
-	msd_json_string_append(line, w->resource->kind, -1, MSD_JSON_STRING_GO);
-	g_string_append(line, ",\"apiVersion\":");
-	msd_json_string_append(line, w->resource->api_version, -1, MSD_JSON_STRING_GO);
-	g_string_append_printf(line, ",\"metadata\":{\"resourceVersion\":\"%" G_GUINT64_FORMAT "\"",
-	                       rv);
-	if (initial_events_end) {
-		g_autofree gchar *blueprint_json = g_strdup_printf(
-		        "{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{},\"items\":null}",
-		        w->resource->list_kind, w->resource->api_version);
-		g_autofree gchar *blueprint =
-		        g_base64_encode((const guchar *)blueprint_json, strlen(blueprint_json));
-		g_string_append(line, ",\"annotations\":{\"k8s.io/initial-events-end\":\"true\","
-		                      "\"kubernetes.io/initial-events-list-blueprint\":");
-		msd_json_string_append(line, blueprint, -1, MSD_JSON_STRING_GO);
-		g_string_append_c(line, '}');
+	g_string_append(line, "{\"type\":\"BOOKMARK\",\"object\":{");
+	if (w->resource->crd_name != NULL) {
+		g_string_append(line, "\"apiVersion\":");
+		msd_json_string_append(line, w->resource->api_version, -1, MSD_JSON_STRING_GO);
+		g_string_append(line, ",\"kind\":");
+		msd_json_string_append(line, w->resource->kind, -1, MSD_JSON_STRING_GO);
+		g_string_append(line, ",\"metadata\":{");
+		if (initial_events_end)
+			g_string_append_printf(line, "%s,", end_annotation);
+		g_string_append_printf(line, "\"resourceVersion\":\"%" G_GUINT64_FORMAT "\"}}}\n",
+		                       rv);
 	} else {
-		g_string_append(line, ",\"creationTimestamp\":null");
+		g_string_append(line, "\"kind\":");
+		msd_json_string_append(line, w->resource->kind, -1, MSD_JSON_STRING_GO);
+		g_string_append(line, ",\"apiVersion\":");
+		msd_json_string_append(line, w->resource->api_version, -1, MSD_JSON_STRING_GO);
+		g_string_append_printf(
+		        line, ",\"metadata\":{\"resourceVersion\":\"%" G_GUINT64_FORMAT "\"", rv);
+		/* apps/v1's conversion writes a DaemonSet's templateGeneration as an annotation,
+		 * into every DaemonSet it encodes, an empty one too */
+		if (g_strcmp0(w->resource->kind, "DaemonSet") == 0)
+			g_string_append_printf(line,
+			                       ",\"annotations\":{\"deprecated.daemonset.template."
+			                       "generation\":\"0\"%s}",
+			                       initial_events_end
+			                               ? ",\"k8s.io/initial-events-end\":\"true\""
+			                               : "");
+		else if (initial_events_end)
+			g_string_append_printf(line, ",%s", end_annotation);
+		g_string_append_printf(line, "}%s}}\n", empty_body(w->resource));
 	}
-	g_string_append(line, "}}}\n");
 	w->last_rv = MAX(w->last_rv, rv);
 }
 
@@ -408,10 +509,9 @@ on_timeout(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-static gboolean
-on_bookmark_tick(gpointer data)
+static void
+send_periodic_bookmark(KubesimWatch *w)
 {
-	KubesimWatch *w = data;
 	guint64 rv = kubesim_store_get_rv(w->server->store);
 
 	/* never a bookmark at the rv the client already has, nor inside the current state */
@@ -419,7 +519,25 @@ on_bookmark_tick(gpointer data)
 		render_bookmark(w, rv, FALSE);
 		watch_flush(w);
 	}
+}
+
+static gboolean
+on_bookmark_tick(gpointer data)
+{
+	send_periodic_bookmark(data);
 	return G_SOURCE_CONTINUE;
+}
+
+/* The watch cache's bookmark 2 s before the watch's deadline, so that the client resumes from
+ * as recent a resourceVersion as possible when the server ends the watch. */
+static gboolean
+on_deadline_bookmark(gpointer data)
+{
+	KubesimWatch *w = data;
+
+	w->deadline_bookmark_id = 0;
+	send_periodic_bookmark(w);
+	return G_SOURCE_REMOVE;
 }
 
 /*
@@ -549,6 +667,25 @@ kubesim_watch_start(KubesimServer *self,
 	            fault, NULL);
 }
 
+/*
+ * Whether a watch is a streaming list: asked for (sendInitialEvents=true), or defaulted, as a
+ * 1.37 server (WatchList on) defaults a watch from no resourceVersion or "0" that says neither
+ * sendInitialEvents nor resourceVersionMatch: its initial events then end with the
+ * initial-events-end bookmark when it allows bookmarks, and it is gzipped as one.
+ */
+static gboolean
+sends_initial_events(GHashTable *query)
+{
+	const gchar *rv = kubesim_query_get(query, "resourceVersion");
+	const gchar *rvm = kubesim_query_get(query, "resourceVersionMatch");
+
+	if (kubesim_query_get(query, "sendInitialEvents") != NULL)
+		return kubesim_query_bool(query, "sendInitialEvents", FALSE);
+	if (rvm != NULL && rvm[0] != '\0')
+		return FALSE;
+	return rv == NULL || rv[0] == '\0' || g_strcmp0(rv, "0") == 0;
+}
+
 /* Starts the stream; takes @selector and @error (an ERROR event that ends it at once). */
 static void
 watch_begin(KubesimServer *self,
@@ -562,7 +699,7 @@ watch_begin(KubesimServer *self,
 {
 	const gchar *rv_text = kubesim_query_get(query, "resourceVersion");
 	const gchar *timeout_text = kubesim_query_get(query, "timeoutSeconds");
-	gboolean initial_events = kubesim_query_bool(query, "sendInitialEvents", FALSE);
+	gboolean initial_events = sends_initial_events(query);
 	SoupMessageHeaders *headers = soup_server_message_get_response_headers(msg);
 	KubesimWatch *w;
 	guint64 floor = kubesim_store_get_history_floor(self->store);
@@ -580,6 +717,15 @@ watch_begin(KubesimServer *self,
 
 	soup_server_message_set_status(msg, 200, NULL);
 	soup_message_headers_set_content_type(headers, "application/json", NULL);
+	/* WatchListCompression: a streaming list that ends with its bookmark is gzipped when the
+	 * client accepts it, whatever its size (other watches never are). Not under a fault that
+	 * injects an object: that object is written around the stream's buffer. */
+	if (initial_events && w->bookmarks && kubesim_accepts_gzip(msg) &&
+	    !kubesim_fault_injects_object(fault)) {
+		w->gzip = kubesim_gzip_new();
+		soup_message_headers_replace(headers, "Content-Encoding", "gzip");
+		soup_message_headers_replace(headers, "Vary", "Accept-Encoding");
+	}
 	soup_message_headers_set_encoding(headers, SOUP_ENCODING_CHUNKED);
 	/* written chunks are dropped: the stream is never held whole */
 	soup_message_body_set_accumulate(soup_server_message_get_response_body(msg), FALSE);
@@ -648,6 +794,9 @@ watch_begin(KubesimServer *self,
 	if (w->bookmarks)
 		w->bookmark_id = g_timeout_add_seconds(MAX(self->config.bookmark_interval, 1),
 		                                       on_bookmark_tick, w);
+	if (w->bookmarks && timeout > 2)
+		w->deadline_bookmark_id =
+		        g_timeout_add((timeout - 2) * 1000, on_deadline_bookmark, w);
 	{
 		GSocket *socket = soup_server_message_get_socket(msg);
 		if (socket != NULL) {
