@@ -221,6 +221,43 @@ def test_replaced_cluster(tmp_path):
             assert all(latest[uid] == new_cluster for uid in new_uids)
 
 
+def test_replaced_cluster_before_its_kube_system(tmp_path):
+    """Another cluster at the same URL that answers before it has made kube-system (a real
+    API server's first seconds): it cannot yet be told from the old one, so nothing is listed
+    until it can; no object of the new cluster is ever published under the old cluster id."""
+    with Kubesim(pods=PODS, namespaces=2, extra=("--rv-block-timeout", "0")) as sim:
+        with Run(tmp_path, sim) as run:
+            run.wait_matches(sim, "the initial sync")
+            old_uids = set(pod_truth(sim))
+            old_cluster = kube_system_uid(sim)
+            checks = run.metric("meshsync_cluster_identity_checks_total")
+            assert checks is not None
+            sim.replace_cluster(pods=20, **{"kube-system": 0})
+            status, body = sim.request("GET", "/api/v1/namespaces/kube-system")
+            assert status == 404, body
+            new_uids = set(pod_truth(sim))
+            assert new_uids and not old_uids & new_uids
+            # asked again while the answer names no cluster, and nothing listed meanwhile
+            run.wait(lambda: run.metric("meshsync_cluster_identity_checks_total")
+                     >= checks + 3, "three identity checks of the cluster without kube-system")
+            early = [e for e in run.events() if e[1] in new_uids]
+            assert early == [], f"published before the cluster could be told: {early[:5]}"
+            assert old_uids <= set(run.picture())
+
+            sim.create({"apiVersion": "v1", "kind": "Namespace",
+                        "metadata": {"name": "kube-system"}})
+            new_cluster = kube_system_uid(sim)
+            assert new_cluster != old_cluster
+            run.wait_matches(sim, "the new cluster's pods, and none of the old")
+            events = run.events()
+            wrong = [e for e in events if e[1] in new_uids and e[3] != new_cluster]
+            assert wrong == [], f"new objects under another cluster id: {wrong[:5]}"
+            deletions = [e for e in events if e[0] == "DELETED"]
+            for uid in old_uids:
+                mine = [e for e in deletions if e[1] == uid]
+                assert len(mine) == 1 and mine[0][3] == old_cluster, (uid, mine)
+
+
 def test_restored_cluster(tmp_path):
     """An etcd restored from a backup without a bump: resourceVersions go back, watches would
     resume quietly at versions that now mean other changes. The picture must become the

@@ -82,7 +82,10 @@ struct _MsdRunSetup {
 	gint64 identity_checked_us;
 	guint64 identity_seen_rv; /* the highest resourceVersion informers had when it was sent */
 	guint identity_checks;
-	gboolean relisting_all; /* the gates open by themselves at its end */
+	guint identity_retry_id; /* the check again, while the answer could not tell */
+	guint identity_retry_ms;
+	gboolean identity_waiting; /* said once per wait that the gates stay closed */
+	gboolean relisting_all;    /* the gates open by themselves at its end */
 };
 
 G_DEFINE_FINAL_TYPE(MsdRunSetup, msd_run_setup, G_TYPE_OBJECT)
@@ -173,6 +176,9 @@ msd_run_setup_end_run(MsdRunSetup *self)
 	g_clear_object(&self->discovery);
 	g_ptr_array_set_size(self->gated, 0);
 	g_clear_object(&self->identity_cancel);
+	g_clear_handle_id(&self->identity_retry_id, g_source_remove);
+	self->identity_retry_ms = 0;
+	self->identity_waiting = FALSE;
 	g_clear_handle_id(&self->retry_id, g_source_remove);
 	self->waiting_for_crds = FALSE;
 	msd_run_setup_set_ready(self, FALSE);
@@ -378,6 +384,54 @@ msd_run_setup_went_back(MsdRunSetup *self, const gchar *cluster_rv)
 	return TRUE;
 }
 
+static gboolean
+msd_run_setup_identity_retry_cb(gpointer user_data)
+{
+	MsdRunSetup *self = user_data;
+
+	self->identity_retry_id = 0;
+	msd_run_setup_check_identity(self);
+	return G_SOURCE_REMOVE;
+}
+
+/* Whether the gates stay closed after a check that named no cluster. A relist that went
+ * ahead could land on another cluster before its kube-system exists (a replaced cluster's
+ * API server answers seconds before its namespaces controller has made it) and publish that
+ * cluster's objects under the old id for good. So, once an id is known, an answer without
+ * kube-system, or no answer from a server that is coming back, is asked again until it names
+ * a cluster. A server that refuses the question (401, 403) will never answer it: the relists
+ * go on without it, as they did before there was an id. */
+static gboolean
+msd_run_setup_identity_must_wait(MsdRunSetup *self, gboolean answered, const GError *error)
+{
+	guint delay;
+
+	if (self->cluster_id == NULL || self->cluster_id[0] == '\0')
+		return FALSE;
+	if (!answered && !g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION) &&
+	    !g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TLS) &&
+	    !g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TIMED_OUT) &&
+	    !g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_HTTP))
+		return FALSE;
+	if (!self->identity_waiting)
+		g_message("the cluster at %s %s%s: relists wait until it names itself (kube-system "
+		          "uid, was %s), so that a replaced cluster is not taken for this one",
+		          msd_kube_client_get_server(self->client),
+		          answered ? "has no namespace kube-system"
+		                   : "cannot say which cluster it is: ",
+		          answered ? "" : error->message, self->cluster_id);
+	self->identity_waiting = TRUE;
+	g_clear_handle_id(&self->identity_retry_id, g_source_remove);
+	self->identity_retry_ms =
+	        self->identity_retry_ms == 0 ? 250 : MIN(self->identity_retry_ms * 2, 5000);
+	delay = self->identity_retry_ms / 2 +
+	        (guint)g_random_int_range(0, (gint32)(self->identity_retry_ms / 2) + 1);
+	self->identity_retry_id = g_timeout_add(delay, msd_run_setup_identity_retry_cb, self);
+	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->identity_retry_id),
+	                         "[meshsync] check cluster identity");
+	return TRUE;
+}
+
 static void
 msd_run_setup_identity_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -409,16 +463,22 @@ msd_run_setup_identity_cb(GObject *source, GAsyncResult *result, gpointer user_d
 				                                      "metadata", "uid", NULL));
 		}
 	}
-	/* an id we never had, or a check that could not be made (the server is still coming
-	 * back), proves nothing: the relists go on and fail or succeed by themselves */
 	if (uid != NULL && self->cluster_id != NULL && self->cluster_id[0] != '\0' &&
 	    g_strcmp0(uid, self->cluster_id) != 0) {
 		msd_run_setup_cluster_replaced(self, uid);
 		return;
 	}
+	if (uid == NULL && msd_run_setup_identity_must_wait(self, body != NULL, error))
+		return;
 	if (uid == NULL)
 		g_debug("cluster identity not checked: %s",
 		        error != NULL ? error->message : "kube-system has no metadata.uid");
+	if (self->identity_waiting)
+		g_message("the cluster at %s answers as itself again (kube-system uid %s): "
+		          "listing again",
+		          msd_kube_client_get_server(self->client), uid != NULL ? uid : "unknown");
+	self->identity_waiting = FALSE;
+	self->identity_retry_ms = 0;
 	if (msd_run_setup_went_back(self, cluster_rv))
 		return;
 	msd_run_setup_open_gates(self);
@@ -988,6 +1048,7 @@ msd_run_setup_add_counters(MsdInformerCounters *sum, const MsdInformerCounters *
 	sum->events += more->events;
 	sum->errors += more->errors;
 	sum->skipped += more->skipped;
+	sum->stream_bytes += more->stream_bytes;
 }
 
 void
@@ -997,6 +1058,7 @@ msd_run_setup_get_counters(MsdRunSetup *self, MsdInformerCounters *counters)
 	g_return_if_fail(counters != NULL);
 
 	*counters = self->past;
+	counters->identity_checks = self->identity_checks;
 	if (self->run != NULL) {
 		GPtrArray *informers = msd_run_get_informers(self->run);
 

@@ -45,6 +45,7 @@ MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_relists, relists)
 MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_restarts, watch_restarts)
 MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_skipped, skipped)
 MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_watch_errors, errors)
+MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_identity_checks, identity_checks)
 
 #define MSD_ENGINE_METRICS_CACHE_READER(func, field)               \
 	static gdouble func(gpointer handler)                      \
@@ -119,6 +120,10 @@ static const MsdEngineSeries msd_handler_series[] = {
         {"meshsync_watch_errors_total",
          "Failed list and watch requests, broken watch streams and watch ERROR events", TRUE,
          msd_engine_metrics_watch_errors},
+        {"meshsync_cluster_identity_checks_total",
+         "Reads of namespace kube-system's uid, made on relists and watch reconnections to tell "
+         "a restarted API server from another cluster at the same URL",
+         TRUE, msd_engine_metrics_identity_checks},
         {"meshsync_conversion_cache_hits_total",
          "Watch events whose spec was converted before, its wire form copied from the cache", TRUE,
          msd_engine_metrics_cache_hits},

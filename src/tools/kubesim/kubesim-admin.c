@@ -229,6 +229,17 @@ admin_replace(KubesimServer *self, SoupServerMessage *msg, GHashTable *query)
 		        msg, kubesim_status_new(500, "InternalError", "%s", error->message));
 		return;
 	}
+	/* kube-system=0: the new server answers before its system namespaces controller has
+	 * made kube-system, as a real one does for its first seconds; a client creates it */
+	if (g_strcmp0(kubesim_query_get(query, "kube-system"), "0") == 0) {
+		KubesimResource *ns_resource =
+		        kubesim_store_lookup(self->store, "", "v1", "namespaces");
+		g_autoptr(KubesimObject) gone = NULL;
+
+		kubesim_store_set_silent(self->store, TRUE);
+		gone = kubesim_store_delete(self->store, ns_resource, NULL, "kube-system", NULL);
+		kubesim_store_set_silent(self->store, FALSE);
+	}
 	respond_replaced(self, msg, before);
 }
 
