@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "meshsync-error.h"
-#include "meshsync-file-writer.h"
+#include "meshsync-file-writer-private.h"
 #include "output/msd-snapshot-scan.h"
 #include "output/msd-snapshot-yaml.h"
 #include "util/msd-i18n.h"
@@ -325,6 +325,13 @@ meshsync_file_writer_write(MeshSyncWriter *writer,
 		g_hash_table_add(self->seen_uids, g_strdup(uid));
 	self->n_documents++;
 	return TRUE;
+}
+
+gboolean
+meshsync_file_writer_has_object(MeshSyncFileWriter *self, const gchar *uid)
+{
+	g_return_val_if_fail(MESHSYNC_IS_FILE_WRITER(self), FALSE);
+	return uid != NULL && *uid != '\0' && g_hash_table_contains(self->seen_uids, uid);
 }
 
 static gboolean

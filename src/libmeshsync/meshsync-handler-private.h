@@ -46,4 +46,15 @@ void meshsync_handler_set_informer_synced_func(MeshSyncHandler *self,
 /* msd_run_describe_listing() of the current run; NULL before the first run exists. */
 gchar *meshsync_handler_describe_listing(MeshSyncHandler *self);
 
+/* Asked before a MODIFIED event is converted: TRUE when the output would not write the object
+ * @uid again (file mode's snapshot holds each object's first state), and the event is dropped
+ * unconverted. The service sets it when that snapshot is the only output. */
+typedef gboolean (*MeshSyncHandlerUnwrittenFunc)(const gchar *uid, gpointer user_data);
+void meshsync_handler_set_unwritten_func(MeshSyncHandler *self,
+                                         MeshSyncHandlerUnwrittenFunc func,
+                                         gpointer user_data);
+/* Events converted into resources, and events dropped before (namespace filter, unwritten). */
+void
+meshsync_handler_get_conversions(MeshSyncHandler *self, guint64 *converted, guint64 *unconverted);
+
 G_END_DECLS

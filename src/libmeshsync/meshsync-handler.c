@@ -68,6 +68,10 @@ struct _MeshSyncHandler {
 
 	MeshSyncHandlerInformerFunc informer_synced;
 	gpointer informer_synced_data;
+	MeshSyncHandlerUnwrittenFunc unwritten;
+	gpointer unwritten_data;
+	guint64 n_converted;   /* events converted into resources */
+	guint64 n_unconverted; /* events dropped before conversion: filtered, or not written */
 
 	gboolean started;
 	gboolean stopped;
@@ -119,6 +123,15 @@ meshsync_handler_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 	if (!meshsync_watch_config_wants_event(watch, msd_informer_get_name(informer),
 	                                       meshsync_event_type_to_string(event->type)))
 		return;
+	/* What is dropped is dropped before the conversion: the stored entry has the namespace
+	 * and the uid. */
+	if (!meshsync_watch_config_accepts_namespace(watch, event->entry->namespace_) ||
+	    (event->type == MESHSYNC_EVENT_TYPE_MODIFIED && self->unwritten != NULL &&
+	     self->unwritten(event->entry->uid, self->unwritten_data))) {
+		self->n_unconverted++;
+		return;
+	}
+	self->n_converted++;
 	if (event->doc != NULL) {
 		/* the tokens the informer read the object with: no second parse. Only watch
 		 * events use the cache: a list's objects are each seen once, and filling it
@@ -141,9 +154,6 @@ meshsync_handler_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 		          event->entry->name, error->message);
 		return;
 	}
-	if (!meshsync_watch_config_accepts_namespace(watch,
-	                                             meshsync_resource_get_namespace(resource)))
-		return;
 	msd_delivery_push_timed(self->delivery, resource, event->type, event->read_at);
 }
 
@@ -895,6 +905,26 @@ meshsync_handler_get_counters(MeshSyncHandler *self, MsdInformerCounters *counte
 		return;
 	}
 	msd_run_setup_get_counters(self->setup, counters);
+}
+
+void
+meshsync_handler_set_unwritten_func(MeshSyncHandler *self,
+                                    MeshSyncHandlerUnwrittenFunc func,
+                                    gpointer user_data)
+{
+	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+	self->unwritten = func;
+	self->unwritten_data = user_data;
+}
+
+void
+meshsync_handler_get_conversions(MeshSyncHandler *self, guint64 *converted, guint64 *unconverted)
+{
+	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+	if (converted != NULL)
+		*converted = self->n_converted;
+	if (unconverted != NULL)
+		*unconverted = self->n_unconverted;
 }
 
 void

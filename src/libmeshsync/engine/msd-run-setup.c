@@ -1049,6 +1049,8 @@ msd_run_setup_add_counters(MsdInformerCounters *sum, const MsdInformerCounters *
 	sum->errors += more->errors;
 	sum->skipped += more->skipped;
 	sum->stream_bytes += more->stream_bytes;
+	sum->copied += more->copied;
+	sum->unchanged += more->unchanged;
 }
 
 void

@@ -67,6 +67,8 @@ typedef struct {
 	guint64 errors;          /* failed requests, broken streams, ERROR events */
 	guint64 skipped;         /* objects past a limit, left out */
 	guint64 stream_bytes;    /* bytes of watch streams read (after any gzip is undone) */
+	guint64 copied;          /* objects copied into store entries */
+	guint64 unchanged;       /* objects at the stored resourceVersion: dropped uncopied */
 	guint64 identity_checks; /* kube-system uid reads: left at 0 by informers, summed by the
 	                          * run setup that makes them */
 } MsdInformerCounters;

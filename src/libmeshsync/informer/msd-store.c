@@ -465,6 +465,25 @@ msd_store_relist_upsert(MsdStore *self, MsdStoreEntry *entry, MsdStoreEntry **di
 	return msd_store_upsert(self, entry);
 }
 
+gboolean
+msd_store_check_unchanged(MsdStore *self,
+                          const gchar *uid,
+                          const gchar *resource_version,
+                          gboolean listed)
+{
+	MsdStoreEntry *old;
+
+	g_return_val_if_fail(MSD_IS_STORE(self), FALSE);
+	g_return_val_if_fail(uid != NULL, FALSE);
+
+	old = g_hash_table_lookup(self->by_uid, uid);
+	if (old == NULL || g_strcmp0(old->resource_version, resource_version) != 0)
+		return FALSE;
+	if (listed)
+		old->relist_mark = self->mark;
+	return TRUE;
+}
+
 GPtrArray *
 msd_store_end_relist(MsdStore *self)
 {
