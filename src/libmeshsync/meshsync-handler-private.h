@@ -53,7 +53,8 @@ typedef gboolean (*MeshSyncHandlerUnwrittenFunc)(const gchar *uid, gpointer user
 void meshsync_handler_set_unwritten_func(MeshSyncHandler *self,
                                          MeshSyncHandlerUnwrittenFunc func,
                                          gpointer user_data);
-/* Events converted into resources, and events dropped before (namespace filter, unwritten). */
+/* Events converted into resources, and events dropped: before conversion (namespace filter,
+ * unwritten) or by it (an object it cannot read). */
 void
 meshsync_handler_get_conversions(MeshSyncHandler *self, guint64 *converted, guint64 *unconverted);
 

@@ -71,7 +71,8 @@ struct _MeshSyncHandler {
 	MeshSyncHandlerUnwrittenFunc unwritten;
 	gpointer unwritten_data;
 	guint64 n_converted;   /* events converted into resources */
-	guint64 n_unconverted; /* events dropped before conversion: filtered, or not written */
+	guint64 n_unconverted; /* events dropped: filtered or not written (before conversion),
+	                        * or unreadable */
 
 	gboolean started;
 	gboolean stopped;
@@ -131,7 +132,6 @@ meshsync_handler_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 		self->n_unconverted++;
 		return;
 	}
-	self->n_converted++;
 	if (event->doc != NULL) {
 		/* the tokens the informer read the object with: no second parse. Only watch
 		 * events use the cache: a list's objects are each seen once, and filling it
@@ -148,12 +148,16 @@ meshsync_handler_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 		                                           &error);
 	}
 	if (resource == NULL) {
-		g_warning("%s: %s event for %s/%s not converted: %s",
+		/* an object the server sent that the conversion cannot read: a remote condition,
+		 * counted (not converted) and said, not a fault of this program */
+		self->n_unconverted++;
+		g_message("%s: %s event for %s/%s not converted: %s",
 		          msd_informer_get_name(informer),
 		          meshsync_event_type_to_string(event->type), event->entry->namespace_,
 		          event->entry->name, error->message);
 		return;
 	}
+	self->n_converted++;
 	msd_delivery_push_timed(self->delivery, resource, event->type, event->read_at);
 }
 
