@@ -855,6 +855,16 @@ meshsync_handler_get_n_objects(MeshSyncHandler *self)
 	return self->setup != NULL ? msd_run_setup_get_n_objects(self->setup) : 0;
 }
 
+/**
+ * meshsync_handler_get_discovery:
+ * @self: a #MeshSyncHandler
+ *
+ * Gets the discovery of the current run: the API server's version and resource types as the
+ * run found them. A resync replaces it; between runs there is none.
+ *
+ * Returns: (transfer none) (nullable): the discovery, or %NULL before the first run's
+ *   discovery and while a resync discovers again
+ */
 MeshSyncDiscovery *
 meshsync_handler_get_discovery(MeshSyncHandler *self)
 {
@@ -985,6 +995,17 @@ meshsync_handler_set_informer_synced_func(MeshSyncHandler *self,
 	self->informer_synced_data = func != NULL ? user_data : NULL;
 }
 
+/**
+ * meshsync_handler_describe_listing:
+ * @self: a #MeshSyncHandler
+ *
+ * Describes the initial list in progress: the types still listing, each with the objects it
+ * brought so far (`pods.v1.: 12,500, services.v1.: 40`), the numbers of the progress lines the
+ * library logs every 5 seconds. A service manager's status line or a progress bar reads it.
+ *
+ * Returns: (transfer full) (nullable): the description, empty once every type has its initial
+ *   state, or %NULL while no run is listing
+ */
 gchar *
 meshsync_handler_describe_listing(MeshSyncHandler *self)
 {
