@@ -440,13 +440,6 @@ msd_delivery_set_watermarks(MsdDelivery *self, guint high, guint low)
 	self->low_water = low;
 }
 
-MeshSyncWriter *
-msd_delivery_get_writer(MsdDelivery *self)
-{
-	g_return_val_if_fail(MSD_IS_DELIVERY(self), NULL);
-	return self->writer;
-}
-
 guint
 msd_delivery_get_length(MsdDelivery *self)
 {

@@ -65,7 +65,6 @@ void msd_delivery_push_timed(MsdDelivery *self,
  * handed over as they come and nothing is flushed in the background. */
 void msd_delivery_drain(MsdDelivery *self);
 
-MeshSyncWriter *msd_delivery_get_writer(MsdDelivery *self);
 guint msd_delivery_get_length(MsdDelivery *self);
 gboolean msd_delivery_get_paused(MsdDelivery *self);
 gboolean msd_delivery_get_failed(MsdDelivery *self);

@@ -1692,13 +1692,6 @@ msd_informer_set_gate_func(MsdInformer *self, MsdInformerGateFunc func, gpointer
 	self->gate_data = user_data;
 }
 
-gboolean
-msd_informer_get_gated(MsdInformer *self)
-{
-	g_return_val_if_fail(MSD_IS_INFORMER(self), FALSE);
-	return self->gated;
-}
-
 const gchar *
 msd_informer_get_resource_version(MsdInformer *self)
 {

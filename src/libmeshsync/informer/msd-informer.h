@@ -87,7 +87,6 @@ void msd_informer_start(MsdInformer *self);
 void msd_informer_set_gate_func(MsdInformer *self, MsdInformerGateFunc func, gpointer user_data);
 /* Lets a relist waiting at the gate go on. */
 void msd_informer_open_gate(MsdInformer *self);
-gboolean msd_informer_get_gated(MsdInformer *self);
 /* Lists again from scratch now (through the gate), whatever the watch is doing. */
 void msd_informer_relist(MsdInformer *self);
 gboolean msd_informer_reconcile(MsdInformer *self);

@@ -88,7 +88,6 @@ gboolean msd_store_check_unchanged(MsdStore *self,
 /* (transfer full) (element-type MsdStoreEntry): the objects the relist did not list, removed */
 GPtrArray *msd_store_end_relist(MsdStore *self);
 void msd_store_abort_relist(MsdStore *self);
-gboolean msd_store_get_relisting(MsdStore *self);
 
 /* (transfer none) (nullable) */
 MsdStoreEntry *msd_store_lookup(MsdStore *self, const gchar *uid);
