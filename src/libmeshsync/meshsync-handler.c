@@ -3,6 +3,12 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file for one public class: the facade over the set-up chain, the delivery and the CRD
+ * follower, with the event function that joins them; half of it is the documented properties,
+ * signals and methods of MeshSyncHandler.
+ */
+
 #define G_LOG_DOMAIN "MeshSyncEngine"
 
 #include "config.h"

@@ -3,6 +3,13 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file: the service is the composition root, and its parts (outputs, broker and request
+ * answering, health server and metrics, sessions) are built, started, made ready and stopped in
+ * one order that reads top to bottom here; most of the length is the documented setters of the
+ * public API.
+ */
+
 #define G_LOG_DOMAIN "MeshSyncEngine"
 
 #include "config.h"
