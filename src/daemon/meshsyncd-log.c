@@ -10,6 +10,7 @@
 #include "meshsyncd-log.h"
 
 #include <errno.h>
+#include <glib/gi18n.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -38,7 +39,7 @@ meshsyncd_log_parse_format(const gchar *text, MeshsyncdLogFormat *format, GError
 		return TRUE;
 	}
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-	            "--log-format must be text or json, not \"%s\"", text);
+	            _("--log-format must be text or json, not \"%s\""), text);
 	return FALSE;
 }
 
@@ -58,7 +59,7 @@ meshsyncd_log_parse_level(const gchar *text, MeshsyncdLogLevel *level, GError **
 		}
 	}
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-	            "--log-level must be error, warning, info or debug, not \"%s\"", text);
+	            _("--log-level must be error, warning, info or debug, not \"%s\""), text);
 	return FALSE;
 }
 

@@ -455,7 +455,7 @@ meshsync_file_writer_make_default_path(const gchar *directory, GError **error)
 	}
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
 	            _("no unique snapshot name available for %s in %s"), date,
-	            directory != NULL ? directory : "the working directory");
+	            directory != NULL ? directory : _("the working directory"));
 	return NULL;
 }
 
