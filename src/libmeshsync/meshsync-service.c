@@ -3,6 +3,13 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file: the service is the composition root, and its parts (outputs, broker and request
+ * answering, health server and metrics, sessions) are built, started, made ready and stopped in
+ * one order that reads top to bottom here; most of the length is the documented setters of the
+ * public API.
+ */
+
 #define G_LOG_DOMAIN "MeshSyncEngine"
 
 #include "config.h"
@@ -17,6 +24,8 @@
 #include "meshsync-composite-writer.h"
 #include "meshsync-enum-types.h"
 #include "meshsync-error.h"
+#include "meshsync-file-writer-private.h"
+#include "meshsync-handler-private.h"
 #include "meshsync-health-server-private.h"
 #include "meshsync-service.h"
 #include "util/msd-i18n.h"
@@ -289,12 +298,24 @@ meshsync_service_open_outputs(MeshSyncService *self, GError **error)
 }
 
 static gboolean
+meshsync_service_unwritten_cb(const gchar *uid, gpointer user_data)
+{
+	return meshsync_file_writer_has_object(user_data, uid);
+}
+
+static gboolean
 meshsync_service_start_sync(MeshSyncService *self, GError **error)
 {
 	if (!meshsync_service_open_outputs(self, error))
 		return FALSE;
 
 	self->handler = meshsync_handler_new(self->config, self->writer);
+	/* The snapshot alone: a MODIFIED event of an object it holds would be converted for
+	 * nothing. */
+	if (self->file_writer != NULL && self->writer == MESHSYNC_WRITER(self->file_writer) &&
+	    meshsync_file_writer_get_extended_path(self->file_writer) == NULL)
+		meshsync_handler_set_unwritten_func(self->handler, meshsync_service_unwritten_cb,
+		                                    self->file_writer);
 	if (self->watch != NULL)
 		meshsync_handler_set_watch_config(self->handler, self->watch);
 	meshsync_handler_set_output_resources(self->handler,
