@@ -1,0 +1,231 @@
+package meshsync_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/meshery/meshkit/broker"
+	"github.com/meshery/meshkit/broker/channel"
+	"github.com/meshery/meshkit/logger"
+
+	// The one line Meshery Server changes: upstream's import path for this one.
+	libmeshsync "meshsync/bindings/go/pkg/lib/meshsync"
+	"meshsync/bindings/go/pkg/model"
+)
+
+const testTimeout = 60 * time.Second
+
+func testLogger(t *testing.T) logger.Handler {
+	t.Helper()
+	log, err := logger.New("meshsync-test", logger.Options{Output: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return log
+}
+
+// serverConsumer reads the core subject as Meshery Server's MeshsyncDataHandler does: an
+// empty queue group, the Object turned into a KubernetesResource through JSON whatever Go
+// value it is, ADDED and MODIFIED as upserts, DELETED as deletes.
+type serverConsumer struct {
+	ch     chan *broker.Message
+	added  map[string]int
+	latest map[string]model.KubernetesResource
+}
+
+func newServerConsumer(t *testing.T, br broker.Handler) *serverConsumer {
+	t.Helper()
+	c := &serverConsumer{ch: make(chan *broker.Message, 2000), added: map[string]int{},
+		latest: map[string]model.KubernetesResource{}}
+	if err := br.SubscribeWithChannel(libmeshsync.Subject, "", c.ch); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (c *serverConsumer) take(t *testing.T, msg *broker.Message) {
+	t.Helper()
+	if msg.ObjectType != broker.MeshSync {
+		t.Fatalf("ObjectType %q, want %q", msg.ObjectType, broker.MeshSync)
+	}
+	raw, err := json.Marshal(msg.Object)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj model.KubernetesResource
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		t.Fatalf("Object does not decode as a KubernetesResource: %v", err)
+	}
+	uid := obj.KubernetesResourceMeta.UID
+	switch msg.EventType {
+	case broker.Add:
+		c.added[uid]++
+		c.latest[uid] = obj
+	case broker.Update:
+		c.latest[uid] = obj
+	case broker.Delete:
+		delete(c.latest, uid)
+	default:
+		t.Fatalf("EventType %q", msg.EventType)
+	}
+}
+
+// until takes messages until every uid of want is held, or the run ends.
+func (c *serverConsumer) until(t *testing.T, want map[string]bool, runDone <-chan error) {
+	t.Helper()
+	deadline := time.NewTimer(testTimeout)
+	defer deadline.Stop()
+	for !c.holds(want) {
+		select {
+		case msg := <-c.ch:
+			c.take(t, msg)
+		case err := <-runDone:
+			t.Fatalf("Run ended before the sync was complete: %v", err)
+		case <-deadline.C:
+			t.Fatalf("%d of %d objects after %s", len(c.latest), len(want), testTimeout)
+		}
+	}
+}
+
+func (c *serverConsumer) holds(want map[string]bool) bool {
+	if len(c.latest) != len(want) {
+		return false
+	}
+	for uid := range want {
+		if _, ok := c.latest[uid]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func TestBrokerModeChannelBroker(t *testing.T) {
+	sim := startKubesim(t, 300, 3)
+	truth := sim.podUIDs(t)
+	br := channel.NewChannelBrokerHandler()
+	consumer := newServerConsumer(t, br)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- libmeshsync.Run(testLogger(t),
+			libmeshsync.WithOutputMode("broker"),
+			libmeshsync.WithBrokerHandler(br),
+			libmeshsync.WithKubeConfig(sim.kubeconfig),
+			libmeshsync.WithContext(ctx),
+			libmeshsync.WithOnlyK8sResources([]string{"pod"}),
+			libmeshsync.WithVersion("test"),
+			libmeshsync.WithPingEndpoint(":8222/connz"),
+			libmeshsync.WithMeshkitConfigProvider("in-mem"),
+		)
+	}()
+	consumer.until(t, truth, done)
+
+	cancelled := time.Now()
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run after cancel: %v", err)
+	}
+	took := time.Since(cancelled)
+	t.Logf("Run returned %s after the cancel", took)
+	if took > time.Second {
+		t.Errorf("Run returned %s after the cancel, more than a second", took)
+	}
+	// whatever the run published is in the channel now: nothing came twice
+	for len(consumer.ch) > 0 {
+		consumer.take(t, <-consumer.ch)
+	}
+	for uid, n := range consumer.added {
+		if n != 1 {
+			t.Errorf("%s added %d times", uid, n)
+		}
+	}
+	if !consumer.holds(truth) {
+		t.Errorf("final picture: %d objects, want the %d listed", len(consumer.latest), len(truth))
+	}
+	for _, obj := range consumer.latest {
+		if obj.Kind != "Pod" || obj.APIVersion != "v1" || obj.ClusterID == "" {
+			t.Fatalf("object %+v", obj)
+		}
+		break
+	}
+}
+
+func TestFileMode(t *testing.T) {
+	sim := startKubesim(t, 20, 2)
+	truth := sim.podUIDs(t)
+	path := filepath.Join(t.TempDir(), "snapshot.yaml")
+	ready := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- libmeshsync.Run(testLogger(t),
+			libmeshsync.WithOutputMode("file"),
+			libmeshsync.WithOutputFileName(path),
+			libmeshsync.WithKubeConfig(sim.kubeconfig),
+			libmeshsync.WithContext(ctx),
+			libmeshsync.WithOnlyK8sResources([]string{"pod"}),
+			libmeshsync.WithReady(func() { close(ready) }),
+		)
+	}()
+	// ready: the initial state is handed to the writer; the snapshot is complete when the
+	// run has stopped (the writer's buffer is written at its close)
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("Run ended before the initial sync: %v", err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	text, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(text), "---\n"); n != len(truth) {
+		t.Errorf("%d documents, want %d", n, len(truth))
+	}
+	for uid := range truth {
+		if strings.Count(string(text), "uid: "+uid+"\n") != 1 {
+			t.Errorf("pod %s is not in the snapshot once", uid)
+		}
+	}
+}
+
+func TestStopAfterDurationEndsRun(t *testing.T) {
+	sim := startKubesim(t, 5, 1)
+	br := channel.NewChannelBrokerHandler()
+	err := libmeshsync.Run(testLogger(t),
+		libmeshsync.WithBrokerHandler(br),
+		libmeshsync.WithKubeConfig(sim.kubeconfig),
+		libmeshsync.WithStopAfterDuration(200*time.Millisecond),
+	)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	log := testLogger(t)
+	if err := libmeshsync.Run(log, libmeshsync.WithOutputMode("nats")); err == nil {
+		t.Error("an unknown output mode was accepted")
+	}
+	if err := libmeshsync.Run(log, libmeshsync.WithKubeConfig([]byte("not: [a kubeconfig")),
+		libmeshsync.WithBrokerHandler(channel.NewChannelBrokerHandler())); err == nil {
+		t.Error("an unusable kubeconfig was accepted")
+	}
+	t.Setenv("BROKER_URL", "")
+	if err := libmeshsync.Run(log, libmeshsync.WithKubeConfig([]byte("{}"))); err == nil ||
+		!strings.Contains(err.Error(), "BROKER_URL") {
+		t.Errorf("broker mode without a handler or BROKER_URL: %v", err)
+	}
+}

@@ -1,0 +1,368 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#include "msg-run.h"
+
+#include "_cgo_export.h"
+
+/* The writer that hands every event to Go: the resource's own wire bytes (upstream's
+ * KubernetesResource JSON, made once per event and shared with the other writers) and the
+ * event type. Go copies the bytes and queues them; nothing Go does runs long on this
+ * thread. It is writable while Go's queue is below its high-water mark, so the engine holds
+ * events (as it does for a slow NATS server) instead of growing the queue without bound. */
+#define MSG_TYPE_WRITER (msg_writer_get_type())
+G_DECLARE_FINAL_TYPE(MsgWriter, msg_writer, MSG, WRITER, GObject)
+
+struct _MsgWriter {
+	GObject parent_instance;
+	uintptr_t handle;
+};
+
+static void msg_writer_iface_init(MeshSyncWriterInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE(MsgWriter,
+                              msg_writer,
+                              G_TYPE_OBJECT,
+                              G_IMPLEMENT_INTERFACE(MESHSYNC_TYPE_WRITER, msg_writer_iface_init))
+
+static gboolean
+msg_writer_write(MeshSyncWriter *writer,
+                 MeshSyncResource *resource,
+                 MeshSyncEventType event_type,
+                 GError **error)
+{
+	MsgWriter *self = MSG_WRITER(writer);
+	GBytes *wire = meshsync_resource_get_wire_bytes(resource);
+	gsize length = 0;
+	const gchar *data = g_bytes_get_data(wire, &length);
+
+	(void)error;
+	msgDeliver(self->handle, (int)event_type, (char *)data, length);
+	return TRUE;
+}
+
+static gboolean
+msg_writer_flush(MeshSyncWriter *writer, GError **error)
+{
+	(void)writer;
+	(void)error;
+	return TRUE;
+}
+
+static gboolean
+msg_writer_is_writable(MeshSyncWriter *writer)
+{
+	return msgWritable(MSG_WRITER(writer)->handle) != 0;
+}
+
+static void
+msg_writer_iface_init(MeshSyncWriterInterface *iface)
+{
+	iface->write = msg_writer_write;
+	iface->flush = msg_writer_flush;
+	iface->close = msg_writer_flush;
+	iface->is_writable = msg_writer_is_writable;
+}
+
+static void
+msg_writer_class_init(MsgWriterClass *klass)
+{
+	(void)klass;
+}
+
+static void
+msg_writer_init(MsgWriter *self)
+{
+	(void)self;
+}
+
+struct _MsgRun {
+	uintptr_t handle;
+
+	/* configuration, set before msg_run_execute() */
+	GBytes *kubeconfig;
+	gboolean file_output;
+	gchar *file_path;
+	gboolean file_extended;
+	gchar *broker_url;
+	gboolean events_to_go;
+	GPtrArray *output_namespaces;
+	GPtrArray *output_resources;
+
+	/* owned by the run's thread while it executes */
+	GMainContext *context;
+	GMainLoop *loop;
+	MeshSyncService *service;
+	MsgWriter *writer;
+	GCancellable *cancellable;
+	gboolean started;
+	gboolean stopping;
+	GError *error;
+
+	/* shared with the threads that stop it */
+	GMutex lock;
+	gboolean stop_requested;
+	gboolean running;
+};
+
+MsgRun *
+msg_run_new(uintptr_t handle)
+{
+	MsgRun *run = g_new0(MsgRun, 1);
+
+	run->handle = handle;
+	run->output_namespaces = g_ptr_array_new_with_free_func(g_free);
+	run->output_resources = g_ptr_array_new_with_free_func(g_free);
+	g_mutex_init(&run->lock);
+	return run;
+}
+
+void
+msg_run_free(MsgRun *run)
+{
+	g_clear_pointer(&run->kubeconfig, g_bytes_unref);
+	g_free(run->file_path);
+	g_free(run->broker_url);
+	g_ptr_array_unref(run->output_namespaces);
+	g_ptr_array_unref(run->output_resources);
+	g_clear_error(&run->error);
+	g_mutex_clear(&run->lock);
+	g_free(run);
+}
+
+void
+msg_run_set_kubeconfig(MsgRun *run, const char *data, size_t length)
+{
+	g_clear_pointer(&run->kubeconfig, g_bytes_unref);
+	run->kubeconfig = g_bytes_new(data, length);
+}
+
+void
+msg_run_set_file(MsgRun *run, const char *path, gboolean extended)
+{
+	run->file_output = TRUE;
+	g_free(run->file_path);
+	run->file_path = g_strdup(path);
+	run->file_extended = extended;
+}
+
+void
+msg_run_set_broker_url(MsgRun *run, const char *url)
+{
+	g_free(run->broker_url);
+	run->broker_url = g_strdup(url);
+}
+
+void
+msg_run_set_events_to_go(MsgRun *run)
+{
+	run->events_to_go = TRUE;
+}
+
+void
+msg_run_add_output_namespace(MsgRun *run, const char *name_space)
+{
+	g_ptr_array_add(run->output_namespaces, g_strdup(name_space));
+}
+
+void
+msg_run_add_output_resource(MsgRun *run, const char *resource)
+{
+	g_ptr_array_add(run->output_resources, g_strdup(resource));
+}
+
+static void
+msg_run_stopped_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	MsgRun *run = user_data;
+	g_autoptr(GError) error = NULL;
+
+	if (!meshsync_service_stop_finish(MESHSYNC_SERVICE(source), result, &error) &&
+	    run->error == NULL)
+		run->error = g_steal_pointer(&error);
+	g_main_loop_quit(run->loop);
+}
+
+/* On the run's thread: a stop before the start finished cancels the start; after it, the
+ * service is stopped (its flush included) and the loop ends when that is done. */
+static gboolean
+msg_run_stop_cb(gpointer user_data)
+{
+	MsgRun *run = user_data;
+
+	if (run->stopping)
+		return G_SOURCE_REMOVE;
+	run->stopping = TRUE;
+	if (!run->started) {
+		g_cancellable_cancel(run->cancellable);
+		return G_SOURCE_REMOVE;
+	}
+	meshsync_service_stop_async(run->service, NULL, msg_run_stopped_cb, run);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+msg_run_started_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	MsgRun *run = user_data;
+	g_autoptr(GError) error = NULL;
+
+	if (!meshsync_service_start_finish(MESHSYNC_SERVICE(source), result, &error)) {
+		/* a start cancelled by a stop is a normal end, as upstream's Run returns nil */
+		if (!g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+			run->error = g_steal_pointer(&error);
+		meshsync_service_stop_async(run->service, NULL, msg_run_stopped_cb, run);
+		return;
+	}
+	run->started = TRUE;
+	if (run->stopping) {
+		run->stopping = FALSE;
+		msg_run_stop_cb(run);
+	}
+}
+
+static void
+msg_run_ready_cb(GObject *service, GParamSpec *pspec, gpointer user_data)
+{
+	MsgRun *run = user_data;
+
+	(void)pspec;
+	if (meshsync_service_get_ready(MESHSYNC_SERVICE(service)))
+		msgReady(run->handle);
+}
+
+static gchar **
+msg_run_strv(GPtrArray *array)
+{
+	gchar **strv = g_new0(gchar *, array->len + 1);
+
+	for (guint i = 0; i < array->len; i++)
+		strv[i] = g_strdup(g_ptr_array_index(array, i));
+	return strv;
+}
+
+static MeshSyncService *
+msg_run_build(MsgRun *run, GError **error)
+{
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(MeshSyncService) service = NULL;
+
+	if (run->kubeconfig != NULL) {
+		gsize length = 0;
+		const gchar *data = g_bytes_get_data(run->kubeconfig, &length);
+
+		config = meshsync_kube_config_new_from_data(data, (gssize)length, NULL, error);
+	} else {
+		config = meshsync_kube_config_load(NULL, NULL, error);
+	}
+	if (config == NULL)
+		return NULL;
+	service = meshsync_service_new(config);
+	if (run->file_output)
+		meshsync_service_set_output_file(service, run->file_path, run->file_extended);
+	if (run->broker_url != NULL) {
+		g_autoptr(MeshSyncBroker) broker = meshsync_broker_new(run->broker_url, error);
+
+		if (broker == NULL)
+			return NULL;
+		meshsync_service_set_broker(service, broker);
+	}
+	if (run->events_to_go) {
+		run->writer = g_object_new(MSG_TYPE_WRITER, NULL);
+		run->writer->handle = run->handle;
+		meshsync_service_add_writer(service, MESHSYNC_WRITER(run->writer));
+	}
+	if (run->output_namespaces->len > 0) {
+		g_auto(GStrv) names = msg_run_strv(run->output_namespaces);
+
+		meshsync_service_set_output_namespaces(service, (const gchar *const *)names);
+	}
+	if (run->output_resources->len > 0) {
+		g_auto(GStrv) names = msg_run_strv(run->output_resources);
+
+		meshsync_service_set_output_resources(service, (const gchar *const *)names);
+	}
+	g_signal_connect(service, "notify::ready", G_CALLBACK(msg_run_ready_cb), run);
+	return g_steal_pointer(&service);
+}
+
+/* Runs on the calling thread until stopped or failed; returns the error's message (to be
+ * freed with g_free) or NULL. */
+char *
+msg_run_execute(MsgRun *run)
+{
+	g_autoptr(GError) error = NULL;
+	char *message = NULL;
+	gboolean stop_now;
+
+	run->context = g_main_context_new();
+	g_main_context_push_thread_default(run->context);
+	run->service = msg_run_build(run, &error);
+	if (run->service != NULL) {
+		run->loop = g_main_loop_new(run->context, FALSE);
+		run->cancellable = g_cancellable_new();
+		meshsync_service_start_async(run->service, run->cancellable, msg_run_started_cb,
+		                             run);
+		g_mutex_lock(&run->lock);
+		run->running = TRUE;
+		stop_now = run->stop_requested;
+		g_mutex_unlock(&run->lock);
+		if (stop_now)
+			msg_run_stop_cb(run);
+		g_main_loop_run(run->loop);
+		g_mutex_lock(&run->lock);
+		run->running = FALSE;
+		g_mutex_unlock(&run->lock);
+		if (run->error != NULL)
+			error = g_steal_pointer(&run->error);
+	}
+	/* a stop or a writable notice queued while the loop ended finds nothing to do */
+	run->stopping = TRUE;
+
+	g_clear_object(&run->service);
+	g_clear_object(&run->writer);
+	g_clear_object(&run->cancellable);
+	g_clear_pointer(&run->loop, g_main_loop_unref);
+	/* what the objects left behind (idle callbacks of their teardown) runs now, on the
+	 * thread they belong to, before the context goes */
+	while (g_main_context_iteration(run->context, FALSE))
+		;
+	g_main_context_pop_thread_default(run->context);
+	g_clear_pointer(&run->context, g_main_context_unref);
+	if (error != NULL)
+		message = g_strdup(error->message);
+	return message;
+}
+
+/* Any thread. */
+void
+msg_run_stop(MsgRun *run)
+{
+	g_mutex_lock(&run->lock);
+	run->stop_requested = TRUE;
+	if (run->running)
+		g_main_context_invoke(run->context, msg_run_stop_cb, run);
+	g_mutex_unlock(&run->lock);
+}
+
+static gboolean
+msg_run_writable_cb(gpointer user_data)
+{
+	MsgRun *run = user_data;
+
+	if (run->writer != NULL && !run->stopping)
+		meshsync_writer_writable_changed(MESHSYNC_WRITER(run->writer));
+	return G_SOURCE_REMOVE;
+}
+
+/* Any thread: Go's queue drained below its low-water mark. */
+void
+msg_run_writable_changed(MsgRun *run)
+{
+	g_mutex_lock(&run->lock);
+	if (run->running)
+		g_main_context_invoke(run->context, msg_run_writable_cb, run);
+	g_mutex_unlock(&run->lock);
+}

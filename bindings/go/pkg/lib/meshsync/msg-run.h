@@ -1,0 +1,28 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#pragma once
+
+#include <stdint.h>
+
+#include <libmeshsync/meshsync.h>
+
+/* One embedded run: a MeshSyncService on a main context of its own, driven by the thread
+ * that calls msg_run_execute(). Configured before that call, stopped from any thread. */
+typedef struct _MsgRun MsgRun;
+
+MsgRun *msg_run_new(uintptr_t handle);
+void msg_run_free(MsgRun *run);
+
+void msg_run_set_kubeconfig(MsgRun *run, const char *data, size_t length);
+void msg_run_set_file(MsgRun *run, const char *path, gboolean extended);
+void msg_run_set_broker_url(MsgRun *run, const char *url);
+void msg_run_set_events_to_go(MsgRun *run);
+void msg_run_add_output_namespace(MsgRun *run, const char *name_space);
+void msg_run_add_output_resource(MsgRun *run, const char *resource);
+
+char *msg_run_execute(MsgRun *run);
+void msg_run_stop(MsgRun *run);
+void msg_run_writable_changed(MsgRun *run);
