@@ -5,3 +5,9 @@ package meshsync
 func WithReady(ready func()) OptionsSetter {
 	return func(o *Options) { o.ready = ready }
 }
+
+// WithHeld calls held when the engine is first told to hold its events because the handler
+// does not keep up.
+func WithHeld(held func()) OptionsSetter {
+	return func(o *Options) { o.held = held }
+}

@@ -35,7 +35,8 @@ func Run(log logger.Handler, optsSetters ...OptionsSetter) error {
 		options.Context = context.Background()
 	}
 
-	r := &run{log: log, handler: options.BrokerHandler, ready: options.ready}
+	r := &run{log: log, handler: options.BrokerHandler, ready: options.ready,
+		heldHook: options.held}
 	handle := cgo.NewHandle(r)
 	defer handle.Delete()
 	r.c = C.msg_run_new(C.uintptr_t(handle))

@@ -39,9 +39,9 @@ type serverConsumer struct {
 	latest map[string]model.KubernetesResource
 }
 
-func newServerConsumer(t *testing.T, br broker.Handler) *serverConsumer {
+func newServerConsumer(t *testing.T, br broker.Handler, buffer int) *serverConsumer {
 	t.Helper()
-	c := &serverConsumer{ch: make(chan *broker.Message, 2000), added: map[string]int{},
+	c := &serverConsumer{ch: make(chan *broker.Message, buffer), added: map[string]int{},
 		latest: map[string]model.KubernetesResource{}}
 	if err := br.SubscribeWithChannel(libmeshsync.Subject, "", c.ch); err != nil {
 		t.Fatal(err)
@@ -109,7 +109,7 @@ func TestBrokerModeChannelBroker(t *testing.T) {
 	sim := startKubesim(t, 300, 3)
 	truth := sim.podUIDs(t)
 	br := channel.NewChannelBrokerHandler()
-	consumer := newServerConsumer(t, br)
+	consumer := newServerConsumer(t, br, 2000) // Server's buffer
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -32,6 +32,8 @@ type Options struct {
 	// ready is called once the initial state has been handed on (tests only: upstream's
 	// Options has no such field).
 	ready func()
+	// held is called when the engine is first told to hold its events (tests only).
+	held func()
 }
 
 // OptionsSetter changes one field of Options.

@@ -35,12 +35,14 @@ type event struct {
 }
 
 type run struct {
-	log     logger.Handler
-	handler broker.Handler
-	c       *C.MsgRun
-	ready   func()
+	log      logger.Handler
+	handler  broker.Handler
+	c        *C.MsgRun
+	ready    func()
+	heldHook func()
 
 	readyOnce sync.Once
+	heldOnce  sync.Once
 
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -83,6 +85,9 @@ func msgWritable(handle C.uintptr_t) C.int {
 	defer r.mu.Unlock()
 	if len(r.queue) >= highWater {
 		r.held = true
+		if r.heldHook != nil {
+			r.heldOnce.Do(r.heldHook)
+		}
 		return 0
 	}
 	return 1
