@@ -10,13 +10,16 @@ package meshsync_test
 
 import (
 	"context"
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/meshery/meshkit/broker"
 	"github.com/meshery/meshkit/broker/channel"
 
 	libmeshsync "meshsync/bindings/go/pkg/lib/meshsync"
+	"meshsync/bindings/go/pkg/model"
 )
 
 // A consumer that does not read makes the engine hold its events; once it reads, every
@@ -58,6 +61,54 @@ func TestBackPressureLosesNothing(t *testing.T) {
 		if n != 1 {
 			t.Errorf("%s added %d times", uid, n)
 		}
+	}
+}
+
+// resync-discovery through the handler: every object is listed again and arrives as ADDED.
+func TestResyncThroughHandler(t *testing.T) {
+	sim := startKubesim(t, 40, 2)
+	truth := sim.podUIDs(t)
+	br := channel.NewChannelBrokerHandler()
+	consumer := newServerConsumer(t, br, 2000)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		done <- libmeshsync.Run(testLogger(t),
+			libmeshsync.WithBrokerHandler(br),
+			libmeshsync.WithKubeConfig(sim.kubeconfig),
+			libmeshsync.WithContext(ctx),
+			libmeshsync.WithOnlyK8sResources([]string{"pod"}),
+		)
+	}()
+	consumer.until(t, truth, done)
+	request := &broker.Message{ObjectType: broker.Request, EventType: broker.Add,
+		Request: &broker.RequestObject{Entity: broker.ReSyncDiscoveryEntity}}
+	if err := br.Publish(libmeshsync.RequestSubject, request); err != nil {
+		t.Fatal(err)
+	}
+	again := map[string]bool{}
+	for len(again) < len(truth) {
+		select {
+		case msg := <-consumer.ch:
+			consumer.take(t, msg)
+			if msg.EventType == broker.Add {
+				raw, _ := json.Marshal(msg.Object)
+				var obj model.KubernetesResource
+				if err := json.Unmarshal(raw, &obj); err != nil {
+					t.Fatal(err)
+				}
+				if consumer.added[obj.KubernetesResourceMeta.UID] == 2 {
+					again[obj.KubernetesResourceMeta.UID] = true
+				}
+			}
+		case err := <-done:
+			t.Fatalf("Run ended: %v", err)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 }
 

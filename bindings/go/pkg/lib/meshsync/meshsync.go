@@ -21,6 +21,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/meshery/meshkit/broker"
 	"github.com/meshery/meshkit/logger"
 )
 
@@ -43,6 +44,24 @@ func Run(log logger.Handler, optsSetters ...OptionsSetter) error {
 	defer C.msg_run_free(r.c)
 	if err := r.configure(&options); err != nil {
 		return err
+	}
+	if options.OutputMode != OutputModeBroker {
+		r.handler = nil
+	}
+
+	// Requests come through the handler too.
+	requestsStopped := make(chan struct{})
+	var requests sync.WaitGroup
+	if r.handler != nil {
+		ch := make(chan *broker.Message, 64)
+		if err := r.handler.SubscribeWithChannel(RequestSubject, requestQueue, ch); err != nil {
+			return fmt.Errorf("meshsync: subscribing to %s: %w", RequestSubject, err)
+		}
+		requests.Add(1)
+		go func() {
+			defer requests.Done()
+			r.serveRequests(ch, requestsStopped, options.Version)
+		}()
 	}
 
 	// The publisher hands events to the Go handler, off the engine's thread.
@@ -94,6 +113,8 @@ func Run(log logger.Handler, optsSetters ...OptionsSetter) error {
 	err := <-result
 	close(executed)
 	stopper.Wait()
+	close(requestsStopped)
+	requests.Wait()
 	if r.handler != nil {
 		r.mu.Lock()
 		r.stopped = true

@@ -128,6 +128,25 @@ func TestBrokerModeChannelBroker(t *testing.T) {
 	}()
 	consumer.until(t, truth, done)
 
+	// meshsync-meta, as Server asks it: subscribe to the reply subject, then request
+	meta := make(chan *broker.Message, 1)
+	if err := br.SubscribeWithChannel("meshsync-meta", "", meta); err != nil {
+		t.Fatal(err)
+	}
+	request := &broker.Message{ObjectType: broker.Request, EventType: broker.Add,
+		Request: &broker.RequestObject{Entity: "meshsync-meta"}}
+	if err := br.Publish(libmeshsync.RequestSubject, request); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case reply := <-meta:
+		if version, ok := reply.Object.(string); !ok || version != "test" {
+			t.Errorf("meshsync-meta replied %#v", reply.Object)
+		}
+	case err := <-done:
+		t.Fatalf("Run ended: %v", err)
+	}
+
 	cancelled := time.Now()
 	cancel()
 	if err := <-done; err != nil {

@@ -366,3 +366,23 @@ msg_run_writable_changed(MsgRun *run)
 		g_main_context_invoke(run->context, msg_run_writable_cb, run);
 	g_mutex_unlock(&run->lock);
 }
+
+static gboolean
+msg_run_resync_cb(gpointer user_data)
+{
+	MsgRun *run = user_data;
+
+	if (run->started && !run->stopping)
+		meshsync_handler_resync(meshsync_service_get_handler(run->service));
+	return G_SOURCE_REMOVE;
+}
+
+/* Any thread: a resync-discovery request. */
+void
+msg_run_resync(MsgRun *run)
+{
+	g_mutex_lock(&run->lock);
+	if (run->running)
+		g_main_context_invoke(run->context, msg_run_resync_cb, run);
+	g_mutex_unlock(&run->lock);
+}

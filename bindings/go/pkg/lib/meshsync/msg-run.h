@@ -26,3 +26,4 @@ void msg_run_add_output_resource(MsgRun *run, const char *resource);
 char *msg_run_execute(MsgRun *run);
 void msg_run_stop(MsgRun *run);
 void msg_run_writable_changed(MsgRun *run);
+void msg_run_resync(MsgRun *run);
