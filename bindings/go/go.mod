@@ -2,7 +2,10 @@ module meshsync/bindings/go
 
 go 1.26.4
 
-require github.com/meshery/meshkit v1.0.22
+require (
+	github.com/meshery/meshkit v1.0.22
+	go.uber.org/goleak v1.3.0
+)
 
 require (
 	github.com/go-logr/logr v1.4.3 // indirect
