@@ -22,6 +22,7 @@
 #include <libmeshsync/meshsync-stage.h>
 #include <libmeshsync/meshsync-pipeline.h>
 #include <libmeshsync/meshsync-handler.h>
+#include <libmeshsync/meshsync-handler-store.h>
 #include <libmeshsync/meshsync-broker.h>
 #include <libmeshsync/meshsync-broker-writer.h>
 #include <libmeshsync/meshsync-health-server.h>

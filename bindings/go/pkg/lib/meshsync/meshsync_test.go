@@ -147,6 +147,43 @@ func TestBrokerModeChannelBroker(t *testing.T) {
 		t.Fatalf("Run ended: %v", err)
 	}
 
+	// informer-store, as Server asks it: every object held, in batches of at most five
+	store := make(chan *broker.Message, 2000)
+	if err := br.SubscribeWithChannel("meshery-server.meshsync.store", "", store); err != nil {
+		t.Fatal(err)
+	}
+	request = &broker.Message{Request: &broker.RequestObject{Entity: "informer-store",
+		Payload: map[string]string{"Reply": "meshery-server.meshsync.store"}}}
+	if err := br.Publish(libmeshsync.RequestSubject, request); err != nil {
+		t.Fatal(err)
+	}
+	stored := map[string]bool{}
+	for len(stored) < len(truth) {
+		select {
+		case reply := <-store:
+			raw, err := json.Marshal(reply.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var batch []model.KubernetesResource
+			if err := json.Unmarshal(raw, &batch); err != nil {
+				t.Fatalf("a store reply that is not an array of objects: %v", err)
+			}
+			if len(batch) < 1 || len(batch) > 5 {
+				t.Fatalf("a store reply of %d objects", len(batch))
+			}
+			for _, obj := range batch {
+				uid := obj.KubernetesResourceMeta.UID
+				if !truth[uid] || stored[uid] {
+					t.Fatalf("store reply: %s unknown or twice", uid)
+				}
+				stored[uid] = true
+			}
+		case err := <-done:
+			t.Fatalf("Run ended: %v", err)
+		}
+	}
+
 	cancelled := time.Now()
 	cancel()
 	if err := <-done; err != nil {

@@ -386,3 +386,64 @@ msg_run_resync(MsgRun *run)
 		g_main_context_invoke(run->context, msg_run_resync_cb, run);
 	g_mutex_unlock(&run->lock);
 }
+
+typedef struct {
+	MsgRun *run;
+	GMutex lock;
+	GCond cond;
+	gboolean done;
+	GPtrArray *store; /* (element-type GBytes) */
+} MsgStoreCall;
+
+static gboolean
+msg_run_store_cb(gpointer user_data)
+{
+	MsgStoreCall *call = user_data;
+	MsgRun *run = call->run;
+	g_autoptr(GPtrArray) store = NULL;
+	g_autoptr(GPtrArray) wire = NULL;
+
+	if (run->started && !run->stopping)
+		store = meshsync_handler_dup_store(meshsync_service_get_handler(run->service));
+	/* The resources stay on this thread; their bytes, immutable and atomically counted,
+	 * are what crosses to the caller's. */
+	if (store != NULL) {
+		wire = g_ptr_array_new_full(store->len, (GDestroyNotify)g_bytes_unref);
+		for (guint i = 0; i < store->len; i++)
+			g_ptr_array_add(wire, g_bytes_ref(meshsync_resource_get_wire_bytes(
+			                              g_ptr_array_index(store, i))));
+	}
+	g_mutex_lock(&call->lock);
+	call->store = g_steal_pointer(&wire);
+	call->done = TRUE;
+	g_cond_signal(&call->cond);
+	g_mutex_unlock(&call->lock);
+	return G_SOURCE_REMOVE;
+}
+
+/* Any thread but the run's: the wire bytes of every object the run holds (an informer-store
+ * request), or NULL when it holds none or is not running. Waits for the run's thread, which
+ * answers even while it ends (it dispatches what is pending before its context goes). */
+GPtrArray *
+msg_run_dup_store(MsgRun *run)
+{
+	MsgStoreCall call = {.run = run};
+	gboolean running;
+
+	g_mutex_init(&call.lock);
+	g_cond_init(&call.cond);
+	g_mutex_lock(&run->lock);
+	running = run->running;
+	if (running)
+		g_main_context_invoke(run->context, msg_run_store_cb, &call);
+	g_mutex_unlock(&run->lock);
+	if (running) {
+		g_mutex_lock(&call.lock);
+		while (!call.done)
+			g_cond_wait(&call.cond, &call.lock);
+		g_mutex_unlock(&call.lock);
+	}
+	g_mutex_clear(&call.lock);
+	g_cond_clear(&call.cond);
+	return call.store;
+}

@@ -27,3 +27,4 @@ char *msg_run_execute(MsgRun *run);
 void msg_run_stop(MsgRun *run);
 void msg_run_writable_changed(MsgRun *run);
 void msg_run_resync(MsgRun *run);
+GPtrArray *msg_run_dup_store(MsgRun *run);

@@ -1,0 +1,65 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#define G_LOG_DOMAIN "MeshSync"
+
+#include "config.h"
+
+#include "meshsync-handler-store.h"
+#include "meshsync-handler-private.h"
+#include "meshsync-resource.h"
+#include "meshsync-watch-config.h"
+
+/**
+ * meshsync_handler_dup_store:
+ * @self: a #MeshSyncHandler
+ *
+ * Every object the handler holds, converted as an `informer-store` request is answered over
+ * NATS: as `ADDED` resources of the handler's cluster, without the objects of namespaces
+ * the output namespaces leave out. During a resync it is the last complete store. For a
+ * host that answers that request itself, such as the Go package of embedded mode, whose
+ * broker is not NATS. The conversion runs in one go on the caller's thread.
+ *
+ * Returns: (transfer container) (element-type MeshSyncResource) (nullable): the
+ *   resources, or %NULL before any run has synced
+ */
+GPtrArray *
+meshsync_handler_dup_store(MeshSyncHandler *self)
+{
+	g_autoptr(GPtrArray) objects = NULL;
+	g_autoptr(GPtrArray) resources = NULL;
+	MeshSyncWatchConfig *watch;
+	const gchar *cluster_id;
+
+	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), NULL);
+
+	objects = meshsync_handler_dup_complete_objects(self);
+	if (objects == NULL)
+		return NULL;
+	watch = meshsync_handler_get_watch_config(self);
+	cluster_id = meshsync_handler_get_cluster_id(self);
+	resources = g_ptr_array_new_full(objects->len, g_object_unref);
+	for (guint i = 0; i < objects->len; i++) {
+		GBytes *bytes = g_ptr_array_index(objects, i);
+		gsize len = 0;
+		const gchar *json = g_bytes_get_data(bytes, &len);
+		g_autoptr(GError) error = NULL;
+		g_autoptr(MeshSyncResource) resource = NULL;
+
+		resource = meshsync_resource_new_from_json(
+		        json, (gssize)len, MESHSYNC_EVENT_TYPE_ADDED,
+		        cluster_id != NULL ? cluster_id : "", &error);
+		if (resource == NULL) {
+			g_message("informer-store: an object is left out of the reply: %s",
+			          error->message);
+			continue;
+		}
+		if (watch != NULL && !meshsync_watch_config_accepts_namespace(
+		                             watch, meshsync_resource_get_namespace(resource)))
+			continue;
+		g_ptr_array_add(resources, g_steal_pointer(&resource));
+	}
+	return g_steal_pointer(&resources);
+}
