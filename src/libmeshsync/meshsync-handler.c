@@ -40,13 +40,14 @@
  * [class@MeshSync.Service] assembles a handler with its outputs, the broker and the health
  * server; use the handler alone to sync into writers of your own.
  *
- * Everything happens in the thread-default main context of the thread that called
- * [method@MeshSync.Handler.start].
+ * Everything happens in the thread-default main context of the thread that created the
+ * handler (the service's, when a [class@MeshSync.Service] made it).
  */
 
 struct _MeshSyncHandler {
 	GObject parent_instance;
 
+	MsdEngineContext *engine;   /* (owned): its main context, the service's when it made us */
 	MeshSyncKubeConfig *config; /* (owned) */
 	MeshSyncWriter *writer;     /* (owned) (nullable) */
 	MsdKubeClient *client;      /* (owned) (nullable): from start on */
@@ -285,7 +286,9 @@ meshsync_handler_constructed(GObject *object)
 	MeshSyncHandler *self = MESHSYNC_HANDLER(object);
 
 	G_OBJECT_CLASS(meshsync_handler_parent_class)->constructed(object);
-	self->delivery = msd_delivery_new(self->writer);
+	/* built alone (from Python, a test): the context of the thread that made us */
+	self->engine = msd_engine_context_new();
+	self->delivery = msd_delivery_new(self->engine, self->writer);
 	msd_delivery_set_announce_func(self->delivery, meshsync_handler_announce_cb, self);
 	g_signal_connect(self->delivery, "notify::paused", G_CALLBACK(meshsync_handler_paused_cb),
 	                 self);
@@ -313,6 +316,7 @@ meshsync_handler_finalize(GObject *object)
 
 	g_clear_object(&self->setup);
 	g_clear_object(&self->delivery);
+	g_clear_object(&self->engine);
 	g_clear_pointer(&self->cache, msd_attribute_cache_free);
 	g_clear_object(&self->config);
 	g_clear_object(&self->writer);
@@ -732,7 +736,8 @@ meshsync_handler_start(MeshSyncHandler *self, GError **error)
 	if (self->client == NULL)
 		return FALSE;
 	self->started = TRUE;
-	self->setup = msd_run_setup_new(self->client, meshsync_handler_event_cb, self);
+	self->setup =
+	        msd_run_setup_new(self->engine, self->client, meshsync_handler_event_cb, self);
 	msd_run_setup_set_watch_config(self->setup, self->explicit_watch);
 	msd_run_setup_set_output_filters(self->setup, (const gchar *const *)self->output_resources,
 	                                 (const gchar *const *)self->output_namespaces);
@@ -931,6 +936,24 @@ meshsync_handler_get_delivery(MeshSyncHandler *self)
 {
 	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), NULL);
 	return self->delivery;
+}
+
+void
+meshsync_handler_set_engine_context(MeshSyncHandler *self, MsdEngineContext *engine)
+{
+	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+	g_return_if_fail(MSD_IS_ENGINE_CONTEXT(engine));
+	g_return_if_fail(!self->started);
+
+	g_set_object(&self->engine, engine);
+	msd_delivery_set_engine_context(self->delivery, engine);
+}
+
+MsdEngineContext *
+meshsync_handler_get_engine_context(MeshSyncHandler *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), NULL);
+	return self->engine;
 }
 
 GPtrArray *

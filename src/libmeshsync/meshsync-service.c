@@ -9,6 +9,7 @@
 
 #include "broker/msd-request-listener.h"
 #include "broker/msd-session-relay.h"
+#include "engine/msd-engine-context.h"
 #include "health/msd-build-info.h"
 #include "health/msd-engine-metrics.h"
 #include "health/msd-metrics.h"
@@ -17,6 +18,7 @@
 #include "meshsync-composite-writer.h"
 #include "meshsync-enum-types.h"
 #include "meshsync-error.h"
+#include "meshsync-handler-private.h"
 #include "meshsync-health-server-private.h"
 #include "meshsync-service.h"
 #include "util/msd-i18n.h"
@@ -101,6 +103,7 @@ struct _MeshSyncService {
 
 	/* assembled by start */
 	MeshSyncServiceState state;
+	MsdEngineContext *engine;            /* (owned) (nullable): from start on */
 	MsdMetrics *metrics;                 /* (owned) (nullable) */
 	MeshSyncHealthServer *health;        /* (owned) (nullable) */
 	MeshSyncFileWriter *file_writer;     /* (owned) (nullable) */
@@ -295,6 +298,7 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 		return FALSE;
 
 	self->handler = meshsync_handler_new(self->config, self->writer);
+	meshsync_handler_set_engine_context(self->handler, self->engine);
 	if (self->watch != NULL)
 		meshsync_handler_set_watch_config(self->handler, self->watch);
 	meshsync_handler_set_output_resources(self->handler,
@@ -396,6 +400,8 @@ meshsync_service_start_async(MeshSyncService *self,
 		return;
 	}
 	self->state = MESHSYNC_SERVICE_STARTING;
+	/* the loop of the thread that starts us: every timer of the engine goes there */
+	self->engine = msd_engine_context_new();
 	if (self->health_enabled && !meshsync_service_start_health(self, &error)) {
 		meshsync_service_start_failed(self, task, error);
 		return;
@@ -646,6 +652,7 @@ meshsync_service_dispose(GObject *object)
 	g_clear_object(&self->broker);
 	g_clear_object(&self->health);
 	g_clear_object(&self->metrics);
+	g_clear_object(&self->engine);
 	if (self->extra_writers != NULL)
 		g_ptr_array_set_size(self->extra_writers, 0);
 	G_OBJECT_CLASS(meshsync_service_parent_class)->dispose(object);

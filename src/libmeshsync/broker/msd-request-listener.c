@@ -35,7 +35,7 @@ struct _MsdRequestListener {
 	MsdSessionRelay *sessions; /* (owned) (nullable): log and exec sessions */
 	gchar *version;
 	guint subscription;
-	guint active_exec_source;
+	GSource *active_exec_source; /* (owned) (nullable) */
 	guint active_exec_period_ms;
 	GCancellable *cancellable; /* (owned): replies in progress */
 	guint shard_index;
@@ -481,7 +481,7 @@ static void
 msd_request_listener_start_active_exec(MsdRequestListener *self)
 {
 	/* Upstream starts another ticker per request; one is all a listener needs. */
-	if (self->active_exec_source != 0) {
+	if (self->active_exec_source != NULL) {
 		g_debug("active-exec: the ticker already runs");
 		return;
 	}
@@ -489,8 +489,10 @@ msd_request_listener_start_active_exec(MsdRequestListener *self)
 	       MSD_SUBJECT_ACTIVE_EXEC, self->active_exec_period_ms);
 	/* The requester gets the list at once rather than one period later. */
 	msd_request_listener_active_exec_cb(self);
-	self->active_exec_source = g_timeout_add(self->active_exec_period_ms,
-	                                         msd_request_listener_active_exec_cb, self);
+	self->active_exec_source = msd_engine_context_add_timeout(
+	        meshsync_handler_get_engine_context(self->handler), G_PRIORITY_DEFAULT,
+	        self->active_exec_period_ms, "[meshsync] active-exec ticker",
+	        msd_request_listener_active_exec_cb, self, NULL);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -619,7 +621,7 @@ msd_request_listener_stop(MsdRequestListener *self)
 		meshsync_broker_unsubscribe(self->broker, self->subscription);
 		self->subscription = 0;
 	}
-	g_clear_handle_id(&self->active_exec_source, g_source_remove);
+	msd_source_clear(&self->active_exec_source);
 	g_cancellable_cancel(self->cancellable);
 }
 
@@ -628,7 +630,7 @@ msd_request_listener_get_active_exec_running(MsdRequestListener *self)
 {
 	g_return_val_if_fail(MSD_IS_REQUEST_LISTENER(self), FALSE);
 
-	return self->active_exec_source != 0;
+	return self->active_exec_source != NULL;
 }
 
 void

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "engine/msd-crd-follower.h"
+#include "engine/msd-engine-context.h"
 #include "engine/msd-reconciler.h"
 #include "engine/msd-run-setup.h"
 #include "meshsync-discovery-private.h"
@@ -34,7 +35,8 @@
 struct _MsdRunSetup {
 	GObject parent_instance;
 
-	MsdKubeClient *client; /* (owned) */
+	MsdEngineContext *engine; /* (owned) */
+	MsdKubeClient *client;    /* (owned) */
 	MsdInformerEventFunc event_func;
 	gpointer event_data;
 
@@ -71,9 +73,9 @@ struct _MsdRunSetup {
 
 	gboolean started;
 	gboolean stopped;
-	guint retry_id;
+	GSource *retry_source; /* (owned) (nullable) */
 	guint retry_ms;
-	guint resync_id;
+	GSource *resync_source;   /* (owned) (nullable) */
 	MsdInformerCounters past; /* of runs already torn down */
 
 	/* the cluster's identity, checked on every relist and watch reconnect */
@@ -82,7 +84,8 @@ struct _MsdRunSetup {
 	gint64 identity_checked_us;
 	guint64 identity_seen_rv; /* the highest resourceVersion informers had when it was sent */
 	guint identity_checks;
-	guint identity_retry_id; /* the check again, while the answer could not tell */
+	GSource *identity_retry_source; /* (owned) (nullable): the check again, while the answer
+	                                   could not tell */
 	guint identity_retry_ms;
 	gboolean identity_waiting; /* said once per wait that the gates stay closed */
 	gboolean relisting_all;    /* the gates open by themselves at its end */
@@ -176,10 +179,10 @@ msd_run_setup_end_run(MsdRunSetup *self)
 	g_clear_object(&self->discovery);
 	g_ptr_array_set_size(self->gated, 0);
 	g_clear_object(&self->identity_cancel);
-	g_clear_handle_id(&self->identity_retry_id, g_source_remove);
+	msd_source_clear(&self->identity_retry_source);
 	self->identity_retry_ms = 0;
 	self->identity_waiting = FALSE;
-	g_clear_handle_id(&self->retry_id, g_source_remove);
+	msd_source_clear(&self->retry_source);
 	self->waiting_for_crds = FALSE;
 	msd_run_setup_set_ready(self, FALSE);
 	if (had_run)
@@ -191,7 +194,7 @@ msd_run_setup_retry_cb(gpointer user_data)
 {
 	MsdRunSetup *self = user_data;
 
-	self->retry_id = 0;
+	msd_source_clear(&self->retry_source);
 	msd_run_setup_begin_run(self);
 	return G_SOURCE_REMOVE;
 }
@@ -211,9 +214,9 @@ msd_run_setup_retry_later(MsdRunSetup *self, const GError *error)
 	msd_log(G_LOG_LEVEL_INFO, NULL, NULL,
 	        self->client != NULL ? msd_kube_client_get_server(self->client) : NULL,
 	        "%s; retrying in %.1f s", error->message, delay / 1000.0);
-	self->retry_id = g_timeout_add(delay, msd_run_setup_retry_cb, self);
-	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->retry_id),
-	                         "[meshsync] retry run");
+	self->retry_source = msd_engine_context_add_timeout(self->engine, G_PRIORITY_DEFAULT, delay,
+	                                                    "[meshsync] retry run",
+	                                                    msd_run_setup_retry_cb, self, NULL);
 	/* last: a handler may stop us */
 	g_signal_emit(self, signals[SIGNAL_RUN_FAILED], 0, error);
 }
@@ -389,7 +392,7 @@ msd_run_setup_identity_retry_cb(gpointer user_data)
 {
 	MsdRunSetup *self = user_data;
 
-	self->identity_retry_id = 0;
+	msd_source_clear(&self->identity_retry_source);
 	msd_run_setup_check_identity(self);
 	return G_SOURCE_REMOVE;
 }
@@ -421,14 +424,14 @@ msd_run_setup_identity_must_wait(MsdRunSetup *self, gboolean answered, const GEr
 		                   : "cannot say which cluster it is: ",
 		          answered ? "" : error->message, self->cluster_id);
 	self->identity_waiting = TRUE;
-	g_clear_handle_id(&self->identity_retry_id, g_source_remove);
+	msd_source_clear(&self->identity_retry_source);
 	self->identity_retry_ms =
 	        self->identity_retry_ms == 0 ? 250 : MIN(self->identity_retry_ms * 2, 5000);
 	delay = self->identity_retry_ms / 2 +
 	        (guint)g_random_int_range(0, (gint32)(self->identity_retry_ms / 2) + 1);
-	self->identity_retry_id = g_timeout_add(delay, msd_run_setup_identity_retry_cb, self);
-	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->identity_retry_id),
-	                         "[meshsync] check cluster identity");
+	self->identity_retry_source = msd_engine_context_add_timeout(
+	        self->engine, G_PRIORITY_DEFAULT, delay, "[meshsync] check cluster identity",
+	        msd_run_setup_identity_retry_cb, self, NULL);
 	return TRUE;
 }
 
@@ -561,8 +564,8 @@ msd_run_setup_build_pipeline(MsdRunSetup *self)
 	g_autoptr(MeshSyncStage) start = msd_start_informers_stage_new();
 	g_autoptr(MeshSyncPipeline) pipeline = meshsync_pipeline_new();
 
-	self->run = msd_run_new(self->client, self->discovery, self->watch, self->event_func,
-	                        self->event_data);
+	self->run = msd_run_new(self->engine, self->client, self->discovery, self->watch,
+	                        self->event_func, self->event_data);
 	msd_run_set_informer_func(self->run, msd_run_setup_informer_added, self);
 	msd_run_set_namespaces(self->run, (const gchar *const *)self->namespaces);
 	msd_run_set_shard(self->run, self->shard_index, self->shard_total);
@@ -605,7 +608,7 @@ msd_run_setup_follow_crds(MsdRunSetup *self)
 		          "customresourcedefinitions: custom resources are not followed");
 		return;
 	}
-	self->crd_follower = msd_crd_follower_new(self->client, crds, self->watch);
+	self->crd_follower = msd_crd_follower_new(self->engine, self->client, crds, self->watch);
 	g_signal_connect(self->crd_follower, "synced", G_CALLBACK(msd_run_setup_crds_synced_cb),
 	                 self);
 	g_signal_connect(self->crd_follower, "changed", G_CALLBACK(msd_run_setup_crds_changed_cb),
@@ -757,7 +760,7 @@ msd_run_setup_resync_cb(gpointer user_data)
 {
 	MsdRunSetup *self = user_data;
 
-	self->resync_id = 0;
+	msd_source_clear(&self->resync_source);
 	g_info("resync: tearing the run down and listing again");
 	msd_run_setup_end_run(self);
 	self->retry_ms = 0;
@@ -797,6 +800,7 @@ msd_run_setup_finalize(GObject *object)
 	MsdRunSetup *self = MSD_RUN_SETUP(object);
 
 	g_clear_object(&self->client);
+	g_clear_object(&self->engine);
 	g_clear_object(&self->explicit_watch);
 	g_clear_object(&self->watch);
 	g_strfreev(self->output_resources);
@@ -866,13 +870,18 @@ msd_run_setup_init(MsdRunSetup *self)
 }
 
 MsdRunSetup *
-msd_run_setup_new(MsdKubeClient *client, MsdInformerEventFunc event_func, gpointer event_data)
+msd_run_setup_new(MsdEngineContext *engine,
+                  MsdKubeClient *client,
+                  MsdInformerEventFunc event_func,
+                  gpointer event_data)
 {
 	MsdRunSetup *self;
 
+	g_return_val_if_fail(MSD_IS_ENGINE_CONTEXT(engine), NULL);
 	g_return_val_if_fail(MSD_IS_KUBE_CLIENT(client), NULL);
 
 	self = g_object_new(MSD_TYPE_RUN_SETUP, NULL);
+	self->engine = g_object_ref(engine);
 	self->client = g_object_ref(client);
 	self->event_func = event_func;
 	self->event_data = event_data;
@@ -954,7 +963,7 @@ msd_run_setup_start(MsdRunSetup *self)
 
 	self->started = TRUE;
 	if (self->reconcile_interval_ms > 0) {
-		self->reconciler = msd_reconciler_new(self->reconcile_interval_ms);
+		self->reconciler = msd_reconciler_new(self->engine, self->reconcile_interval_ms);
 		g_signal_connect(self->reconciler, "tick-done",
 		                 G_CALLBACK(msd_run_setup_tick_done_cb), self);
 	}
@@ -969,7 +978,7 @@ msd_run_setup_stop(MsdRunSetup *self)
 	if (!self->started || self->stopped)
 		return;
 	self->stopped = TRUE;
-	g_clear_handle_id(&self->resync_id, g_source_remove);
+	msd_source_clear(&self->resync_source);
 	if (self->reconciler != NULL) {
 		g_signal_handlers_disconnect_by_data(self->reconciler, self);
 		msd_reconciler_stop(self->reconciler);
@@ -992,10 +1001,10 @@ msd_run_setup_request_resync(MsdRunSetup *self)
 	if (!self->started || self->stopped)
 		return;
 	/* each request re-arms one timer: a burst of them costs one resync */
-	g_clear_handle_id(&self->resync_id, g_source_remove);
-	self->resync_id = g_timeout_add(self->resync_delay_ms, msd_run_setup_resync_cb, self);
-	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->resync_id),
-	                         "[meshsync] resync");
+	msd_source_clear(&self->resync_source);
+	self->resync_source = msd_engine_context_add_timeout(
+	        self->engine, G_PRIORITY_DEFAULT, self->resync_delay_ms, "[meshsync] resync",
+	        msd_run_setup_resync_cb, self, NULL);
 }
 
 MsdRun *

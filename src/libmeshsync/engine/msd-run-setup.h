@@ -7,6 +7,8 @@
 
 #include <gio/gio.h>
 
+#include "engine/msd-engine-context.h"
+
 #include "informer/msd-informer.h"
 #include "kube/msd-kube-client.h"
 #include "meshsync-discovery.h"
@@ -38,8 +40,10 @@ G_BEGIN_DECLS
 #define MSD_TYPE_RUN_SETUP (msd_run_setup_get_type())
 G_DECLARE_FINAL_TYPE(MsdRunSetup, msd_run_setup, MSD, RUN_SETUP, GObject)
 
-MsdRunSetup *
-msd_run_setup_new(MsdKubeClient *client, MsdInformerEventFunc event_func, gpointer event_data);
+MsdRunSetup *msd_run_setup_new(MsdEngineContext *engine,
+                               MsdKubeClient *client,
+                               MsdInformerEventFunc event_func,
+                               gpointer event_data);
 
 /* Configuration, before the first start. @watch: NULL reads the MeshSync custom resource. */
 void msd_run_setup_set_watch_config(MsdRunSetup *self, MeshSyncWatchConfig *watch);

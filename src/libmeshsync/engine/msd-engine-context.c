@@ -1,0 +1,88 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#define G_LOG_DOMAIN "MeshSyncEngine"
+
+#include "config.h"
+
+#include "engine/msd-engine-context.h"
+
+struct _MsdEngineContext {
+	GObject parent_instance;
+
+	GMainContext *main_context; /* (owned) */
+};
+
+G_DEFINE_FINAL_TYPE(MsdEngineContext, msd_engine_context, G_TYPE_OBJECT)
+
+static void
+msd_engine_context_finalize(GObject *object)
+{
+	MsdEngineContext *self = MSD_ENGINE_CONTEXT(object);
+
+	g_main_context_unref(self->main_context);
+	G_OBJECT_CLASS(msd_engine_context_parent_class)->finalize(object);
+}
+
+static void
+msd_engine_context_class_init(MsdEngineContextClass *klass)
+{
+	G_OBJECT_CLASS(klass)->finalize = msd_engine_context_finalize;
+}
+
+static void
+msd_engine_context_init(MsdEngineContext *self)
+{
+	self->main_context = g_main_context_ref_thread_default();
+}
+
+MsdEngineContext *
+msd_engine_context_new(void)
+{
+	return g_object_new(MSD_TYPE_ENGINE_CONTEXT, NULL);
+}
+
+GMainContext *
+msd_engine_context_get_main_context(MsdEngineContext *self)
+{
+	g_return_val_if_fail(MSD_IS_ENGINE_CONTEXT(self), NULL);
+
+	return self->main_context;
+}
+
+GSource *
+msd_engine_context_add_timeout(MsdEngineContext *self,
+                               gint priority,
+                               guint interval_ms,
+                               const gchar *name,
+                               GSourceFunc func,
+                               gpointer data,
+                               GDestroyNotify notify)
+{
+	GSource *source;
+
+	g_return_val_if_fail(MSD_IS_ENGINE_CONTEXT(self), NULL);
+
+	source = g_timeout_source_new(interval_ms);
+	g_source_set_priority(source, priority);
+	return msd_source_attach_named(source, self->main_context, name, func, data, notify);
+}
+
+GSource *
+msd_engine_context_add_idle(MsdEngineContext *self,
+                            gint priority,
+                            const gchar *name,
+                            GSourceFunc func,
+                            gpointer data,
+                            GDestroyNotify notify)
+{
+	GSource *source;
+
+	g_return_val_if_fail(MSD_IS_ENGINE_CONTEXT(self), NULL);
+
+	source = g_idle_source_new();
+	g_source_set_priority(source, priority);
+	return msd_source_attach_named(source, self->main_context, name, func, data, notify);
+}
