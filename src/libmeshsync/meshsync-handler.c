@@ -127,13 +127,14 @@ meshsync_handler_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 		resource = meshsync_resource_new_from_tokens(
 		        event->doc, event->index, event->kind, event->api_version, event->type,
 		        cluster_id != NULL ? cluster_id : "",
-		        event->read_at != 0 ? self->cache : NULL, &error);
+		        event->read_at != 0 ? self->cache : NULL,
+		        msd_engine_context_get_convert_state(self->engine), &error);
 	} else {
 		/* found deleted by a relist: the store's copy is all there is */
 		data = g_bytes_get_data(event->entry->object, &length);
-		resource = meshsync_resource_new_from_json(data, (gssize)length, event->type,
-		                                           cluster_id != NULL ? cluster_id : "",
-		                                           &error);
+		resource = meshsync_resource_new_from_json_full(
+		        data, (gssize)length, event->type, cluster_id != NULL ? cluster_id : "",
+		        msd_engine_context_get_convert_state(self->engine), &error);
 	}
 	if (resource == NULL) {
 		g_warning("%s: %s event for %s/%s not converted: %s",

@@ -8,11 +8,13 @@
 #include "config.h"
 
 #include "engine/msd-engine-context.h"
+#include "model/msd-secret-redact.h"
 
 struct _MsdEngineContext {
 	GObject parent_instance;
 
 	GMainContext *main_context; /* (owned) */
+	MsdConvertState convert;    /* the converter's buffer and redaction, for every event */
 };
 
 G_DEFINE_FINAL_TYPE(MsdEngineContext, msd_engine_context, G_TYPE_OBJECT)
@@ -23,6 +25,7 @@ msd_engine_context_finalize(GObject *object)
 	MsdEngineContext *self = MSD_ENGINE_CONTEXT(object);
 
 	g_main_context_unref(self->main_context);
+	msd_convert_state_clear(&self->convert);
 	G_OBJECT_CLASS(msd_engine_context_parent_class)->finalize(object);
 }
 
@@ -36,6 +39,8 @@ static void
 msd_engine_context_init(MsdEngineContext *self)
 {
 	self->main_context = g_main_context_ref_thread_default();
+	/* read once: the event path never looks at the environment */
+	msd_convert_state_init(&self->convert, msd_secret_redact_enabled());
 }
 
 MsdEngineContext *
@@ -85,4 +90,12 @@ msd_engine_context_add_idle(MsdEngineContext *self,
 	source = g_idle_source_new();
 	g_source_set_priority(source, priority);
 	return msd_source_attach_named(source, self->main_context, name, func, data, notify);
+}
+
+MsdConvertState *
+msd_engine_context_get_convert_state(MsdEngineContext *self)
+{
+	g_return_val_if_fail(MSD_IS_ENGINE_CONTEXT(self), NULL);
+
+	return &self->convert;
 }

@@ -7,6 +7,7 @@
 
 #include <gio/gio.h>
 
+#include "model/msd-model.h"
 #include "util/msd-source.h"
 
 G_BEGIN_DECLS
@@ -27,6 +28,10 @@ MsdEngineContext *msd_engine_context_new(void);
 
 /* (transfer none) */
 GMainContext *msd_engine_context_get_main_context(MsdEngineContext *self);
+
+/* The converter's state for the engine's events: its kept buffer, and whether Secrets are
+ * redacted (MESHSYNC_REDACT_SECRETS, read once when the engine was made). (transfer none) */
+MsdConvertState *msd_engine_context_get_convert_state(MsdEngineContext *self);
 
 /* A timer (@interval_ms) or idle source named @name (a static string, as the
  * "[meshsync] ..." names the tests look for), attached to the engine's context. Returns
