@@ -43,6 +43,9 @@ MsdDelivery *meshsync_handler_get_delivery(MeshSyncHandler *self);
 void meshsync_handler_set_engine_context(MeshSyncHandler *self, MsdEngineContext *engine);
 /* (transfer none) */
 MsdEngineContext *meshsync_handler_get_engine_context(MeshSyncHandler *self);
+/* Replaces the configuration's draft (what the public setters write), before start: a
+ * service hands its own over this way. */
+void meshsync_handler_set_options(MeshSyncHandler *self, const MsdEngineOptions *options);
 
 /* Called each time an informer of a run has its initial state (every type of every run, a
  * resync's included), e.g. to record how long it took; NULL @func for none. */

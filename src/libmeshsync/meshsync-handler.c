@@ -55,17 +55,9 @@ struct _MeshSyncHandler {
 	MsdDelivery *delivery;      /* (owned) */
 	MsdAttributeCache *cache;   /* (owned): specs of watch events, over every run */
 
-	/* configuration, handed to the set-up chain at start */
-	MeshSyncWatchConfig *explicit_watch; /* (owned) (nullable) */
-	GStrv output_resources;              /* (owned) (nullable) */
-	GStrv output_namespaces;             /* (owned) (nullable) */
-	GStrv namespaces;                    /* (owned) (nullable): the watch scope */
-	guint resync_delay_ms;
-	guint reconcile_interval_ms;
-	guint shard_index;
-	guint shard_total;
-	guint retry_initial_ms; /* 0: the set-up chain's own */
-	guint retry_max_ms;
+	/* the configuration's draft, copied into the engine context at start */
+	MsdEngineOptions *options; /* (owned) */
+	guint resync_delay_ms;     /* may change at any time: not one of the options */
 
 	MeshSyncHandlerInformerFunc informer_synced;
 	gpointer informer_synced_data;
@@ -321,11 +313,8 @@ meshsync_handler_finalize(GObject *object)
 	g_clear_pointer(&self->cache, msd_attribute_cache_free);
 	g_clear_object(&self->config);
 	g_clear_object(&self->writer);
-	g_clear_object(&self->explicit_watch);
 	g_clear_object(&self->client);
-	g_strfreev(self->output_resources);
-	g_strfreev(self->output_namespaces);
-	g_strfreev(self->namespaces);
+	msd_engine_options_free(self->options);
 	G_OBJECT_CLASS(meshsync_handler_parent_class)->finalize(object);
 }
 
@@ -535,6 +524,7 @@ static void
 meshsync_handler_init(MeshSyncHandler *self)
 {
 	self->resync_delay_ms = MESHSYNC_HANDLER_RESYNC_DELAY_MS;
+	self->options = msd_engine_options_new();
 	self->cache = msd_attribute_cache_new(MESHSYNC_HANDLER_CACHE_BYTES);
 }
 
@@ -570,7 +560,7 @@ meshsync_handler_set_watch_config(MeshSyncHandler *self, MeshSyncWatchConfig *wa
 	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
 	g_return_if_fail(!self->started);
 
-	g_set_object(&self->explicit_watch, watch_config);
+	g_set_object(&self->options->watch, watch_config);
 }
 
 /**
@@ -605,8 +595,7 @@ meshsync_handler_set_output_resources(MeshSyncHandler *self, const gchar *const 
 	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
 	g_return_if_fail(!self->started);
 
-	g_strfreev(self->output_resources);
-	self->output_resources = g_strdupv((gchar **)resources);
+	msd_engine_options_set_strv(&self->options->output_resources, resources);
 }
 
 /**
@@ -625,8 +614,7 @@ meshsync_handler_set_output_namespaces(MeshSyncHandler *self, const gchar *const
 	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
 	g_return_if_fail(!self->started);
 
-	g_strfreev(self->output_namespaces);
-	self->output_namespaces = g_strdupv((gchar **)namespaces);
+	msd_engine_options_set_strv(&self->options->output_namespaces, namespaces);
 }
 
 /**
@@ -648,10 +636,7 @@ meshsync_handler_set_namespaces(MeshSyncHandler *self, const gchar *const *names
 	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
 	g_return_if_fail(!self->started);
 
-	g_strfreev(self->namespaces);
-	self->namespaces = namespaces != NULL && namespaces[0] != NULL
-	                           ? g_strdupv((gchar **)namespaces)
-	                           : NULL;
+	msd_engine_options_set_namespaces(self->options, namespaces);
 }
 
 /**
@@ -674,8 +659,7 @@ meshsync_handler_set_shard(MeshSyncHandler *self, guint index, guint total)
 	g_return_if_fail(!self->started);
 	g_return_if_fail(total <= 1 || index < total);
 
-	self->shard_index = total > 1 ? index : 0;
-	self->shard_total = total;
+	msd_engine_options_set_shard(self->options, index, total);
 }
 
 /**
@@ -696,7 +680,7 @@ meshsync_handler_set_reconcile_interval(MeshSyncHandler *self, guint millisecond
 	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
 	g_return_if_fail(!self->started);
 
-	self->reconcile_interval_ms = milliseconds;
+	self->options->reconcile_interval_ms = milliseconds;
 }
 
 /**
@@ -737,18 +721,11 @@ meshsync_handler_start(MeshSyncHandler *self, GError **error)
 	if (self->client == NULL)
 		return FALSE;
 	self->started = TRUE;
+	/* from here on the configuration is the engine's, and fixed */
+	msd_engine_context_set_options(self->engine, self->options);
 	self->setup =
 	        msd_run_setup_new(self->engine, self->client, meshsync_handler_event_cb, self);
-	msd_run_setup_set_watch_config(self->setup, self->explicit_watch);
-	msd_run_setup_set_output_filters(self->setup, (const gchar *const *)self->output_resources,
-	                                 (const gchar *const *)self->output_namespaces);
 	msd_run_setup_set_resync_delay(self->setup, self->resync_delay_ms);
-	msd_run_setup_set_reconcile_interval(self->setup, self->reconcile_interval_ms);
-	msd_run_setup_set_shard(self->setup, self->shard_index, self->shard_total);
-	msd_run_setup_set_namespaces(self->setup, (const gchar *const *)self->namespaces);
-	if (self->retry_initial_ms != 0)
-		msd_run_setup_set_retry_delays(self->setup, self->retry_initial_ms,
-		                               self->retry_max_ms);
 	g_signal_connect(self->setup, "notify::ready", G_CALLBACK(meshsync_handler_ready_cb), self);
 	g_signal_connect(self->setup, "notify::cluster-id",
 	                 G_CALLBACK(meshsync_handler_cluster_id_cb), self);
@@ -928,8 +905,8 @@ meshsync_handler_set_retry_delays(MeshSyncHandler *self, guint initial_ms, guint
 {
 	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
 	g_return_if_fail(!self->started);
-	self->retry_initial_ms = initial_ms;
-	self->retry_max_ms = max_ms;
+	self->options->retry_initial_ms = initial_ms;
+	self->options->retry_max_ms = max_ms;
 }
 
 MsdDelivery *
@@ -937,6 +914,17 @@ meshsync_handler_get_delivery(MeshSyncHandler *self)
 {
 	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), NULL);
 	return self->delivery;
+}
+
+void
+meshsync_handler_set_options(MeshSyncHandler *self, const MsdEngineOptions *options)
+{
+	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+	g_return_if_fail(options != NULL);
+	g_return_if_fail(!self->started);
+
+	msd_engine_options_free(self->options);
+	self->options = msd_engine_options_copy(options);
 }
 
 void

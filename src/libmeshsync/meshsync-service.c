@@ -78,13 +78,7 @@ struct _MeshSyncService {
 
 	/* configuration */
 	MeshSyncKubeConfig *config; /* (owned) */
-	MeshSyncWatchConfig *watch; /* (owned) (nullable) */
-	GStrv output_resources;     /* (owned) (nullable) */
-	GStrv output_namespaces;    /* (owned) (nullable) */
-	GStrv namespaces;           /* (owned) (nullable): the watch scope */
-	guint reconcile_interval_ms;
-	guint shard_index;
-	guint shard_total;
+	MsdEngineOptions *options;  /* (owned): the engine's configuration, handed over at start */
 	gboolean file_output;
 	gchar *output_file; /* (owned) (nullable): NULL picks upstream's default name */
 	gboolean output_extended;
@@ -299,15 +293,7 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 
 	self->handler = meshsync_handler_new(self->config, self->writer);
 	meshsync_handler_set_engine_context(self->handler, self->engine);
-	if (self->watch != NULL)
-		meshsync_handler_set_watch_config(self->handler, self->watch);
-	meshsync_handler_set_output_resources(self->handler,
-	                                      (const gchar *const *)self->output_resources);
-	meshsync_handler_set_output_namespaces(self->handler,
-	                                       (const gchar *const *)self->output_namespaces);
-	meshsync_handler_set_namespaces(self->handler, (const gchar *const *)self->namespaces);
-	meshsync_handler_set_reconcile_interval(self->handler, self->reconcile_interval_ms);
-	meshsync_handler_set_shard(self->handler, self->shard_index, self->shard_total);
+	meshsync_handler_set_options(self->handler, self->options);
 	if (self->metrics != NULL)
 		msd_engine_metrics_bind_handler(self->metrics, self->handler);
 	g_signal_connect(self->handler, "ready-changed",
@@ -322,8 +308,8 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 		                                          meshsync_get_version());
 		if (self->metrics != NULL)
 			msd_request_listener_set_metrics(self->listener, self->metrics);
-		msd_request_listener_set_shard(self->listener, self->shard_index,
-		                               self->shard_total);
+		msd_request_listener_set_shard(self->listener, self->options->shard_index,
+		                               self->options->shard_total);
 		self->sessions = msd_session_relay_new(self->broker, self->config);
 		msd_session_relay_set_limits(self->sessions, self->max_sessions, self->exec_enabled,
 		                             (const gchar *const *)self->exec_namespaces,
@@ -664,10 +650,7 @@ meshsync_service_finalize(GObject *object)
 	MeshSyncService *self = MESHSYNC_SERVICE(object);
 
 	g_clear_object(&self->config);
-	g_clear_object(&self->watch);
-	g_strfreev(self->output_resources);
-	g_strfreev(self->output_namespaces);
-	g_strfreev(self->namespaces);
+	msd_engine_options_free(self->options);
 	g_free(self->output_file);
 	g_free(self->health_address);
 	g_strfreev(self->exec_namespaces);
@@ -795,6 +778,7 @@ meshsync_service_class_init(MeshSyncServiceClass *klass)
 static void
 meshsync_service_init(MeshSyncService *self)
 {
+	self->options = msd_engine_options_new();
 	self->extra_writers = g_ptr_array_new_with_free_func(g_object_unref);
 	self->flush_timeout_ms = MESHSYNC_SERVICE_FLUSH_TIMEOUT_MS;
 	self->health_port = MESHSYNC_HEALTH_PORT;
@@ -839,7 +823,7 @@ void
 meshsync_service_set_watch_config(MeshSyncService *self, MeshSyncWatchConfig *watch_config)
 {
 	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
-	g_set_object(&self->watch, watch_config);
+	g_set_object(&self->options->watch, watch_config);
 }
 
 /**
@@ -855,8 +839,7 @@ void
 meshsync_service_set_output_resources(MeshSyncService *self, const gchar *const *resources)
 {
 	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
-	g_strfreev(self->output_resources);
-	self->output_resources = g_strdupv((gchar **)resources);
+	msd_engine_options_set_strv(&self->options->output_resources, resources);
 }
 
 /**
@@ -872,8 +855,7 @@ void
 meshsync_service_set_output_namespaces(MeshSyncService *self, const gchar *const *namespaces)
 {
 	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
-	g_strfreev(self->output_namespaces);
-	self->output_namespaces = g_strdupv((gchar **)namespaces);
+	msd_engine_options_set_strv(&self->options->output_namespaces, namespaces);
 }
 
 /**
@@ -890,10 +872,7 @@ void
 meshsync_service_set_namespaces(MeshSyncService *self, const gchar *const *namespaces)
 {
 	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
-	g_strfreev(self->namespaces);
-	self->namespaces = namespaces != NULL && namespaces[0] != NULL
-	                           ? g_strdupv((gchar **)namespaces)
-	                           : NULL;
+	msd_engine_options_set_namespaces(self->options, namespaces);
 }
 
 /**
@@ -913,8 +892,7 @@ meshsync_service_set_shard(MeshSyncService *self, guint index, guint total)
 {
 	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
 	g_return_if_fail(total <= 1 || index < total);
-	self->shard_index = total > 1 ? index : 0;
-	self->shard_total = total;
+	msd_engine_options_set_shard(self->options, index, total);
 }
 
 /**
@@ -929,7 +907,7 @@ void
 meshsync_service_set_reconcile_interval(MeshSyncService *self, guint milliseconds)
 {
 	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
-	self->reconcile_interval_ms = milliseconds;
+	self->options->reconcile_interval_ms = milliseconds;
 }
 
 /**

@@ -16,6 +16,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 
+#include "engine/msd-engine-context.h"
 #include "meshsync-kube-config.h"
 #include "meshsync-service.h"
 #include "test-kubesim.h"
@@ -268,10 +269,53 @@ test_two_engines_two_threads(void)
 	g_cond_clear(&r.cond);
 }
 
+/* The engine keeps its own copy of the options, set once: a draft changed later (or a second
+ * hand-over) does not reach the running engine. */
+static void
+test_options_fixed_at_start(void)
+{
+	g_autoptr(MsdEngineContext) engine = msd_engine_context_new();
+	g_autoptr(MsdEngineOptions) draft = msd_engine_options_new();
+	static const gchar *const scope[] = {"a", "b", NULL};
+	static const gchar *const none[] = {NULL};
+	const MsdEngineOptions *options;
+
+	/* before the hand-over: the defaults */
+	options = msd_engine_context_get_options(engine);
+	g_assert_cmpuint(options->reconcile_interval_ms, ==, 0);
+	g_assert_null(options->namespaces);
+
+	msd_engine_options_set_namespaces(draft, scope);
+	msd_engine_options_set_shard(draft, 1, 3);
+	draft->reconcile_interval_ms = 5000;
+	draft->redact_secrets = TRUE;
+	msd_engine_context_set_options(engine, draft);
+
+	/* the draft goes on changing: the engine's copy does not */
+	msd_engine_options_set_namespaces(draft, none);
+	msd_engine_options_set_shard(draft, 5, 1);
+	draft->reconcile_interval_ms = 1;
+	options = msd_engine_context_get_options(engine);
+	g_assert_cmpstrv(options->namespaces, scope);
+	g_assert_cmpuint(options->shard_index, ==, 1);
+	g_assert_cmpuint(options->shard_total, ==, 3);
+	g_assert_cmpuint(options->reconcile_interval_ms, ==, 5000);
+	g_assert_true(msd_engine_context_get_convert_state(engine)->redact_secrets);
+	/* normalised on the way in: no scope is the whole cluster, one shard is none */
+	g_assert_null(draft->namespaces);
+	g_assert_cmpuint(draft->shard_index, ==, 0);
+
+	g_test_expect_message("MeshSyncEngine", G_LOG_LEVEL_CRITICAL, "*!self->options_set*");
+	msd_engine_context_set_options(engine, draft);
+	g_test_assert_expected_messages();
+	g_assert_cmpuint(msd_engine_context_get_options(engine)->reconcile_interval_ms, ==, 5000);
+}
+
 int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
+	g_test_add_func("/engine-context/options-fixed-at-start", test_options_fixed_at_start);
 	g_test_add_func("/engine-context/two-engines-two-threads", test_two_engines_two_threads);
 	return g_test_run();
 }

@@ -8,13 +8,14 @@
 #include "config.h"
 
 #include "engine/msd-engine-context.h"
-#include "model/msd-secret-redact.h"
 
 struct _MsdEngineContext {
 	GObject parent_instance;
 
 	GMainContext *main_context; /* (owned) */
 	MsdConvertState convert;    /* the converter's buffer and redaction, for every event */
+	MsdEngineOptions *options;  /* (owned): the defaults until set, once, at start */
+	gboolean options_set;
 };
 
 G_DEFINE_FINAL_TYPE(MsdEngineContext, msd_engine_context, G_TYPE_OBJECT)
@@ -26,6 +27,7 @@ msd_engine_context_finalize(GObject *object)
 
 	g_main_context_unref(self->main_context);
 	msd_convert_state_clear(&self->convert);
+	msd_engine_options_free(self->options);
 	G_OBJECT_CLASS(msd_engine_context_parent_class)->finalize(object);
 }
 
@@ -39,8 +41,8 @@ static void
 msd_engine_context_init(MsdEngineContext *self)
 {
 	self->main_context = g_main_context_ref_thread_default();
-	/* read once: the event path never looks at the environment */
-	msd_convert_state_init(&self->convert, msd_secret_redact_enabled());
+	self->options = msd_engine_options_new();
+	msd_convert_state_init(&self->convert, self->options->redact_secrets);
 }
 
 MsdEngineContext *
@@ -98,4 +100,25 @@ msd_engine_context_get_convert_state(MsdEngineContext *self)
 	g_return_val_if_fail(MSD_IS_ENGINE_CONTEXT(self), NULL);
 
 	return &self->convert;
+}
+
+void
+msd_engine_context_set_options(MsdEngineContext *self, const MsdEngineOptions *options)
+{
+	g_return_if_fail(MSD_IS_ENGINE_CONTEXT(self));
+	g_return_if_fail(options != NULL);
+	g_return_if_fail(!self->options_set);
+
+	msd_engine_options_free(self->options);
+	self->options = msd_engine_options_copy(options);
+	self->options_set = TRUE;
+	self->convert.redact_secrets = self->options->redact_secrets;
+}
+
+const MsdEngineOptions *
+msd_engine_context_get_options(MsdEngineContext *self)
+{
+	g_return_val_if_fail(MSD_IS_ENGINE_CONTEXT(self), NULL);
+
+	return self->options;
 }

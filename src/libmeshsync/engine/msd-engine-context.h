@@ -7,6 +7,7 @@
 
 #include <gio/gio.h>
 
+#include "engine/msd-engine-options.h"
 #include "model/msd-model.h"
 #include "util/msd-source.h"
 
@@ -29,8 +30,13 @@ MsdEngineContext *msd_engine_context_new(void);
 /* (transfer none) */
 GMainContext *msd_engine_context_get_main_context(MsdEngineContext *self);
 
+/* The configuration, copied once (at the handler's start) and never changed after: a second
+ * call is a programming error. Before it, the defaults. (transfer none) */
+void msd_engine_context_set_options(MsdEngineContext *self, const MsdEngineOptions *options);
+const MsdEngineOptions *msd_engine_context_get_options(MsdEngineContext *self);
+
 /* The converter's state for the engine's events: its kept buffer, and whether Secrets are
- * redacted (MESHSYNC_REDACT_SECRETS, read once when the engine was made). (transfer none) */
+ * redacted (the options' redact_secrets). (transfer none) */
 MsdConvertState *msd_engine_context_get_convert_state(MsdEngineContext *self);
 
 /* A timer (@interval_ms) or idle source named @name (a static string, as the

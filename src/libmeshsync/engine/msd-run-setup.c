@@ -40,17 +40,8 @@ struct _MsdRunSetup {
 	MsdInformerEventFunc event_func;
 	gpointer event_data;
 
-	/* configuration */
-	MeshSyncWatchConfig *explicit_watch; /* (owned) (nullable): set by the program */
-	GStrv output_resources;              /* (owned) (nullable) */
-	GStrv output_namespaces;             /* (owned) (nullable) */
-	GStrv namespaces;                    /* (owned) (nullable): the watch scope */
+	/* the configuration is the engine context's options; this one may change at any time */
 	guint resync_delay_ms;
-	guint reconcile_interval_ms;
-	guint shard_index;
-	guint shard_total;
-	guint retry_min_ms;
-	guint retry_max_ms;
 
 	/* chosen once, kept across runs */
 	MeshSyncWatchConfig *watch; /* (owned) (nullable): in force */
@@ -204,11 +195,17 @@ msd_run_setup_retry_cb(gpointer user_data)
 static void
 msd_run_setup_retry_later(MsdRunSetup *self, const GError *error)
 {
+	const MsdEngineOptions *options = msd_engine_context_get_options(self->engine);
+	guint retry_min_ms = MSD_RUN_SETUP_RETRY_MIN_MS;
+	guint retry_max_ms = MSD_RUN_SETUP_RETRY_MAX_MS;
 	guint delay;
 
 	msd_run_setup_end_run(self);
-	self->retry_ms = self->retry_ms == 0 ? self->retry_min_ms
-	                                     : MIN(self->retry_ms * 2, self->retry_max_ms);
+	if (options->retry_initial_ms != 0) {
+		retry_min_ms = MAX(options->retry_initial_ms, 2);
+		retry_max_ms = MAX(options->retry_max_ms, retry_min_ms);
+	}
+	self->retry_ms = self->retry_ms == 0 ? retry_min_ms : MIN(self->retry_ms * 2, retry_max_ms);
 	/* jitter in [d/2, d] so that many instances do not retry in step */
 	delay = self->retry_ms / 2 + (guint)g_random_int_range(0, (gint32)(self->retry_ms / 2) + 1);
 	msd_log(G_LOG_LEVEL_INFO, NULL, NULL,
@@ -563,12 +560,13 @@ msd_run_setup_build_pipeline(MsdRunSetup *self)
 	g_autoptr(MeshSyncStage) local = msd_register_stage_new(MESHSYNC_WATCH_STAGE_LOCAL);
 	g_autoptr(MeshSyncStage) start = msd_start_informers_stage_new();
 	g_autoptr(MeshSyncPipeline) pipeline = meshsync_pipeline_new();
+	const MsdEngineOptions *options = msd_engine_context_get_options(self->engine);
 
 	self->run = msd_run_new(self->engine, self->client, self->discovery, self->watch,
 	                        self->event_func, self->event_data);
 	msd_run_set_informer_func(self->run, msd_run_setup_informer_added, self);
-	msd_run_set_namespaces(self->run, (const gchar *const *)self->namespaces);
-	msd_run_set_shard(self->run, self->shard_index, self->shard_total);
+	msd_run_set_namespaces(self->run, (const gchar *const *)options->namespaces);
+	msd_run_set_shard(self->run, options->shard_index, options->shard_total);
 	self->pipeline = g_object_ref(pipeline);
 	meshsync_pipeline_set_run(pipeline, self->run);
 	meshsync_pipeline_add_stage(pipeline, global);
@@ -620,11 +618,13 @@ static void
 msd_run_setup_configured(MsdRunSetup *self)
 {
 	if (!self->configured) {
+		const MsdEngineOptions *options = msd_engine_context_get_options(self->engine);
+
 		self->configured = TRUE;
 		meshsync_watch_config_set_output_resources(
-		        self->watch, (const gchar *const *)self->output_resources);
+		        self->watch, (const gchar *const *)options->output_resources);
 		meshsync_watch_config_set_output_namespaces(
-		        self->watch, (const gchar *const *)self->output_namespaces);
+		        self->watch, (const gchar *const *)options->output_namespaces);
 	}
 	if (self->crd_follower != NULL && !msd_crd_follower_get_synced(self->crd_follower)) {
 		self->waiting_for_crds = TRUE;
@@ -676,8 +676,8 @@ msd_run_setup_choose_watch_config(MsdRunSetup *self)
 		msd_run_setup_configured(self);
 		return;
 	}
-	if (self->explicit_watch != NULL) {
-		self->watch = g_object_ref(self->explicit_watch);
+	if (msd_engine_context_get_options(self->engine)->watch != NULL) {
+		self->watch = g_object_ref(msd_engine_context_get_options(self->engine)->watch);
 		msd_run_setup_configured(self);
 		return;
 	}
@@ -801,11 +801,7 @@ msd_run_setup_finalize(GObject *object)
 
 	g_clear_object(&self->client);
 	g_clear_object(&self->engine);
-	g_clear_object(&self->explicit_watch);
 	g_clear_object(&self->watch);
-	g_strfreev(self->output_resources);
-	g_strfreev(self->output_namespaces);
-	g_strfreev(self->namespaces);
 	g_free(self->cluster_id);
 	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
 	g_ptr_array_unref(self->gated);
@@ -864,8 +860,6 @@ static void
 msd_run_setup_init(MsdRunSetup *self)
 {
 	self->resync_delay_ms = MSD_RUN_SETUP_RESYNC_DELAY_MS;
-	self->retry_min_ms = MSD_RUN_SETUP_RETRY_MIN_MS;
-	self->retry_max_ms = MSD_RUN_SETUP_RETRY_MAX_MS;
 	self->gated = g_ptr_array_new_with_free_func(g_object_unref);
 }
 
@@ -889,58 +883,6 @@ msd_run_setup_new(MsdEngineContext *engine,
 }
 
 void
-msd_run_setup_set_watch_config(MsdRunSetup *self, MeshSyncWatchConfig *watch)
-{
-	g_return_if_fail(MSD_IS_RUN_SETUP(self));
-	g_return_if_fail(!self->started);
-	g_set_object(&self->explicit_watch, watch);
-}
-
-void
-msd_run_setup_set_output_filters(MsdRunSetup *self,
-                                 const gchar *const *resources,
-                                 const gchar *const *namespaces)
-{
-	g_return_if_fail(MSD_IS_RUN_SETUP(self));
-	g_return_if_fail(!self->started);
-
-	g_strfreev(self->output_resources);
-	self->output_resources = g_strdupv((gchar **)resources);
-	g_strfreev(self->output_namespaces);
-	self->output_namespaces = g_strdupv((gchar **)namespaces);
-}
-
-void
-msd_run_setup_set_shard(MsdRunSetup *self, guint index, guint total)
-{
-	g_return_if_fail(MSD_IS_RUN_SETUP(self));
-	g_return_if_fail(!self->started);
-
-	self->shard_index = index;
-	self->shard_total = total;
-}
-
-/* Reconciles every @milliseconds (0, the default: never); see msd-reconciler.h. */
-void
-msd_run_setup_set_reconcile_interval(MsdRunSetup *self, guint milliseconds)
-{
-	g_return_if_fail(MSD_IS_RUN_SETUP(self));
-	g_return_if_fail(!self->started);
-
-	self->reconcile_interval_ms = milliseconds;
-}
-
-void
-msd_run_setup_set_namespaces(MsdRunSetup *self, const gchar *const *namespaces)
-{
-	g_return_if_fail(MSD_IS_RUN_SETUP(self));
-	g_return_if_fail(!self->started);
-
-	g_strfreev(self->namespaces);
-	self->namespaces = namespaces != NULL ? g_strdupv((gchar **)namespaces) : NULL;
-}
-
-void
 msd_run_setup_set_resync_delay(MsdRunSetup *self, guint milliseconds)
 {
 	g_return_if_fail(MSD_IS_RUN_SETUP(self));
@@ -948,22 +890,17 @@ msd_run_setup_set_resync_delay(MsdRunSetup *self, guint milliseconds)
 }
 
 void
-msd_run_setup_set_retry_delays(MsdRunSetup *self, guint initial_ms, guint max_ms)
-{
-	g_return_if_fail(MSD_IS_RUN_SETUP(self));
-	self->retry_min_ms = MAX(initial_ms, 2);
-	self->retry_max_ms = MAX(max_ms, self->retry_min_ms);
-}
-
-void
 msd_run_setup_start(MsdRunSetup *self)
 {
+	const MsdEngineOptions *options;
+
 	g_return_if_fail(MSD_IS_RUN_SETUP(self));
 	g_return_if_fail(!self->started);
 
+	options = msd_engine_context_get_options(self->engine);
 	self->started = TRUE;
-	if (self->reconcile_interval_ms > 0) {
-		self->reconciler = msd_reconciler_new(self->engine, self->reconcile_interval_ms);
+	if (options->reconcile_interval_ms > 0) {
+		self->reconciler = msd_reconciler_new(self->engine, options->reconcile_interval_ms);
 		g_signal_connect(self->reconciler, "tick-done",
 		                 G_CALLBACK(msd_run_setup_tick_done_cb), self);
 	}
