@@ -40,14 +40,17 @@
  * [class@MeshSync.Service] assembles a handler with its outputs, the broker and the health
  * server; use the handler alone to sync into writers of your own.
  *
- * Everything happens in the thread-default main context of the thread that created the
- * handler (the service's, when a [class@MeshSync.Service] made it).
+ * Everything happens in the thread-default main context of the thread that called
+ * [method@MeshSync.Handler.start] (for a handler a [class@MeshSync.Service] made, the
+ * service's), never in the global default context unless that is the one: several handlers
+ * can run side by side, each on its own thread and loop.
  */
 
 struct _MeshSyncHandler {
 	GObject parent_instance;
 
 	MsdEngineContext *engine;   /* (owned): its main context, the service's when it made us */
+	gboolean engine_given;      /* by a service: not replaced at start */
 	MeshSyncKubeConfig *config; /* (owned) */
 	MeshSyncWriter *writer;     /* (owned) (nullable) */
 	MsdKubeClient *client;      /* (owned) (nullable): from start on */
@@ -279,7 +282,8 @@ meshsync_handler_constructed(GObject *object)
 	MeshSyncHandler *self = MESHSYNC_HANDLER(object);
 
 	G_OBJECT_CLASS(meshsync_handler_parent_class)->constructed(object);
-	/* built alone (from Python, a test): the context of the thread that made us */
+	/* built alone (from Python, a test): replaced at start by the context of the thread that
+	 * starts us; the delivery needs one from the beginning */
 	self->engine = msd_engine_context_new();
 	self->delivery = msd_delivery_new(self->engine, self->writer);
 	msd_delivery_set_announce_func(self->delivery, meshsync_handler_announce_cb, self);
@@ -721,6 +725,13 @@ meshsync_handler_start(MeshSyncHandler *self, GError **error)
 	if (self->client == NULL)
 		return FALSE;
 	self->started = TRUE;
+	if (!self->engine_given) {
+		/* the loop its HTTP runs in: the thread-default context of this thread */
+		g_autoptr(MsdEngineContext) engine = msd_engine_context_new();
+
+		g_set_object(&self->engine, engine);
+		msd_delivery_set_engine_context(self->delivery, engine);
+	}
 	/* from here on the configuration is the engine's, and fixed */
 	msd_engine_context_set_options(self->engine, self->options);
 	self->setup =
@@ -935,6 +946,7 @@ meshsync_handler_set_engine_context(MeshSyncHandler *self, MsdEngineContext *eng
 	g_return_if_fail(!self->started);
 
 	g_set_object(&self->engine, engine);
+	self->engine_given = TRUE;
 	msd_delivery_set_engine_context(self->delivery, engine);
 }
 

@@ -713,6 +713,10 @@ meshsync_session_start(MeshSyncSession *self)
 	if (priv->state != MESHSYNC_SESSION_STATE_NEW)
 		return;
 	meshsync_session_set_state(self, MESHSYNC_SESSION_STATE_STARTING);
+	/* its timers go where its HTTP goes: the context of the thread that starts it (nothing
+	 * is attached before) */
+	g_clear_object(&priv->engine);
+	priv->engine = msd_engine_context_new();
 	if (priv->chunk_size == 0)
 		priv->chunk_size = priv->kind == MESHSYNC_SESSION_KIND_LOG
 		                           ? MESHSYNC_SESSION_LOG_CHUNK
@@ -1372,7 +1376,7 @@ meshsync_session_init(MeshSyncSession *self)
 	priv->tty = TRUE;
 	priv->exit_code = -1;
 	priv->cancellable = g_cancellable_new();
-	/* its timers go to the context of the thread that made it */
+	/* replaced at start, by the context of the thread that starts it */
 	priv->engine = msd_engine_context_new();
 	priv->status = g_byte_array_new();
 	msd_utf8_chunker_init(&priv->chunker, MESHSYNC_SESSION_EXEC_CHUNK);

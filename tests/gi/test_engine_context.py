@@ -131,3 +131,56 @@ def test_two_services_on_two_threads_each_in_its_own_context(tmp_path):
             other = "b" if name == "a" else "a"
             assert expected[name] <= written, (name, expected[name] - written)
             assert not written & expected[other], (name, written & expected[other])
+
+
+def test_handler_alone_runs_in_the_context_of_the_thread_that_starts_it():
+    """A handler used without a service, made on this thread and started on another one with
+    its own context pushed: its timers follow the start, and the default context stays empty."""
+    GLib, MeshSync = _import()
+    with Kubesim(pods=5, namespaces=1) as sim:
+        handler = MeshSync.Handler.new(MeshSync.KubeConfig.new_from_file(sim.kubeconfig, None),
+                                       None)
+        handler.set_output_resources(["pod"])
+        handler.set_reconcile_interval(RECONCILE_MS)
+        report = {}
+        checked = threading.Barrier(2, timeout=TIMEOUT * 2)
+
+        def run():
+            context = GLib.MainContext.new()
+            context.push_thread_default()
+            try:
+                loop = GLib.MainLoop.new(context, False)
+                expired = []
+                timer = GLib.timeout_source_new_seconds(TIMEOUT)
+                timer.set_callback(lambda: (expired.append(True), loop.quit(), False)[-1])
+                timer.attach(context)
+                handler.connect("ready-changed", lambda h, ready: loop.quit())
+                report["started"] = handler.start()
+                while not handler.props.ready and not expired:
+                    loop.run()
+                report["ready"] = handler.props.ready
+                report["n_objects"] = handler.get_n_objects()
+                report["own"] = _source_names(GLib, context)
+                checked.wait()
+                handler.stop()
+                timer.destroy()
+            except Exception as error:  # noqa: BLE001 - reported by the main thread
+                report["error"] = error
+                checked.abort()
+            finally:
+                context.pop_thread_default()
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        try:
+            checked.wait()
+        except threading.BrokenBarrierError:
+            pass
+        default = _source_names(GLib, GLib.MainContext.default())
+        thread.join(TIMEOUT * 2)
+        assert not thread.is_alive()
+        assert "error" not in report, report["error"]
+        assert report["started"] and report["ready"], report
+        assert report["n_objects"] >= len(_pods(sim)), report
+        assert TICK in report["own"], report["own"]
+        assert not [n for n in default if n.startswith("[meshsync]")], default
