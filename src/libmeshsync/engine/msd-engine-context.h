@@ -19,8 +19,12 @@ G_BEGIN_DECLS
  * the engine is attached there through this object, never to the global default context, so
  * several engines run side by side, each on its own thread's loop.
  *
- * A MeshSyncService makes one and hands it down; a handler (or a session) built on its own
- * makes its own from the thread-default context at its construction.
+ * It also holds what the engine's event path would otherwise find in ambient state: the
+ * options, fixed at start (msd-engine-options.h), and the converter's kept buffer with the
+ * redaction switch.
+ *
+ * A MeshSyncService makes one when it starts and hands it down; a handler (or a session) used
+ * on its own makes its own from the thread-default context of the thread that starts it.
  */
 #define MSD_TYPE_ENGINE_CONTEXT (msd_engine_context_get_type())
 G_DECLARE_FINAL_TYPE(MsdEngineContext, msd_engine_context, MSD, ENGINE_CONTEXT, GObject)
