@@ -13,7 +13,6 @@
 
 #include <libmeshsync/meshsync.h>
 
-#include "meshsync-broker-private.h"
 #include "meshsyncd-daemon.h"
 #include "meshsyncd-dbus-service.h"
 #include "meshsyncd-notify.h"

@@ -10,7 +10,6 @@
 
 #include <glib/gi18n.h>
 
-#include "meshsync-handler-private.h"
 #include "msd-dbus-generated.h"
 #include "meshsyncd-dbus-service.h"
 

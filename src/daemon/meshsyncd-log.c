@@ -10,12 +10,11 @@
 #include "meshsyncd-log.h"
 
 #include <errno.h>
+#include <glib/gi18n.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <libmeshsync/meshsync-error.h>
-
-#include "util/msd-json-string.h"
 
 typedef struct {
 	MeshsyncdLogFormat format;
@@ -40,7 +39,7 @@ meshsyncd_log_parse_format(const gchar *text, MeshsyncdLogFormat *format, GError
 		return TRUE;
 	}
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-	            "--log-format must be text or json, not \"%s\"", text);
+	            _("--log-format must be text or json, not \"%s\""), text);
 	return FALSE;
 }
 
@@ -60,7 +59,7 @@ meshsyncd_log_parse_level(const gchar *text, MeshsyncdLogLevel *level, GError **
 		}
 	}
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-	            "--log-level must be error, warning, info or debug, not \"%s\"", text);
+	            _("--log-level must be error, warning, info or debug, not \"%s\""), text);
 	return FALSE;
 }
 
@@ -115,17 +114,62 @@ meshsyncd_log_level_name(GLogLevelFlags log_level)
 	return "debug";
 }
 
+/* @value (valid UTF-8) as a JSON string: only what RFC 8259 requires is escaped. */
+static void
+meshsyncd_log_append_json_string(GString *line, const gchar *value, gsize length)
+{
+	static const gchar hex[] = "0123456789abcdef";
+
+	g_string_append_c(line, '"');
+	for (gsize i = 0; i < length; i++) {
+		guchar c = (guchar)value[i];
+
+		switch (c) {
+		case '"':
+			g_string_append(line, "\\\"");
+			break;
+		case '\\':
+			g_string_append(line, "\\\\");
+			break;
+		case '\b':
+			g_string_append(line, "\\b");
+			break;
+		case '\f':
+			g_string_append(line, "\\f");
+			break;
+		case '\n':
+			g_string_append(line, "\\n");
+			break;
+		case '\r':
+			g_string_append(line, "\\r");
+			break;
+		case '\t':
+			g_string_append(line, "\\t");
+			break;
+		default:
+			if (c < 0x20) {
+				g_string_append(line, "\\u00");
+				g_string_append_c(line, hex[c >> 4]);
+				g_string_append_c(line, hex[c & 0xf]);
+			} else {
+				g_string_append_c(line, (gchar)c);
+			}
+		}
+	}
+	g_string_append_c(line, '"');
+}
+
 static void
 meshsyncd_log_append_value(GString *line, const gchar *value, gssize length)
 {
 	gsize n = length < 0 ? strlen(value) : (gsize)length;
 
 	if (g_utf8_validate(value, (gssize)n, NULL)) {
-		msd_json_string_append(line, value, (gssize)n, MSD_JSON_STRING_PLAIN);
+		meshsyncd_log_append_json_string(line, value, n);
 	} else {
 		g_autofree gchar *valid = g_utf8_make_valid(value, (gssize)n);
 
-		msd_json_string_append(line, valid, -1, MSD_JSON_STRING_PLAIN);
+		meshsyncd_log_append_json_string(line, valid, strlen(valid));
 	}
 }
 

@@ -12,8 +12,6 @@
 
 #include "meshsyncd-notify.h"
 
-#include "meshsync-handler-private.h"
-
 /* How often the status line follows the initial sync: often enough for `systemctl status`,
  * rare enough that a sync of many thousand objects costs the manager nothing. */
 #define MESHSYNCD_NOTIFY_PROGRESS_MS 1000

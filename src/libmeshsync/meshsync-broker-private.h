@@ -83,9 +83,6 @@ gboolean meshsync_broker_publish_with_id(MeshSyncBroker *self,
                                          gsize length,
                                          GError **error);
 
-/* How long an event waits for its PubAck before the window goes again (5 s by default). */
-void meshsync_broker_set_jetstream_ack_timeout(MeshSyncBroker *self, guint timeout_ms);
-
 typedef struct {
 	guint64 pending;
 	guint64 acked;

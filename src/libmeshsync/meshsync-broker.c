@@ -1621,6 +1621,16 @@ meshsync_broker_get_jetstream_active(MeshSyncBroker *self)
 	return msd_jetstream_is_active(self->jetstream);
 }
 
+/**
+ * meshsync_broker_set_jetstream_ack_timeout:
+ * @self: a #MeshSyncBroker
+ * @timeout_ms: milliseconds, at least 1
+ *
+ * Sets how long an event published on JetStream waits for its acknowledgement before the
+ * unacknowledged events are sent again in order (5 seconds by default). A JetStream cluster
+ * electing a new stream leader drops publishes without answering; a shorter wait resends
+ * sooner, at the cost of more duplicates for the stream to discard.
+ */
 void
 meshsync_broker_set_jetstream_ack_timeout(MeshSyncBroker *self, guint timeout_ms)
 {

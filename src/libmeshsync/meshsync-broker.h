@@ -78,6 +78,8 @@ MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_broker_set_jetstream_state(MeshSyncBroker *self, gboolean enabled);
 MESHSYNC_AVAILABLE_IN_ALL
 gboolean meshsync_broker_get_jetstream_state_active(MeshSyncBroker *self);
+MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_broker_set_jetstream_ack_timeout(MeshSyncBroker *self, guint timeout_ms);
 
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_broker_connect_async(MeshSyncBroker *self,

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "meshsync-error.h"
-#include "meshsync-file-writer.h"
+#include "meshsync-file-writer-private.h"
 #include "output/msd-snapshot-scan.h"
 #include "output/msd-snapshot-yaml.h"
 #include "util/msd-i18n.h"
@@ -327,6 +327,13 @@ meshsync_file_writer_write(MeshSyncWriter *writer,
 	return TRUE;
 }
 
+gboolean
+meshsync_file_writer_has_object(MeshSyncFileWriter *self, const gchar *uid)
+{
+	g_return_val_if_fail(MESHSYNC_IS_FILE_WRITER(self), FALSE);
+	return uid != NULL && *uid != '\0' && g_hash_table_contains(self->seen_uids, uid);
+}
+
 static gboolean
 meshsync_file_writer_flush(MeshSyncWriter *writer, GError **error)
 {
@@ -448,7 +455,7 @@ meshsync_file_writer_make_default_path(const gchar *directory, GError **error)
 	}
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
 	            _("no unique snapshot name available for %s in %s"), date,
-	            directory != NULL ? directory : "the working directory");
+	            directory != NULL ? directory : _("the working directory"));
 	return NULL;
 }
 

@@ -21,8 +21,6 @@ GPtrArray *meshsync_handler_dup_complete_objects(MeshSyncHandler *self);
 
 /* The current run's discovery, for the daemon's D-Bus resource table: (transfer none),
  * %NULL between runs; its resources are empty until it has completed (server version set). */
-MeshSyncDiscovery *meshsync_handler_get_discovery(MeshSyncHandler *self);
-
 /* The informers' counters (relists, watch restarts, events, errors, objects skipped) over every
  * run so far. */
 void meshsync_handler_get_counters(MeshSyncHandler *self, MsdInformerCounters *counters);
@@ -54,6 +52,17 @@ void meshsync_handler_set_informer_synced_func(MeshSyncHandler *self,
                                                MeshSyncHandlerInformerFunc func,
                                                gpointer user_data);
 /* msd_run_describe_listing() of the current run; NULL before the first run exists. */
-gchar *meshsync_handler_describe_listing(MeshSyncHandler *self);
+
+/* Asked before a MODIFIED event is converted: TRUE when the output would not write the object
+ * @uid again (file mode's snapshot holds each object's first state), and the event is dropped
+ * unconverted. The service sets it when that snapshot is the only output. */
+typedef gboolean (*MeshSyncHandlerUnwrittenFunc)(const gchar *uid, gpointer user_data);
+void meshsync_handler_set_unwritten_func(MeshSyncHandler *self,
+                                         MeshSyncHandlerUnwrittenFunc func,
+                                         gpointer user_data);
+/* Events converted into resources, and events dropped: before conversion (namespace filter,
+ * unwritten) or by it (an object it cannot read). */
+void
+meshsync_handler_get_conversions(MeshSyncHandler *self, guint64 *converted, guint64 *unconverted);
 
 G_END_DECLS

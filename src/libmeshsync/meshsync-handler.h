@@ -11,6 +11,7 @@
 
 #include <gio/gio.h>
 
+#include "meshsync-discovery.h"
 #include "meshsync-kube-config.h"
 #include "meshsync-version.h"
 #include "meshsync-watch-config.h"
@@ -59,5 +60,9 @@ MESHSYNC_AVAILABLE_IN_ALL
 gdouble meshsync_handler_get_initial_sync_seconds(MeshSyncHandler *self);
 MESHSYNC_AVAILABLE_IN_ALL
 gchar **meshsync_handler_get_resource_names(MeshSyncHandler *self);
+MESHSYNC_AVAILABLE_IN_ALL
+MeshSyncDiscovery *meshsync_handler_get_discovery(MeshSyncHandler *self);
+MESHSYNC_AVAILABLE_IN_ALL
+gchar *meshsync_handler_describe_listing(MeshSyncHandler *self);
 
 G_END_DECLS

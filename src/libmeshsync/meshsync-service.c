@@ -3,6 +3,13 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file: the service is the composition root, and its parts (outputs, broker and request
+ * answering, health server and metrics, sessions) are built, started, made ready and stopped in
+ * one order that reads top to bottom here; most of the length is the documented setters of the
+ * public API.
+ */
+
 #define G_LOG_DOMAIN "MeshSyncEngine"
 
 #include "config.h"
@@ -18,6 +25,7 @@
 #include "meshsync-composite-writer.h"
 #include "meshsync-enum-types.h"
 #include "meshsync-error.h"
+#include "meshsync-file-writer-private.h"
 #include "meshsync-handler-private.h"
 #include "meshsync-health-server-private.h"
 #include "meshsync-service.h"
@@ -286,6 +294,12 @@ meshsync_service_open_outputs(MeshSyncService *self, GError **error)
 }
 
 static gboolean
+meshsync_service_unwritten_cb(const gchar *uid, gpointer user_data)
+{
+	return meshsync_file_writer_has_object(user_data, uid);
+}
+
+static gboolean
 meshsync_service_start_sync(MeshSyncService *self, GError **error)
 {
 	if (!meshsync_service_open_outputs(self, error))
@@ -294,6 +308,12 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 	self->handler = meshsync_handler_new(self->config, self->writer);
 	meshsync_handler_set_engine_context(self->handler, self->engine);
 	meshsync_handler_set_options(self->handler, self->options);
+	/* The snapshot alone: a MODIFIED event of an object it holds would be converted for
+	 * nothing. */
+	if (self->file_writer != NULL && self->writer == MESHSYNC_WRITER(self->file_writer) &&
+	    meshsync_file_writer_get_extended_path(self->file_writer) == NULL)
+		meshsync_handler_set_unwritten_func(self->handler, meshsync_service_unwritten_cb,
+		                                    self->file_writer);
 	if (self->metrics != NULL)
 		msd_engine_metrics_bind_handler(self->metrics, self->handler);
 	g_signal_connect(self->handler, "ready-changed",

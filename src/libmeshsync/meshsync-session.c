@@ -828,7 +828,7 @@ meshsync_session_close_input(MeshSyncSession *self, GError **error)
 	    g_strcmp0(priv->protocol, MESHSYNC_EXEC_V5) != 0) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_SUPPORTED,
 		            _("session %s: the input cannot be closed on its own (%s)"), priv->id,
-		            priv->protocol != NULL ? priv->protocol : "no exec stream");
+		            priv->protocol != NULL ? priv->protocol : _("no exec stream"));
 		return FALSE;
 	}
 	if (!meshsync_session_ws_send(self, MESHSYNC_CHANNEL_CLOSE, &stdin_channel, 1)) {

@@ -64,19 +64,18 @@ check_index(const MsdJsonTokens *tokens, gsize length)
 			break;
 		}
 		case MSD_JSON_OBJECT: {
-			gint n_members = 0;
-			MsdJsonMember *members =
-			        msd_json_tokens_sorted_members(tokens, i, &n_members);
+			MsdJsonMembers members;
 
-			FUZZ_CHECK(n_members <= t->size);
-			for (gint k = 1; k < n_members; k++) {
-				gsize a = members[k - 1].key_len;
-				gsize b = members[k].key_len;
-				gint c = memcmp(members[k - 1].key, members[k].key, MIN(a, b));
+			msd_json_members_init_sorted(&members, tokens, i);
+			FUZZ_CHECK(members.n <= t->size);
+			for (gint k = 1; k < members.n; k++) {
+				gsize a = members.m[k - 1].key_len;
+				gsize b = members.m[k].key_len;
+				gint c = memcmp(members.m[k - 1].key, members.m[k].key, MIN(a, b));
 
 				FUZZ_CHECK(c < 0 || (c == 0 && a < b));
 			}
-			msd_json_members_free(members, n_members);
+			msd_json_members_clear(&members);
 			break;
 		}
 		case MSD_JSON_ARRAY:

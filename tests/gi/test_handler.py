@@ -77,11 +77,16 @@ def test_python_writer_receives_added_modified_deleted():
         handler.connect("failed", lambda h, error: (failures.append(error), loop.quit()))
         handler.connect("ready-changed", lambda h, ready: loop.quit())
         assert not handler.props.ready
+        # what the daemon reads for its D-Bus properties and status line, public since
+        assert handler.get_discovery() is None
+        assert handler.describe_listing() is None
         assert handler.start()
         try:
             _run_until(loop, GLib, lambda: handler.props.ready or failures, "the initial sync")
             assert not failures, failures[0].message
             assert handler.get_ready()
+            assert handler.get_discovery().get_server_version()
+            assert handler.describe_listing() == ""
 
             added = [e for e in writer.events if e[0] == MeshSync.EventType.ADDED]
             assert all(e[0] == MeshSync.EventType.ADDED for e in writer.events), writer.events

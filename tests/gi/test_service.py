@@ -170,6 +170,9 @@ def test_start_fails_without_broker():
         service = MeshSync.Service.new(MeshSync.KubeConfig.new_from_file(sim.kubeconfig, None))
         broker = MeshSync.Broker.new("nats://127.0.0.1:1")
         broker.set_connect_timeout(1)
+        # the daemon's JetStream settings are the library's public API, Python's too
+        broker.set_jetstream(True)
+        broker.set_jetstream_ack_timeout(500)
         service.set_broker(broker)
         loop = GLib.MainLoop()
         errors = []

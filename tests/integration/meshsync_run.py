@@ -418,28 +418,3 @@ class Meshsync(DaemonProcess):
                                  "data": {"marker": "yes"}})
             self.wait_in_snapshot({marker["metadata"]["uid"]})
         return marker
-
-    def seen_rv(self, informer):
-        """The highest resourceVersion the informer has logged as handled (debug lines of
-        ended watches and finished lists), or -1. Kept for callers that still need it; the
-        tests here use end markers instead."""
-        pattern = re.compile(re.escape(informer) + r": (?:watch ended, resuming at|list of \d+ at)"
-                             r" resourceVersion (\d+)")
-        return max((int(m.group(1)) for m in pattern.finditer(self.log())), default=-1)
-
-    def confirm_seen(self, sim, informer, rv, timeout=TIMEOUT):
-        """Makes sure @informer has handled everything up to @rv before the test stops the
-        daemon: closes the watches (the informer logs the resourceVersion it resumes at) until
-        one at or past @rv shows up. Needs debug=True."""
-        deadline = time.monotonic() + timeout
-        next_close = 0.0
-        while self.seen_rv(informer) < rv:
-            if self.proc.poll() is not None:
-                raise AssertionError(f"meshsync exited:\n{self.log()}")
-            if time.monotonic() > deadline:
-                raise AssertionError(f"{informer} never got to resourceVersion {rv}:\n"
-                                     f"{self.log()}")
-            if time.monotonic() >= next_close:
-                sim.admin("close-watches")
-                next_close = time.monotonic() + 1.0
-            time.sleep(0.05)

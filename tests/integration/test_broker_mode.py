@@ -428,6 +428,36 @@ def test_changes_during_broker_outage_are_delivered(tmp_path):
             proxy.close()
 
 
+def test_stopped_during_broker_outage_is_not_a_warning(tmp_path):
+    """A broker away when the daemon stops is a remote condition: the events it cannot send
+    are said at message level, so a program running with G_DEBUG=fatal-warnings (as every
+    test does) goes through it and exits normally."""
+    with Kubesim(**SMALL) as sim, NatsServer() as nats:
+        proxy = GatedProxy(nats.port)
+        nc = nats.client()
+        nc.subscribe(CORE)
+        try:
+            with Daemon(str(tmp_path), sim.kubeconfig, proxy.url) as run:
+                run.wait_synced()
+                view = cluster_view(sim)
+                seen = Seen(nc)
+                seen.until(lambda: set(seen.last) >= set(view), "the initial sync")
+
+                proxy.cut()
+                nats.stop()
+                run.wait_for_line("lost the connection to the broker")
+                for i in range(15):
+                    sim.create(configmap(f"away-{i}"))
+                # handed to the output (held for the broker) before the stop
+                run.wait_metric("meshsync_events_total", 15, kind="ConfigMap", type="ADDED")
+                assert run.terminate() == 0
+                log = run.log()
+            assert "WARNING" not in log and "CRITICAL" not in log, log
+        finally:
+            nc.close()
+            proxy.close()
+
+
 def test_token_auth(tmp_path):
     with Kubesim(pods=2, namespaces=1) as sim, NatsServer("--auth", "s3cret") as nats:
         with nats.client(token="s3cret") as nc:

@@ -21,7 +21,7 @@ from realkube_run import (DAEMON, PROTOCOLS, TIMEOUT, Churn, Consumer, Daemon, d
                           nats_server, request, start_realkube, truth, wait_for_listener,
                           wait_for_subscription, wait_picture, wait_until)
 
-PODS = 1000
+PODS = 2000
 CHURN_SECONDS = 20
 CHURN_RATE = 300        # writes a second, over CHURN_THREADS connections
 CHURN_THREADS = 4

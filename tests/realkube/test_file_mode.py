@@ -249,8 +249,6 @@ def test_one_shot_snapshot_equals_kubectl(cluster, tmp_path, protocol):
                          env=daemon_env(), stdin=subprocess.DEVNULL, check=False)
     elapsed = time.monotonic() - started
     assert run.returncode == 0, run.stderr[-6000:]
-    # the one-shot is quick: well inside the deadline even on a loaded 2-core machine
-    assert elapsed < 60, f"{elapsed:.1f} s"
     truth = kubectl_truth(cluster)
     snapshot = snapshot_by_kind(out)
 

@@ -7,6 +7,7 @@
 
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <string.h>
@@ -1912,6 +1913,106 @@ test_replay_stale_connection(void)
 	nats_server_clear(&server);
 }
 
+/* ------------------------------------------------------------------------------------------
+ * JetStream's last-state mode names one subject per object. The window holds a subject only
+ * while its event waits for the PubAck: names churned through leave nothing behind (interned
+ * subjects used to stay resident for good, one per name ever seen).
+ */
+
+static void
+remove_tree(GFile *file)
+{
+	g_autoptr(GFileEnumerator) children =
+	        g_file_enumerate_children(file, G_FILE_ATTRIBUTE_STANDARD_NAME,
+	                                  G_FILE_QUERY_INFO_NOFOLLOW_SYMLINKS, NULL, NULL);
+	GFile *child;
+
+	while (children != NULL && g_file_enumerator_iterate(children, NULL, &child, NULL, NULL) &&
+	       child != NULL)
+		remove_tree(child);
+	g_file_delete(file, NULL, NULL);
+}
+
+static gsize
+heap_in_use(void)
+{
+	struct mallinfo2 info = mallinfo2();
+
+	return info.uordblks + info.hblkhd;
+}
+
+static void
+churn_state_subjects(MeshSyncBroker *broker, guint from, guint to)
+{
+	static const gchar body[] = "{\"kind\":\"Pod\"}";
+	MsdReplayPart part = {body, sizeof body - 1};
+	MeshSyncBrokerJetStreamStats stats;
+
+	for (guint i = from; i < to; i++) {
+		g_autofree gchar *subject =
+		        g_strdup_printf("meshery.meshsync.state.test.Pod.churn.pod-%07u", i);
+		g_autofree gchar *msg_id = g_strdup_printf("churn-%u", i);
+		g_autoptr(GError) error = NULL;
+
+		g_assert_true(meshsync_broker_publish_event_with_id(broker, subject, &part, 1,
+		                                                    msg_id, &error));
+		g_assert_no_error(error);
+		/* Keep the window small, so that what is measured is what stays after the acks. */
+		meshsync_broker_get_jetstream_stats(broker, &stats);
+		while (stats.pending >= 2048) {
+			g_main_context_iteration(NULL, TRUE);
+			meshsync_broker_get_jetstream_stats(broker, &stats);
+		}
+	}
+	do {
+		g_main_context_iteration(NULL, TRUE);
+		meshsync_broker_get_jetstream_stats(broker, &stats);
+	} while (stats.pending > 0);
+}
+
+static void
+test_jetstream_state_churn_heap_flat(void)
+{
+	g_autofree gchar *store = g_dir_make_tmp("meshsync-js-XXXXXX", NULL);
+	const gchar *extra[] = {"-js", "--store_dir", store, NULL};
+	NatsServer server = {0};
+	g_autofree gchar *url = NULL;
+	g_autoptr(MeshSyncBroker) broker = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GFile) store_dir = NULL;
+	MeshSyncBrokerJetStreamStats stats;
+	gsize before;
+	gsize after;
+
+	g_assert_nonnull(store);
+	nats_server_start(&server, 0, extra);
+	url = nats_server_url(&server);
+	broker = meshsync_broker_new(url, &error);
+	g_assert_no_error(error);
+	meshsync_broker_set_jetstream(broker, TRUE);
+	meshsync_broker_set_jetstream_state(broker, TRUE);
+	g_assert_true(broker_connect(broker, &error));
+	g_assert_no_error(error);
+	g_assert_true(meshsync_broker_get_jetstream_state_active(broker));
+
+	/* The first names grow what is sized once (hash tables, nats.c's buffers). */
+	churn_state_subjects(broker, 0, 20000);
+	before = heap_in_use();
+	churn_state_subjects(broker, 20000, 220000);
+	after = heap_in_use();
+	g_test_message("heap in use: %" G_GSIZE_FORMAT " before, %" G_GSIZE_FORMAT " after", before,
+	               after);
+	meshsync_broker_get_jetstream_stats(broker, &stats);
+	g_assert_cmpuint(stats.acked, ==, 220000);
+	/* Interned, 200,000 subjects of 50 bytes and their table entries would be over 12 MiB. */
+	g_assert_cmpuint(after, <, before + 4 * 1024 * 1024);
+
+	meshsync_broker_close(broker);
+	nats_server_clear(&server);
+	store_dir = g_file_new_for_path(store);
+	remove_tree(store_dir);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -1955,6 +2056,8 @@ main(int argc, char **argv)
 	g_test_add_func("/broker/replay/reconnect-resends-in-order",
 	                test_replay_reconnect_resends_in_order);
 	g_test_add_func("/broker/replay/stale-connection", test_replay_stale_connection);
+	g_test_add_func("/broker/jetstream/state-churn-heap-flat",
+	                test_jetstream_state_churn_heap_flat);
 	if (g_test_perf()) {
 		g_test_add_func("/broker/perf/publish", test_perf_publish);
 		g_test_add_func("/broker/perf/publish-subscriber", test_perf_publish_subscriber);

@@ -204,18 +204,21 @@ test_delivery_drain(void)
 	writer->writable = FALSE;
 	push_pods(delivery, 0, 4);
 	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 4);
-	/* stopping: the writer gets its last chance for each event, then the queue is empty */
-	g_test_expect_message("MeshSyncEngine", G_LOG_LEVEL_WARNING,
+	/* stopping: the writer gets its last chance for each event, then the queue is empty; an
+	 * output that is away is routine, not a warning (fatal in a host program running with
+	 * G_DEBUG=fatal-warnings, as this test does) */
+	g_test_expect_message("MeshSyncEngine", G_LOG_LEVEL_MESSAGE,
 	                      "*ADDED Pod shop/p0 not written*");
-	g_test_expect_message("MeshSyncEngine", G_LOG_LEVEL_WARNING,
+	g_test_expect_message("MeshSyncEngine", G_LOG_LEVEL_MESSAGE,
 	                      "*ADDED Pod shop/p1 not written*");
-	g_test_expect_message("MeshSyncEngine", G_LOG_LEVEL_WARNING,
+	g_test_expect_message("MeshSyncEngine", G_LOG_LEVEL_MESSAGE,
 	                      "*ADDED Pod shop/p2 not written*");
-	g_test_expect_message("MeshSyncEngine", G_LOG_LEVEL_WARNING,
+	g_test_expect_message("MeshSyncEngine", G_LOG_LEVEL_MESSAGE,
 	                      "*ADDED Pod shop/p3 not written*");
 	msd_delivery_drain(delivery);
 	g_test_assert_expected_messages();
 	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 0);
+	g_assert_cmpuint(msd_delivery_get_n_not_written(delivery), ==, 4);
 	g_assert_false(msd_delivery_get_paused(delivery));
 	/* after a drain events go straight through, and nothing flushes in the background */
 	writer->writable = TRUE;

@@ -193,6 +193,94 @@ test_handler_initial_sync(Fixture *fx, gconstpointer data)
 	g_assert_cmpuint(fx->run_failures->len, ==, 0);
 }
 
+static gboolean
+refuse_all_cb(const gchar *uid, gpointer user_data)
+{
+	(*(guint *)user_data)++;
+	return TRUE;
+}
+
+typedef struct {
+	Fixture *fx;
+	guint64 unconverted;
+} ConversionWait;
+
+static gboolean
+unconverted_reached(gpointer user_data)
+{
+	ConversionWait *wait = user_data;
+	guint64 unconverted = 0;
+
+	meshsync_handler_get_conversions(wait->fx->handler, NULL, &unconverted);
+	return unconverted >= wait->unconverted;
+}
+
+/* Events the namespace filter drops, and MODIFIED events the output would not write (file
+ * mode's snapshot), are dropped before they are converted. */
+static void
+test_handler_drops_before_converting(Fixture *fx, gconstpointer data)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GBytes) answer = NULL;
+	g_autoptr(JsonParser) parser = json_parser_new();
+	g_autofree gchar *ns = NULL;
+	g_autofree gchar *name = NULL;
+	g_autofree gchar *changed = NULL;
+	JsonArray *items;
+	ConversionWait wait = {fx, 0};
+	guint64 converted = 0;
+	guint64 unconverted = 0;
+	guint in_ns = 0;
+	guint asked = 0;
+
+	/* the namespace of the first pod, and how many pods it has (json-glib, not the code
+	 * under test) */
+	g_assert_cmpuint(sim_request(&fx->sim, "GET", "/api/v1/pods", NULL, &answer), ==, 200);
+	json_parser_load_from_data(parser, g_bytes_get_data(answer, NULL),
+	                           (gssize)g_bytes_get_size(answer), &error);
+	g_assert_no_error(error);
+	items = json_object_get_array_member(json_node_get_object(json_parser_get_root(parser)),
+	                                     "items");
+	for (guint i = 0; i < json_array_get_length(items); i++) {
+		JsonObject *metadata = json_object_get_object_member(
+		        json_array_get_object_element(items, i), "metadata");
+		const gchar *item_ns = json_object_get_string_member(metadata, "namespace");
+
+		if (ns == NULL) {
+			ns = g_strdup(item_ns);
+			name = g_strdup(json_object_get_string_member(metadata, "name"));
+		}
+		if (g_strcmp0(item_ns, ns) == 0)
+			in_ns++;
+	}
+	g_assert_cmpuint(in_ns, <, PODS);
+
+	meshsync_handler_set_output_namespaces(fx->handler, (const gchar *const[]){ns, NULL});
+	meshsync_handler_set_unwritten_func(fx->handler, refuse_all_cb, &asked);
+	g_assert_true(meshsync_handler_start(fx->handler, &error));
+	g_assert_no_error(error);
+	wait_until(is_ready, fx, "the initial sync");
+	meshsync_handler_get_conversions(fx->handler, &converted, &unconverted);
+	g_assert_cmpuint(fx->writer->written->len, ==, in_ns);
+	g_assert_cmpuint(converted, ==, in_ns);
+	g_assert_cmpuint(unconverted, ==, PODS - in_ns);
+	/* ADDED events are not asked about */
+	g_assert_cmpuint(asked, ==, 0);
+
+	changed = g_strdup_printf(
+	        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"%s\","
+	        "\"namespace\":\"%s\",\"labels\":{\"test\":\"changed\"}},\"spec\":"
+	        "{\"containers\":[{\"name\":\"c\",\"image\":\"nginx\"}]}}",
+	        name, ns);
+	sim_admin(&fx->sim, "PUT", "objects", changed);
+	wait.unconverted = unconverted + 1;
+	wait_until(unconverted_reached, &wait, "the MODIFIED event dropped");
+	g_assert_cmpuint(asked, ==, 1);
+	meshsync_handler_get_conversions(fx->handler, &converted, NULL);
+	g_assert_cmpuint(converted, ==, in_ns);
+	g_assert_cmpuint(fx->writer->written->len, ==, in_ns);
+}
+
 /* An output that falls behind pauses the informers; nothing is lost, order is kept. */
 static void
 test_handler_back_pressure(Fixture *fx, gconstpointer data)
@@ -318,6 +406,8 @@ main(int argc, char **argv)
 	test_log_capture_start("MeshSyncEngine");
 	g_test_add("/handler/initial-sync", Fixture, NULL, fixture_setup, test_handler_initial_sync,
 	           fixture_teardown);
+	g_test_add("/handler/drops-before-converting", Fixture, NULL, fixture_setup,
+	           test_handler_drops_before_converting, fixture_teardown);
 	g_test_add("/handler/back-pressure", Fixture, NULL, fixture_setup,
 	           test_handler_back_pressure, fixture_teardown);
 	g_test_add("/handler/resync", Fixture, NULL, fixture_setup, test_handler_resync,

@@ -564,6 +564,8 @@ test_expired_watch_relists(Fixture *fx, gconstpointer data)
 	MsdInformerCounters counters;
 	CountWait wait = {&fx->rec, 0};
 	guint before;
+	guint64 copied;
+	guint64 unchanged;
 
 	msd_informer_start(fx->informer);
 	wait_until(is_synced, fx, "synced");
@@ -587,6 +589,9 @@ test_expired_watch_relists(Fixture *fx, gconstpointer data)
 	sim_admin(&fx->sim, "PUT", "objects", changed);
 	sim_admin(&fx->sim, "POST", "objects", created);
 	before = fx->rec.types->len;
+	msd_informer_get_counters(fx->informer, &counters);
+	copied = counters.copied;
+	unchanged = counters.unchanged;
 	msd_informer_resume(fx->informer);
 
 	wait.count = before + 3;
@@ -607,6 +612,10 @@ test_expired_watch_relists(Fixture *fx, gconstpointer data)
 	msd_informer_get_counters(fx->informer, &counters);
 	g_assert_cmpuint(counters.relists, ==, 1);
 	g_assert_cmpuint(msd_store_get_size(msd_informer_get_store(fx->informer)), ==, SEEDED_PODS);
+	/* only the changed and the new object were copied: the unchanged rest was told from its
+	 * uid and resourceVersion */
+	g_assert_cmpuint(counters.copied - copied, ==, 2);
+	g_assert_cmpuint(counters.unchanged - unchanged, ==, SEEDED_PODS - 2);
 }
 
 static gboolean

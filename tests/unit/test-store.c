@@ -230,6 +230,30 @@ test_store_replace_all(void)
 	g_assert_nonnull(msd_store_lookup_by_name(store, "ns", "n-new"));
 }
 
+/* An unchanged object told before it is copied: in a relist it counts as seen, so that the
+ * end of the relist keeps it. */
+static void
+test_store_check_unchanged(void)
+{
+	g_autoptr(MsdStore) store = msd_store_new();
+	g_autoptr(MsdStoreEntry) keep = entry_with("keep", "1", "old");
+	g_autoptr(MsdStoreEntry) gone = entry_with("gone", "1", "old");
+	g_autoptr(GPtrArray) deleted = NULL;
+
+	msd_store_upsert(store, keep);
+	msd_store_upsert(store, gone);
+	g_assert_true(msd_store_check_unchanged(store, "keep", "1", FALSE));
+	g_assert_false(msd_store_check_unchanged(store, "keep", "2", FALSE));
+	g_assert_false(msd_store_check_unchanged(store, "other", "1", FALSE));
+
+	msd_store_begin_relist(store);
+	g_assert_true(msd_store_check_unchanged(store, "keep", "1", TRUE));
+	deleted = msd_store_end_relist(store);
+	g_assert_cmpuint(deleted->len, ==, 1);
+	g_assert_true(contains_uid(deleted, "gone"));
+	g_assert_true(msd_store_lookup(store, "keep") == keep);
+}
+
 static void
 sum_sizes(MsdStoreEntry *entry, gpointer user_data)
 {
@@ -284,6 +308,7 @@ main(int argc, char **argv)
 	g_test_add_func("/store/upsert", test_store_upsert);
 	g_test_add_func("/store/delete", test_store_delete);
 	g_test_add_func("/store/replace-all", test_store_replace_all);
+	g_test_add_func("/store/check-unchanged", test_store_check_unchanged);
 	g_test_add_func("/store/bytes-held", test_store_bytes_held);
 	return g_test_run();
 }

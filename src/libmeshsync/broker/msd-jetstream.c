@@ -679,7 +679,7 @@ msd_jetstream_ack_cb(MeshSyncBroker *broker,
 		if (strstr(text, "\"code\":503") != NULL)
 			return;
 		self->n_rejected++;
-		g_warning("JetStream refused event %s: %s", entry->msg_id, text);
+		g_message("JetStream refused event %s: %s", entry->msg_id, text);
 	} else if (strstr(text, "\"stream\":\"" MSD_JETSTREAM_STREAM "\"") == NULL &&
 	           strstr(text, "\"stream\":\"" MSD_JETSTREAM_STATE_STREAM "\"") == NULL) {
 		/* Not a PubAck: core subscribers see the reply subject too, and one may answer. */

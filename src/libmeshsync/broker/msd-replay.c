@@ -251,7 +251,7 @@ msd_replay_pump(MsdReplay *self)
 			}
 			/* a server with a smaller max_payload than the last one: this message
 			 * can never go, and it must not hold up the others */
-			g_warning("%s; dropped", error->message);
+			g_message("%s; dropped", error->message);
 		}
 		msd_replay_window_mark_sent(self->window);
 		if (seq <= self->resend_until)

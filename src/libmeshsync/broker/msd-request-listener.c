@@ -249,7 +249,7 @@ msd_store_convert_step(gpointer data)
 		        json, (gssize)len, MESHSYNC_EVENT_TYPE_ADDED,
 		        cluster_id != NULL ? cluster_id : "", &error);
 		if (resource == NULL) {
-			g_warning("informer-store: an object is left out of the reply: %s",
+			g_message("informer-store: an object is left out of the reply: %s",
 			          error->message);
 			continue;
 		}
@@ -452,7 +452,7 @@ msd_request_listener_publish_envelope(MsdRequestListener *self,
 	g_string_append_c(envelope, '}');
 	payload = g_bytes_new(envelope->str, envelope->len);
 	if (!meshsync_broker_publish(self->broker, subject, payload, &error))
-		g_warning("%s", error->message);
+		g_info("%s", error->message);
 }
 
 static void

@@ -43,6 +43,7 @@ struct _MsdDelivery {
 	guint high_water;
 	guint low_water;
 	guint64 n_delivered;
+	guint64 n_not_written; /* events the writer refused, other than by a write error */
 };
 
 G_DEFINE_FINAL_TYPE(MsdDelivery, msd_delivery, G_TYPE_OBJECT)
@@ -120,7 +121,7 @@ msd_delivery_flush_cb(gpointer user_data)
 		if (g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE))
 			msd_delivery_fail(self, error);
 		else
-			g_warning("flushing the output: %s", error->message);
+			g_message("flushing the output: %s", error->message);
 	}
 	return G_SOURCE_REMOVE;
 }
@@ -174,7 +175,10 @@ msd_delivery_deliver(MsdDelivery *self, MsdPendingEvent *event)
 	}
 	if (!self->drained && !meshsync_writer_is_writable(self->writer))
 		return FALSE;
-	g_warning("%s %s %s/%s not written: %s", meshsync_event_type_to_string(event->event_type),
+	/* an output away when the run stops (a broker outage): the event is lost to it, and
+	 * says so, but nothing is wrong with the program */
+	self->n_not_written++;
+	g_message("%s %s %s/%s not written: %s", meshsync_event_type_to_string(event->event_type),
 	          meshsync_resource_get_kind(resource),
 	          meshsync_resource_get_namespace(resource) != NULL
 	                  ? meshsync_resource_get_namespace(resource)
@@ -452,13 +456,6 @@ msd_delivery_set_watermarks(MsdDelivery *self, guint high, guint low)
 	self->low_water = low;
 }
 
-MeshSyncWriter *
-msd_delivery_get_writer(MsdDelivery *self)
-{
-	g_return_val_if_fail(MSD_IS_DELIVERY(self), NULL);
-	return self->writer;
-}
-
 guint
 msd_delivery_get_length(MsdDelivery *self)
 {
@@ -485,4 +482,11 @@ msd_delivery_get_n_delivered(MsdDelivery *self)
 {
 	g_return_val_if_fail(MSD_IS_DELIVERY(self), 0);
 	return self->n_delivered;
+}
+
+guint64
+msd_delivery_get_n_not_written(MsdDelivery *self)
+{
+	g_return_val_if_fail(MSD_IS_DELIVERY(self), 0);
+	return self->n_not_written;
 }

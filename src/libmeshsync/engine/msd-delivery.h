@@ -69,10 +69,11 @@ void msd_delivery_push_timed(MsdDelivery *self,
  * handed over as they come and nothing is flushed in the background. */
 void msd_delivery_drain(MsdDelivery *self);
 
-MeshSyncWriter *msd_delivery_get_writer(MsdDelivery *self);
 guint msd_delivery_get_length(MsdDelivery *self);
 gboolean msd_delivery_get_paused(MsdDelivery *self);
 gboolean msd_delivery_get_failed(MsdDelivery *self);
 guint64 msd_delivery_get_n_delivered(MsdDelivery *self);
+/* Events dropped because the writer would not take them (not a write error), when draining. */
+guint64 msd_delivery_get_n_not_written(MsdDelivery *self);
 
 G_END_DECLS

@@ -3,6 +3,13 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file for one chain: discovery, cluster identity, watch configuration, CRD wait, pipeline
+ * and the retries and resyncs around them each hand over to the next with the run's state (the
+ * discovery, the cluster id, the gates, the counters); split, each step would need the others'
+ * private fields.
+ */
+
 #define G_LOG_DOMAIN "MeshSyncEngine"
 
 #include "config.h"
@@ -995,6 +1002,8 @@ msd_run_setup_add_counters(MsdInformerCounters *sum, const MsdInformerCounters *
 	sum->errors += more->errors;
 	sum->skipped += more->skipped;
 	sum->stream_bytes += more->stream_bytes;
+	sum->copied += more->copied;
+	sum->unchanged += more->unchanged;
 }
 
 void

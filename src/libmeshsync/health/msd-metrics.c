@@ -3,6 +3,11 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file: the registry's families, series, label keys and the text rendering are one data
+ * structure with one set of invariants (sorted, escaped, typed), read and written only here.
+ */
+
 #define G_LOG_DOMAIN "MeshSyncHealth"
 
 #include "config.h"

@@ -513,12 +513,52 @@ msd_informer_owns(MsdInformer *self, const MsdJsonTokens *doc, gint index)
 	return msd_shard_of(raw, length, self->shard_total) == self->shard_index;
 }
 
+/* Whether the object at @index is stored at its resourceVersion already, told from its uid
+ * and resourceVersion before it is copied: a relist or a reconcile lists the whole type, and
+ * most of it has not changed. Sets @resource_version (nullable) to the object's. An object
+ * without a uid goes the long way (its entry makes one up). */
+static gboolean
+msd_informer_unchanged(MsdInformer *self,
+                       const MsdJsonTokens *doc,
+                       gint index,
+                       gboolean listed,
+                       gchar **resource_version)
+{
+	gint metadata = msd_json_tokens_member(doc, index, "metadata");
+	g_autofree gchar *uid = NULL;
+
+	*resource_version = msd_json_tokens_dup_string(
+	        doc, msd_json_tokens_member(doc, metadata, "resourceVersion"));
+	if (*resource_version == NULL)
+		return FALSE;
+	uid = msd_json_tokens_dup_string(doc, msd_json_tokens_member(doc, metadata, "uid"));
+	if (uid == NULL || uid[0] == '\0' ||
+	    !msd_store_check_unchanged(self->store, uid, *resource_version, listed))
+		return FALSE;
+	self->counters.unchanged++;
+	return TRUE;
+}
+
+/* The object at @index copied into a store entry. */
+static MsdStoreEntry *
+msd_informer_copy(MsdInformer *self, const MsdJsonTokens *doc, gint index, GError **error)
+{
+	MsdStoreEntry *entry = msd_store_entry_new_from_tokens(
+	        doc, (guint)index, meshsync_api_resource_get_kind(self->resource),
+	        meshsync_api_resource_get_group_version(self->resource), error);
+
+	if (entry != NULL)
+		self->counters.copied++;
+	return entry;
+}
+
 /* One listed object, checked against the limits first. */
 static void
 msd_informer_list_item(MsdInformer *self, const MsdJsonTokens *doc, gint index, gint position)
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(MsdStoreEntry) entry = NULL;
+	g_autofree gchar *resource_version = NULL;
 
 	if (!msd_informer_owns(self, doc, index))
 		return;
@@ -529,9 +569,11 @@ msd_informer_list_item(MsdInformer *self, const MsdJsonTokens *doc, gint index, 
 		msd_informer_skip(self, what, error);
 		return;
 	}
-	entry = msd_store_entry_new_from_tokens(
-	        doc, (guint)index, meshsync_api_resource_get_kind(self->resource),
-	        meshsync_api_resource_get_group_version(self->resource), &error);
+	if (msd_informer_unchanged(self, doc, index, TRUE, &resource_version)) {
+		self->n_listed++;
+		return;
+	}
+	entry = msd_informer_copy(self, doc, index, &error);
 	/* one unusable item must not keep the rest of the type from syncing */
 	if (entry == NULL) {
 		msd_informer_log(self, G_LOG_LEVEL_MESSAGE, "%s: skipping list item %d: %s",
@@ -834,6 +876,7 @@ msd_informer_handle_object_event(MsdInformer *self, const gchar *type, gint obje
 {
 	g_autoptr(GError) error = NULL;
 	g_autoptr(MsdStoreEntry) entry = NULL;
+	g_autofree gchar *resource_version = NULL;
 	gboolean deleted = strcmp(type, "DELETED") == 0;
 
 	if (!msd_informer_check_limits(self, &self->tokens, object, &error)) {
@@ -855,9 +898,18 @@ msd_informer_handle_object_event(MsdInformer *self, const gchar *type, gint obje
 			msd_informer_set_resource_version(self, rv);
 		return;
 	}
-	entry = msd_store_entry_new_from_tokens(
-	        &self->tokens, (guint)object, meshsync_api_resource_get_kind(self->resource),
-	        meshsync_api_resource_get_group_version(self->resource), &error);
+	if (!deleted && msd_informer_unchanged(self, &self->tokens, object, self->initial_events,
+	                                       &resource_version)) {
+		self->watch_events++;
+		msd_informer_set_resource_version(self, resource_version);
+		if (self->initial_events)
+			self->n_listed++;
+		else
+			g_debug("%s: skipping %s event: resourceVersion %s unchanged", self->name,
+			        type, resource_version);
+		return;
+	}
+	entry = msd_informer_copy(self, &self->tokens, object, &error);
 	if (entry == NULL) {
 		msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
 		                 "%s: malformed %s watch event (%s); relisting", self->name, type,
@@ -1640,13 +1692,6 @@ msd_informer_set_gate_func(MsdInformer *self, MsdInformerGateFunc func, gpointer
 	g_return_if_fail(MSD_IS_INFORMER(self));
 	self->gate_func = func;
 	self->gate_data = user_data;
-}
-
-gboolean
-msd_informer_get_gated(MsdInformer *self)
-{
-	g_return_val_if_fail(MSD_IS_INFORMER(self), FALSE);
-	return self->gated;
 }
 
 const gchar *

@@ -68,6 +68,8 @@ typedef struct {
 	guint64 errors;          /* failed requests, broken streams, ERROR events */
 	guint64 skipped;         /* objects past a limit, left out */
 	guint64 stream_bytes;    /* bytes of watch streams read (after any gzip is undone) */
+	guint64 copied;          /* objects copied into store entries */
+	guint64 unchanged;       /* objects at the stored resourceVersion: dropped uncopied */
 	guint64 identity_checks; /* kube-system uid reads: left at 0 by informers, summed by the
 	                          * run setup that makes them */
 } MsdInformerCounters;
@@ -88,7 +90,6 @@ void msd_informer_start(MsdInformer *self);
 void msd_informer_set_gate_func(MsdInformer *self, MsdInformerGateFunc func, gpointer user_data);
 /* Lets a relist waiting at the gate go on. */
 void msd_informer_open_gate(MsdInformer *self);
-gboolean msd_informer_get_gated(MsdInformer *self);
 /* Lists again from scratch now (through the gate), whatever the watch is doing. */
 void msd_informer_relist(MsdInformer *self);
 gboolean msd_informer_reconcile(MsdInformer *self);

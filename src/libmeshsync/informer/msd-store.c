@@ -20,7 +20,6 @@ struct _MsdStore {
 	GHashTable *by_key; /* (owned): "<namespace>/<name>" (owned) -> uid (owned) */
 	guint64 bytes_held;
 	guint32 mark; /* the current (or last) relist's; entries seen by it carry the same */
-	gboolean relisting;
 };
 
 G_DEFINE_FINAL_TYPE(MsdStore, msd_store, G_TYPE_OBJECT)
@@ -418,7 +417,6 @@ msd_store_begin_relist(MsdStore *self)
 {
 	g_return_if_fail(MSD_IS_STORE(self));
 
-	self->relisting = TRUE;
 	/* 0 is what a new entry carries: never equal to a relist's mark */
 	if (++self->mark == 0)
 		self->mark = 1;
@@ -465,6 +463,25 @@ msd_store_relist_upsert(MsdStore *self, MsdStoreEntry *entry, MsdStoreEntry **di
 	return msd_store_upsert(self, entry);
 }
 
+gboolean
+msd_store_check_unchanged(MsdStore *self,
+                          const gchar *uid,
+                          const gchar *resource_version,
+                          gboolean listed)
+{
+	MsdStoreEntry *old;
+
+	g_return_val_if_fail(MSD_IS_STORE(self), FALSE);
+	g_return_val_if_fail(uid != NULL, FALSE);
+
+	old = g_hash_table_lookup(self->by_uid, uid);
+	if (old == NULL || g_strcmp0(old->resource_version, resource_version) != 0)
+		return FALSE;
+	if (listed)
+		old->relist_mark = self->mark;
+	return TRUE;
+}
+
 GPtrArray *
 msd_store_end_relist(MsdStore *self)
 {
@@ -474,7 +491,6 @@ msd_store_end_relist(MsdStore *self)
 
 	g_return_val_if_fail(MSD_IS_STORE(self), deleted);
 
-	self->relisting = FALSE;
 	g_hash_table_iter_init(&iter, self->by_uid);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
 		MsdStoreEntry *entry = value;
@@ -493,14 +509,8 @@ void
 msd_store_abort_relist(MsdStore *self)
 {
 	g_return_if_fail(MSD_IS_STORE(self));
-	self->relisting = FALSE;
-}
-
-gboolean
-msd_store_get_relisting(MsdStore *self)
-{
-	g_return_val_if_fail(MSD_IS_STORE(self), FALSE);
-	return self->relisting;
+	/* nothing to undo: what the relist upserted stays, as it was reported, and the next
+	 * relist takes a new mark */
 }
 
 /**

@@ -78,10 +78,16 @@ void msd_store_begin_relist(MsdStore *self);
  * reaches consumers, which key objects by name, before the new object's ADDED. */
 MsdStoreChange
 msd_store_relist_upsert(MsdStore *self, MsdStoreEntry *entry, MsdStoreEntry **displaced);
+/* Whether @uid is stored at @resource_version already: an update that changes nothing, told
+ * before the object is copied into an entry. @listed: the object comes from the relist, which
+ * marks it as seen, as msd_store_relist_upsert() would. */
+gboolean msd_store_check_unchanged(MsdStore *self,
+                                   const gchar *uid,
+                                   const gchar *resource_version,
+                                   gboolean listed);
 /* (transfer full) (element-type MsdStoreEntry): the objects the relist did not list, removed */
 GPtrArray *msd_store_end_relist(MsdStore *self);
 void msd_store_abort_relist(MsdStore *self);
-gboolean msd_store_get_relisting(MsdStore *self);
 
 /* (transfer none) (nullable) */
 MsdStoreEntry *msd_store_lookup(MsdStore *self, const gchar *uid);

@@ -501,7 +501,7 @@ msd_exec_plugin_done_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 		            g_subprocess_get_if_exited(process)
 		                    ? g_subprocess_get_exit_status(process)
 		                    : -1,
-		            message[0] != '\0' ? message : "(no output on stderr)");
+		            message[0] != '\0' ? message : _("(no output on stderr)"));
 	} else {
 		parsed = msd_exec_plugin_parse(self, out != NULL ? out : "", &error);
 	}

@@ -62,7 +62,7 @@ msd_in_cluster_load(MsdKubeTarget *target, GError **error)
 	if (token == NULL) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
 		            _("%s: cannot read the service-account token%s%s"), token_path,
-		            local_error != NULL ? ": " : " (empty file)",
+		            local_error != NULL ? ": " : _(" (empty file)"),
 		            local_error != NULL ? local_error->message : "");
 		return FALSE;
 	}

@@ -3,6 +3,13 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file: one request's life (credentials, TLS decision, send, status and Retry-After, body
+ * or stream, retries) runs through shared request state from the first call to the last
+ * callback; what stands alone lives beside it (kubeconfig, credentials, exec plugin, the stream
+ * gzip decoder).
+ */
+
 #define G_LOG_DOMAIN "MeshSyncKube"
 
 #include "config.h"

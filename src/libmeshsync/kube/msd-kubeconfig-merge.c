@@ -307,7 +307,7 @@ msd_kubeconfig_merge_new_from_files(const gchar *const *paths, gboolean missing_
 	if (self->origins->len == 0) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
 		            _("no kubeconfig file exists among: %s"),
-		            listed->len > 0 ? listed->str : "(no files given)");
+		            listed->len > 0 ? listed->str : _("(no files given)"));
 		return NULL;
 	}
 	self->source = g_string_free(g_steal_pointer(&listed), FALSE);

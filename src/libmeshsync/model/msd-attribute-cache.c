@@ -184,9 +184,3 @@ msd_attribute_cache_get_stats(MsdAttributeCache *self, MsdAttributeCacheStats *s
 	stats->n_entries = g_hash_table_size(self->entries);
 	stats->bytes = self->bytes;
 }
-
-gsize
-msd_attribute_cache_get_max_bytes(MsdAttributeCache *self)
-{
-	return self->max_bytes;
-}

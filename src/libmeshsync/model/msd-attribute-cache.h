@@ -51,6 +51,5 @@ void msd_attribute_cache_insert(MsdAttributeCache *self,
                                 gsize wire_len);
 /* All zero for a NULL @self (no cache). */
 void msd_attribute_cache_get_stats(MsdAttributeCache *self, MsdAttributeCacheStats *stats);
-gsize msd_attribute_cache_get_max_bytes(MsdAttributeCache *self);
 
 G_END_DECLS

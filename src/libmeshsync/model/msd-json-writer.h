@@ -50,9 +50,10 @@ void msd_json_write_raw_nested(GString *out, const MsdJsonTokens *doc, gint idx)
  * msd_json_append_escaped() makes of the decoded string. */
 void msd_json_write_string_body(GString *out, const MsdJsonTokens *doc, gint idx);
 
-/* The members of an object sorted and deduplicated as msd_json_tokens_sorted_members() does
- * (Go's map decoding), without allocating for objects of up to MSD_JSON_MEMBERS_LOCAL
- * members: this runs for every object of every event. Clear with msd_json_members_clear(). */
+/* The members of an object sorted by decoded key (byte order, then length), duplicates
+ * resolved as Go's map decoding does (the last wins), without allocating for objects of up to
+ * MSD_JSON_MEMBERS_LOCAL members: this runs for every object of every event. Clear with
+ * msd_json_members_clear(). */
 #define MSD_JSON_MEMBERS_LOCAL 16
 
 typedef struct {

@@ -425,7 +425,7 @@ decode_virtual(Builder *b, const VirtualMember *vm)
 	span_end(b, &b->m->f[f]);
 }
 
-/* The sorted members' order (msd_json_tokens_sorted_members()): bytes, then length. */
+/* The sorted members' order (msd_json_members_init_sorted()): bytes, then length. */
 static gint
 key_cmp(const gchar *a, gsize a_len, const gchar *bk, gsize b_len)
 {

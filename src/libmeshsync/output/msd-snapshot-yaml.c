@@ -304,7 +304,7 @@ msd_snapshot_emit(MsdSnapshotEmitter *ctx, yaml_event_t *event)
 	if (yaml_emitter_emit(&ctx->emitter, event))
 		return TRUE;
 	g_set_error(ctx->error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED, _("YAML emitter: %s"),
-	            ctx->emitter.problem != NULL ? ctx->emitter.problem : "failed");
+	            ctx->emitter.problem != NULL ? ctx->emitter.problem : _("failed"));
 	return FALSE;
 }
 

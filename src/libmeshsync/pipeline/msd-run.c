@@ -451,9 +451,3 @@ msd_run_dup_informer_names(MsdRun *self)
 	}
 	return g_strv_builder_end(builder);
 }
-
-MsdKubeClient *
-msd_run_get_client(MsdRun *self)
-{
-	return self->client;
-}

@@ -61,6 +61,5 @@ void msd_run_resume(MsdRun *self);
 
 GPtrArray *msd_run_get_informers(MsdRun *self);
 gchar **msd_run_dup_informer_names(MsdRun *self);
-MsdKubeClient *msd_run_get_client(MsdRun *self);
 
 G_END_DECLS

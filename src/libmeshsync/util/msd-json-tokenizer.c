@@ -715,7 +715,7 @@ msd_json_tokens_parse_skipping(MsdJsonTokens *self,
 	}
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 	            _("malformed JSON (%s at byte %zu of %zu)"),
-	            p.fail_at >= p.end ? "truncated document" : "invalid character",
+	            p.fail_at >= p.end ? _("truncated document") : _("invalid character"),
 	            (gsize)(p.fail_at - data), length);
 	return FALSE;
 }

@@ -181,10 +181,4 @@ typedef struct {
 	gchar *owned; /* (owned) (nullable) */
 } MsdJsonMember;
 
-/* The members of object @object sorted by decoded key (byte order), duplicates resolved as Go's
- * map decoding does (last wins). Free with msd_json_members_free(). */
-MsdJsonMember *
-msd_json_tokens_sorted_members(const MsdJsonTokens *self, gint object, gint *n_members);
-void msd_json_members_free(MsdJsonMember *members, gint n_members);
-
 G_END_DECLS

@@ -31,7 +31,7 @@ msd_yaml_next_event(MsdYamlReader *reader, yaml_event_t *event, GError **error)
 	g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA, "%s:%zu:%zu: %s",
 	            reader->origin, reader->parser->problem_mark.line + 1,
 	            reader->parser->problem_mark.column + 1,
-	            reader->parser->problem != NULL ? reader->parser->problem : "invalid YAML");
+	            reader->parser->problem != NULL ? reader->parser->problem : _("invalid YAML"));
 	return FALSE;
 }
 

@@ -3,6 +3,12 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file: the little shell an exec into kubesim gets (parsing, expansion, the built-in
+ * commands, the fake file system and the terminal echo) shares the session's state at every
+ * step, and is a test fixture, not part of the library.
+ */
+
 #include "kubesim-shell.h"
 
 #include <string.h>

@@ -3,6 +3,11 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file for one stream: the initial state, the backlog of events that arrive meanwhile, live
+ * events, bookmarks and the deadline all write to the same connection and must keep its order.
+ */
+
 #include "kubesim-server.h"
 
 #include <string.h>
