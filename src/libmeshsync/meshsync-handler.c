@@ -123,8 +123,12 @@ meshsync_handler_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 	gsize length = 0;
 	const gchar *data;
 
-	if (!meshsync_watch_config_wants_event(watch, msd_informer_get_name(informer),
-	                                       meshsync_event_type_to_string(event->type)))
+	const gchar *const *events =
+	        meshsync_watch_config_get_events(watch, msd_informer_get_name(informer));
+
+	/* a type no longer watched still has its published objects retracted */
+	if (events == NULL ? !event->retraction
+	                   : !g_strv_contains(events, meshsync_event_type_to_string(event->type)))
 		return;
 	/* What is dropped is dropped before the conversion: the stored entry has the namespace
 	 * and the uid. */

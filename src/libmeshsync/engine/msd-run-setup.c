@@ -66,6 +66,9 @@ struct _MsdRunSetup {
 	gboolean ready;
 	GPtrArray *last_complete; /* (owned) (nullable) (element-type GBytes): a torn-down
 	                           * run's objects, until the next run is complete */
+	GPtrArray *torn_down;     /* (owned) (nullable) (element-type MsdInformer): the informers
+	                           * of runs torn down since the last complete one, whose objects
+	                           * were published and may be gone by the next */
 	gint64 run_started_us;
 	gdouble initial_sync_seconds;
 
@@ -164,11 +167,15 @@ msd_run_setup_end_run(MsdRunSetup *self)
 			g_clear_pointer(&self->last_complete, g_ptr_array_unref);
 			self->last_complete = msd_run_setup_collect_objects(self);
 		}
+		if (self->torn_down == NULL)
+			self->torn_down = g_ptr_array_new_with_free_func(g_object_unref);
 		for (guint i = 0; i < informers->len; i++) {
 			MsdInformerCounters counters;
 
 			msd_informer_get_counters(g_ptr_array_index(informers, i), &counters);
 			msd_run_setup_add_counters(&self->past, &counters);
+			g_ptr_array_add(self->torn_down,
+			                g_object_ref(g_ptr_array_index(informers, i)));
 		}
 		msd_run_stop(self->run);
 	}
@@ -245,6 +252,75 @@ msd_run_setup_log_summary(MsdRunSetup *self)
 	       informers->len, self->initial_sync_seconds, kinds->str);
 }
 
+static gchar *
+msd_run_setup_type_key(MsdInformer *informer)
+{
+	MeshSyncApiResource *resource = msd_informer_get_resource(informer);
+
+	return g_strconcat(meshsync_api_resource_get_group_version(resource), "/",
+	                   meshsync_api_resource_get_plural(resource), NULL);
+}
+
+/* A run torn down (a resync, a CRD removed, the server lost) published objects that the new
+ * run, now complete, may no longer list: deleted while no watch was open, or of a type the
+ * server stopped serving (a CRD's objects go with it, and its watch is closed before their
+ * DELETED events are sent). The new run starts with empty stores and cannot know of them, so
+ * they are retracted here, once each, as the informer that published them; otherwise the
+ * consumer would hold them for good. */
+static void
+msd_run_setup_retract_vanished(MsdRunSetup *self)
+{
+	g_autoptr(GPtrArray) torn_down = g_steal_pointer(&self->torn_down);
+	g_autoptr(GHashTable) stores = NULL;
+	g_autoptr(GHashTable) retracted = NULL;
+	GPtrArray *informers;
+	guint count = 0;
+
+	if (torn_down == NULL || self->run == NULL)
+		return;
+	stores = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	retracted = g_hash_table_new(g_str_hash, g_str_equal);
+	informers = msd_run_get_informers(self->run);
+	for (guint i = 0; i < informers->len; i++) {
+		MsdInformer *informer = g_ptr_array_index(informers, i);
+
+		g_hash_table_insert(stores, msd_run_setup_type_key(informer),
+		                    msd_informer_get_store(informer));
+	}
+	for (guint i = 0; i < torn_down->len; i++) {
+		MsdInformer *informer = g_ptr_array_index(torn_down, i);
+		MeshSyncApiResource *resource = msd_informer_get_resource(informer);
+		g_autofree gchar *key = msd_run_setup_type_key(informer);
+		MsdStore *now = g_hash_table_lookup(stores, key);
+		g_autoptr(GPtrArray) held = msd_store_snapshot(msd_informer_get_store(informer));
+
+		for (guint j = 0; j < held->len; j++) {
+			MsdStoreEntry *entry = g_ptr_array_index(held, j);
+			MsdInformerEvent event = {
+			        .type = MESHSYNC_EVENT_TYPE_DELETED,
+			        .entry = entry,
+			        .doc = NULL,
+			        .index = -1,
+			        .kind = meshsync_api_resource_get_kind(resource),
+			        .api_version = meshsync_api_resource_get_group_version(resource),
+			        .retraction = TRUE,
+			};
+
+			if (now != NULL && msd_store_lookup(now, entry->uid) != NULL)
+				continue;
+			/* the same object held by two torn-down runs is retracted once */
+			if (!g_hash_table_add(retracted, entry->uid))
+				continue;
+			self->event_func(informer, &event, self->event_data);
+			count++;
+		}
+	}
+	if (count > 0)
+		g_message("%u objects published by a torn-down run are gone from the server: "
+		          "retracted",
+		          count);
+}
+
 static void
 msd_run_setup_pipeline_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -265,6 +341,7 @@ msd_run_setup_pipeline_cb(GObject *source, GAsyncResult *result, gpointer user_d
 	self->initial_sync_seconds =
 	        (gdouble)(g_get_monotonic_time() - self->run_started_us) / G_USEC_PER_SEC;
 	msd_run_setup_log_summary(self);
+	msd_run_setup_retract_vanished(self);
 	msd_run_setup_set_ready(self, TRUE);
 }
 
@@ -325,6 +402,7 @@ msd_run_setup_cluster_replaced(MsdRunSetup *self, const gchar *uid)
 	msd_run_setup_end_run(self);
 	/* what the replaced cluster held was just retracted: nobody may be told it again */
 	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
+	g_clear_pointer(&self->torn_down, g_ptr_array_unref);
 	self->retry_ms = 0;
 	msd_run_setup_begin_run(self);
 }
@@ -811,6 +889,7 @@ msd_run_setup_finalize(GObject *object)
 	g_clear_object(&self->watch);
 	g_free(self->cluster_id);
 	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
+	g_clear_pointer(&self->torn_down, g_ptr_array_unref);
 	g_ptr_array_unref(self->gated);
 	G_OBJECT_CLASS(msd_run_setup_parent_class)->finalize(object);
 }
@@ -930,6 +1009,7 @@ msd_run_setup_stop(MsdRunSetup *self)
 	g_clear_object(&self->reconciler);
 	msd_run_setup_end_run(self);
 	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
+	g_clear_pointer(&self->torn_down, g_ptr_array_unref);
 	if (self->crd_follower != NULL) {
 		g_signal_handlers_disconnect_by_data(self->crd_follower, self);
 		msd_crd_follower_stop(self->crd_follower);
