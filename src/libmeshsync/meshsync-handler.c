@@ -126,8 +126,9 @@ meshsync_handler_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 	const gchar *const *events =
 	        meshsync_watch_config_get_events(watch, msd_informer_get_name(informer));
 
-	/* a type no longer watched still has its published objects retracted */
-	if (events == NULL ? !event->retraction
+	/* A type the configuration no longer names (its CRD was removed) is still watched until
+	 * the resync; what it published must still be retracted, or the consumer keeps it. */
+	if (events == NULL ? event->type != MESHSYNC_EVENT_TYPE_DELETED
 	                   : !g_strv_contains(events, meshsync_event_type_to_string(event->type)))
 		return;
 	/* What is dropped is dropped before the conversion: the stored entry has the namespace

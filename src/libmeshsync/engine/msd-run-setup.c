@@ -303,7 +303,6 @@ msd_run_setup_retract_vanished(MsdRunSetup *self)
 			        .index = -1,
 			        .kind = meshsync_api_resource_get_kind(resource),
 			        .api_version = meshsync_api_resource_get_group_version(resource),
-			        .retraction = TRUE,
 			};
 
 			if (now != NULL && msd_store_lookup(now, entry->uid) != NULL)

@@ -51,9 +51,6 @@ typedef struct {
 	/* g_get_monotonic_time() when the watch line carrying the change was read, for the event
 	 * latency; 0 for what a list brought (the initial state, a relist) */
 	gint64 read_at;
-	/* a DELETED for an object a torn-down run published and the run after it no longer
-	 * lists: delivered even when its type is no longer watched (a CRD removed) */
-	gboolean retraction;
 } MsdInformerEvent;
 
 typedef void (*MsdInformerEventFunc)(MsdInformer *informer,
