@@ -7,6 +7,7 @@
 
 #include "config.h"
 
+#include "broker/msd-envelope.h"
 #include "broker/msd-request-listener.h"
 
 #include "meshsync-error.h"
@@ -344,9 +345,9 @@ msd_store_publish_step(gpointer data)
 			msd_store_wait_writable(task);
 			return G_SOURCE_REMOVE;
 		}
-		g_string_assign(
-		        envelope,
-		        "{\"ObjectType\":\"\",\"EventType\":\"\",\"Request\":null,\"Object\":[");
+		g_string_truncate(envelope, 0);
+		msd_envelope_append_head(envelope, "", "");
+		g_string_append_c(envelope, '[');
 		for (guint i = job->next; i < end; i++) {
 			g_autofree gchar *json =
 			        meshsync_resource_to_json(g_ptr_array_index(job->resources, i));
@@ -355,7 +356,8 @@ msd_store_publish_step(gpointer data)
 				g_string_append_c(envelope, ',');
 			g_string_append(envelope, json);
 		}
-		g_string_append(envelope, "]}");
+		g_string_append_c(envelope, ']');
+		msd_envelope_append_tail(envelope);
 		payload = g_bytes_new(envelope->str, envelope->len);
 		if (!meshsync_broker_publish(broker, job->reply, payload, &error)) {
 			g_task_return_error(task, g_steal_pointer(&error));
@@ -442,15 +444,9 @@ msd_request_listener_publish_envelope(MsdRequestListener *self,
                                       const gchar *object_type,
                                       const gchar *object_json)
 {
-	g_autoptr(GString) envelope = g_string_new("{\"ObjectType\":");
-	g_autoptr(GBytes) payload = NULL;
+	g_autoptr(GBytes) payload = msd_envelope_new_bytes(object_type, "", object_json, -1);
 	g_autoptr(GError) error = NULL;
 
-	msd_json_string_append(envelope, object_type, -1, MSD_JSON_STRING_GO);
-	g_string_append(envelope, ",\"EventType\":\"\",\"Request\":null,\"Object\":");
-	g_string_append(envelope, object_json);
-	g_string_append_c(envelope, '}');
-	payload = g_bytes_new(envelope->str, envelope->len);
 	if (!meshsync_broker_publish(self->broker, subject, payload, &error))
 		g_warning("%s", error->message);
 }
