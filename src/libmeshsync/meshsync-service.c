@@ -476,14 +476,35 @@ meshsync_service_stopped(MeshSyncService *self, GTask *task)
 }
 
 static void
-meshsync_service_flushed_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+meshsync_service_broker_closed_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
 	g_autoptr(GTask) task = user_data;
 	g_autoptr(GError) error = NULL;
 
+	if (!meshsync_broker_close_finish(MESHSYNC_BROKER(source), result, &error) &&
+	    !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+		g_info("%s", error->message);
+	meshsync_service_stopped(g_task_get_source_object(task), task);
+}
+
+/* The broker closes without holding the loop: what the socket has not taken yet goes out
+ * while health probes and D-Bus calls are still answered. Takes @task. */
+static void
+meshsync_service_close_broker(MeshSyncService *self, GTask *task)
+{
+	meshsync_broker_close_async(self->broker, g_task_get_cancellable(task),
+	                            meshsync_service_broker_closed_cb, task);
+}
+
+static void
+meshsync_service_flushed_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	GTask *task = user_data;
+	g_autoptr(GError) error = NULL;
+
 	if (!meshsync_broker_flush_finish(MESHSYNC_BROKER(source), result, &error))
 		g_message("messages may be lost: %s", error->message);
-	meshsync_service_stopped(g_task_get_source_object(task), task);
+	meshsync_service_close_broker(g_task_get_source_object(task), task);
 }
 
 /**
@@ -495,7 +516,9 @@ meshsync_service_flushed_cb(GObject *source, GAsyncResult *result, gpointer user
  *
  * Stops the informers and the request answering, writes out every event already received,
  * closes the outputs and waits (a bounded time, see
- * [method@MeshSync.Service.set_flush_timeout]) for the broker to take what it still buffers.
+ * [method@MeshSync.Service.set_flush_timeout]) for the broker to take what it still buffers,
+ * then closes the broker with [method@MeshSync.Broker.close_async], so the main loop keeps
+ * running until the callback.
  * Unlike upstream, nothing published before the stop is thrown away while the broker is
  * reachable.
  */
@@ -534,7 +557,7 @@ meshsync_service_stop_async(MeshSyncService *self,
 	state = meshsync_broker_get_state(self->broker);
 	if (state != MESHSYNC_BROKER_STATE_CONNECTED &&
 	    state != MESHSYNC_BROKER_STATE_RECONNECTING) {
-		meshsync_service_stopped(self, task);
+		meshsync_service_close_broker(self, g_steal_pointer(&task));
 		return;
 	}
 	meshsync_broker_flush_async(self->broker, self->flush_timeout_ms, cancellable,
