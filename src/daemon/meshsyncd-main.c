@@ -396,7 +396,7 @@ main(int argc, char **argv)
 		return 2;
 	if (!meshsyncd_main_parse_shard(shard, total_shards, &options.shard, &options.total_shards))
 		return 2;
-	/* the library reads the variable where it converts Secrets: the flag is its spelling on
+	/* the library reads the variable when the service starts: the flag is its spelling on
 	 * the command line */
 	if (redact_secrets)
 		g_setenv("MESHSYNC_REDACT_SECRETS", "true", TRUE);

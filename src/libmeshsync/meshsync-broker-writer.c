@@ -14,6 +14,7 @@
 #include "meshsync-error.h"
 #include "meshsync-broker-private.h"
 #include "util/msd-i18n.h"
+#include "broker/msd-envelope.h"
 #include "broker/msd-jetstream.h"
 
 /**
@@ -37,10 +38,6 @@
  * confirmed yet fill the broker's window, or the socket does not keep up, it emits
  * [signal@MeshSync.Writer::writable-changed] so the engine holds its events.
  */
-
-/* The envelope around the wire bytes, as Go's encoding/json writes meshkit's broker.Message. */
-#define ENVELOPE_HEAD "{\"ObjectType\":\"meshsync-data\",\"EventType\":\""
-#define ENVELOPE_MID  "\",\"Request\":null,\"Object\":"
 
 struct _MeshSyncBrokerWriter {
 	GObject parent_instance;
@@ -92,9 +89,8 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 	gsize json_len = 0;
 	gboolean tracked;
 	gint64 max_payload;
-	const gchar *type;
-	MsdReplayPart parts[5];
-	gsize envelope_len = 0;
+	MsdReplayPart parts[MSD_ENVELOPE_N_PARTS];
+	gsize envelope_len;
 	g_autofree gchar *msg_id = NULL;
 
 	if (self->closed) {
@@ -124,14 +120,7 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 
 	/* The envelope is put together where the broker keeps it until confirmed: the object
 	 * is copied once on its way to nats.c's buffer. */
-	type = meshsync_event_type_to_string(event_type);
-	parts[0] = (MsdReplayPart){ENVELOPE_HEAD, sizeof(ENVELOPE_HEAD) - 1};
-	parts[1] = (MsdReplayPart){type, strlen(type)};
-	parts[2] = (MsdReplayPart){ENVELOPE_MID, sizeof(ENVELOPE_MID) - 1};
-	parts[3] = (MsdReplayPart){json, json_len};
-	parts[4] = (MsdReplayPart){"}", 1};
-	for (guint i = 0; i < G_N_ELEMENTS(parts); i++)
-		envelope_len += parts[i].len;
+	envelope_len = msd_envelope_event_parts(parts, event_type, json, json_len);
 
 	if (tracked && event_type == MESHSYNC_EVENT_TYPE_DELETED)
 		g_hash_table_remove(self->published, uid);

@@ -347,6 +347,9 @@ struct _MeshSyncBroker {
 	guint64 reconnects;
 	guint64 pending_bytes; /* estimate of the reconnect buffer */
 
+	GPtrArray *closing;  /* (owned) (element-type GTask): close_async() calls still waiting */
+	GSource *close_idle; /* (owned) (nullable): ends a close_async() whose buffer drained */
+
 	GHashTable *subscriptions_by_id;  /* (owned): id -> MsdBrokerSubscription */
 	GHashTable *subscriptions_by_sid; /* (unowned values): sid -> same */
 	guint next_subscription_id;
@@ -450,6 +453,8 @@ meshsync_broker_recheck_cb(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
+static void meshsync_broker_close_check(MeshSyncBroker *self);
+
 /* The nats source wrote to the socket. The state changes in an idle of its own, so that
  * whoever listens to notify::writable (and publishes from there) never runs inside nats.c's
  * socket dispatch. */
@@ -458,6 +463,7 @@ meshsync_broker_written_cb(gpointer data)
 {
 	MeshSyncBroker *self = data;
 
+	meshsync_broker_close_check(self);
 	if (!self->congested || self->recheck != NULL || self->nc == NULL ||
 	    natsConnection_Buffered(self->nc) > (gint)self->low_mark)
 		return;
@@ -535,6 +541,9 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 	default:
 		g_assert_not_reached();
 	}
+	/* a connection lost while closing has nothing more to send */
+	if (event->kind != MSD_BROKER_EVENT_MESSAGE)
+		meshsync_broker_close_check(self);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -653,6 +662,10 @@ meshsync_broker_dispose(GObject *object)
 		g_source_destroy(self->recheck);
 		g_clear_pointer(&self->recheck, g_source_unref);
 	}
+	if (self->close_idle != NULL) {
+		g_source_destroy(self->close_idle);
+		g_clear_pointer(&self->close_idle, g_source_unref);
+	}
 	if (self->link != NULL)
 		self->link->broker = NULL;
 	G_OBJECT_CLASS(meshsync_broker_parent_class)->dispose(object);
@@ -666,6 +679,7 @@ meshsync_broker_finalize(GObject *object)
 	/* Workers hold a reference, so none is left here and nc can go. */
 	g_hash_table_unref(self->subscriptions_by_sid);
 	g_hash_table_unref(self->subscriptions_by_id);
+	g_ptr_array_unref(self->closing);
 	if (self->nc != NULL) {
 		natsConnection_Destroy(self->nc);
 		self->nc = NULL;
@@ -738,6 +752,7 @@ meshsync_broker_init(MeshSyncBroker *self)
 	self->subscriptions_by_id = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
 	                                                  msd_broker_subscription_free);
 	self->subscriptions_by_sid = g_hash_table_new(g_int64_hash, g_int64_equal);
+	self->closing = g_ptr_array_new_with_free_func(g_object_unref);
 }
 
 /**
@@ -1913,25 +1928,21 @@ meshsync_broker_drain_output(MeshSyncBroker *self, guint timeout_ms, GError **er
 	return TRUE;
 }
 
-/**
- * meshsync_broker_close:
- * @self: a #MeshSyncBroker
- *
- * Sends what is still in the write buffer (briefly), then closes the connection for good.
- * No message is delivered after this returns; data still in the reconnect buffer is lost.
- * Call it from the broker's main context.
- */
-void
-meshsync_broker_close(MeshSyncBroker *self)
+/* Closes for good. @left says what was left unsent when the caller gave up on it; without
+ * it the loop may block up to @drain_ms to push the write buffer out first. FALSE with @error
+ * when something was left. Every close_async() still waiting completes here: cancelled, with
+ * that error, or with TRUE. */
+static gboolean
+meshsync_broker_shut(MeshSyncBroker *self, guint drain_ms, GError *left, GError **error)
 {
-	g_autoptr(GError) error = NULL;
+	g_autoptr(GError) local_error = left;
+	g_autoptr(GPtrArray) closing = NULL;
 
-	g_return_if_fail(MESHSYNC_IS_BROKER(self));
 	/* A connect in progress notices this when its attempt returns. */
 	self->connect_task = NULL;
-	if (self->nc != NULL && self->state != MESHSYNC_BROKER_STATE_CLOSED &&
-	    !meshsync_broker_drain_output(self, MSD_BROKER_CLOSE_DRAIN_MS, &error))
-		g_info("%s", error->message);
+	if (local_error == NULL && drain_ms > 0 && self->nc != NULL &&
+	    self->state != MESHSYNC_BROKER_STATE_CLOSED)
+		meshsync_broker_drain_output(self, drain_ms, &local_error);
 	if (self->nc != NULL)
 		natsConnection_Close(self->nc);
 	msd_replay_closed(self->replay);
@@ -1941,6 +1952,215 @@ meshsync_broker_close(MeshSyncBroker *self)
 	meshsync_broker_destroy_connection(self);
 	meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CLOSED);
 	meshsync_broker_set_writable(self, FALSE);
+
+	if (self->close_idle != NULL) {
+		g_source_destroy(self->close_idle);
+		g_clear_pointer(&self->close_idle, g_source_unref);
+	}
+	/* The tasks hold the broker: it lives until the end of this function. */
+	closing = g_steal_pointer(&self->closing);
+	self->closing = g_ptr_array_new_with_free_func(g_object_unref);
+	for (guint i = 0; i < closing->len; i++) {
+		GTask *task = g_ptr_array_index(closing, i);
+
+		/* its timeout and cancellation sources go now, not when the callback ran */
+		g_task_set_task_data(task, NULL, NULL);
+		if (g_task_return_error_if_cancelled(task))
+			continue;
+		if (local_error != NULL)
+			g_task_return_error(task, g_error_copy(local_error));
+		else
+			g_task_return_boolean(task, TRUE);
+	}
+	if (local_error != NULL) {
+		g_propagate_error(error, g_steal_pointer(&local_error));
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/**
+ * meshsync_broker_close:
+ * @self: a #MeshSyncBroker
+ *
+ * Sends what is still in the write buffer, then closes the connection for good. No message
+ * is delivered after this returns; data still in the reconnect buffer is lost. Call it from
+ * the broker's main context.
+ *
+ * While the socket does not take the buffer this blocks the calling thread, and so the main
+ * loop, for up to 2 seconds; [method@MeshSync.Broker.close_async] waits without blocking.
+ */
+void
+meshsync_broker_close(MeshSyncBroker *self)
+{
+	g_autoptr(GError) error = NULL;
+
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	if (!meshsync_broker_shut(self, MSD_BROKER_CLOSE_DRAIN_MS, NULL, &error))
+		g_info("%s", error->message);
+}
+
+/* Whether the write buffer still holds something a socket could take. */
+static gboolean
+meshsync_broker_has_output(MeshSyncBroker *self)
+{
+	return self->nc != NULL && self->state != MESHSYNC_BROKER_STATE_CLOSED &&
+	       natsConnection_Status(self->nc) == NATS_CONN_STATUS_CONNECTED &&
+	       natsConnection_Buffered(self->nc) > 0;
+}
+
+static gboolean
+msd_close_idle_cb(gpointer data)
+{
+	MeshSyncBroker *self = data;
+
+	g_clear_pointer(&self->close_idle, g_source_unref);
+	/* published since it drained: wait for the socket to take that too */
+	if (meshsync_broker_has_output(self))
+		return G_SOURCE_REMOVE;
+	meshsync_broker_shut(self, 0, NULL, NULL);
+	return G_SOURCE_REMOVE;
+}
+
+/* A close_async() is waiting and nothing is left to push out (or no socket to push it
+ * into): it ends in an idle, never inside nats.c's socket dispatch. */
+static void
+meshsync_broker_close_check(MeshSyncBroker *self)
+{
+	if (self->closing->len == 0 || self->close_idle != NULL || meshsync_broker_has_output(self))
+		return;
+	self->close_idle = g_idle_source_new();
+	g_source_set_static_name(self->close_idle, "[meshsync] broker close");
+	g_source_set_priority(self->close_idle, G_PRIORITY_DEFAULT);
+	g_source_set_callback(self->close_idle, msd_close_idle_cb, self, NULL);
+	g_source_attach(self->close_idle, self->context);
+}
+
+typedef struct {
+	GSource *timeout; /* (owned) */
+	GSource *cancel;  /* (owned) (nullable) */
+} MsdCloseWait;
+
+static void
+msd_close_wait_free(gpointer data)
+{
+	MsdCloseWait *wait = data;
+
+	g_source_destroy(wait->timeout);
+	g_source_unref(wait->timeout);
+	if (wait->cancel != NULL) {
+		g_source_destroy(wait->cancel);
+		g_source_unref(wait->cancel);
+	}
+	g_free(wait);
+}
+
+/* The time is up, or the caller gave up: close now, naming what could not be sent. */
+static void
+meshsync_broker_close_now(MeshSyncBroker *self)
+{
+	GError *left = NULL;
+
+	if (meshsync_broker_has_output(self)) {
+		left = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		                   _("the broker at %s took no data for %u ms"), self->url->display,
+		                   MSD_BROKER_CLOSE_DRAIN_MS);
+		g_info("%s", left->message);
+	}
+	meshsync_broker_shut(self, 0, left, NULL);
+}
+
+static gboolean
+msd_close_timeout_cb(gpointer data)
+{
+	meshsync_broker_close_now(g_task_get_source_object(data));
+	return G_SOURCE_REMOVE;
+}
+
+static gboolean
+msd_close_cancelled_cb(GCancellable *cancellable, gpointer data)
+{
+	meshsync_broker_close_now(g_task_get_source_object(data));
+	return G_SOURCE_REMOVE;
+}
+
+/**
+ * meshsync_broker_close_async:
+ * @self: a #MeshSyncBroker
+ * @cancellable: (nullable): closes at once, without waiting for the write buffer
+ * @callback: (scope async): called once the connection is closed
+ * @user_data: data for @callback
+ *
+ * Closes the connection for good, as [method@MeshSync.Broker.close] does, without blocking
+ * the main loop: the write buffer is handed to the socket as the socket takes it, for up to
+ * 2 seconds, while everything else on the loop keeps running. Messages published meanwhile
+ * are sent too if there is time; none is delivered after the callback ran. Data still in the
+ * reconnect buffer is lost.
+ *
+ * Call it from the broker's main context; the callback runs there. The connection is closed
+ * when the callback runs, whatever the result. Closing a broker that is closed already
+ * completes at once.
+ */
+void
+meshsync_broker_close_async(MeshSyncBroker *self,
+                            GCancellable *cancellable,
+                            GAsyncReadyCallback callback,
+                            gpointer user_data)
+{
+	g_autoptr(GTask) task = NULL;
+	MsdCloseWait *wait;
+
+	g_return_if_fail(MESHSYNC_IS_BROKER(self));
+	g_return_if_fail(cancellable == NULL || G_IS_CANCELLABLE(cancellable));
+
+	task = g_task_new(self, cancellable, callback, user_data);
+	g_task_set_source_tag(task, meshsync_broker_close_async);
+	g_task_set_name(task, "[meshsync] broker close");
+	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED ||
+	    g_cancellable_is_cancelled(cancellable)) {
+		meshsync_broker_shut(self, 0, NULL, NULL);
+		if (!g_task_return_error_if_cancelled(task))
+			g_task_return_boolean(task, TRUE);
+		return;
+	}
+	/* A connect in progress notices this when its attempt returns. */
+	self->connect_task = NULL;
+	wait = g_new0(MsdCloseWait, 1);
+	wait->timeout = g_timeout_source_new(MSD_BROKER_CLOSE_DRAIN_MS);
+	g_source_set_static_name(wait->timeout, "[meshsync] broker close timeout");
+	g_source_set_callback(wait->timeout, msd_close_timeout_cb, task, NULL);
+	g_source_attach(wait->timeout, self->context);
+	if (cancellable != NULL) {
+		wait->cancel = g_cancellable_source_new(cancellable);
+		g_source_set_static_name(wait->cancel, "[meshsync] broker close cancelled");
+		g_source_set_callback(wait->cancel, G_SOURCE_FUNC(msd_close_cancelled_cb), task,
+		                      NULL);
+		g_source_attach(wait->cancel, self->context);
+	}
+	g_task_set_task_data(task, wait, msd_close_wait_free);
+	g_ptr_array_add(self->closing, g_steal_pointer(&task));
+	meshsync_broker_close_check(self);
+}
+
+/**
+ * meshsync_broker_close_finish:
+ * @self: a #MeshSyncBroker
+ * @result: the result given to the callback
+ * @error: return location for a #GError
+ *
+ * Finishes [method@MeshSync.Broker.close_async]. The connection is closed either way.
+ *
+ * Returns: %TRUE if everything in the write buffer was handed to the socket; %FALSE with
+ *   %MESHSYNC_ERROR_CONNECTION when the socket did not take it in time, or
+ *   %G_IO_ERROR_CANCELLED when the close was cancelled
+ */
+gboolean
+meshsync_broker_close_finish(MeshSyncBroker *self, GAsyncResult *result, GError **error)
+{
+	g_return_val_if_fail(g_task_is_valid(result, self), FALSE);
+	g_return_val_if_fail(g_task_get_source_tag(G_TASK(result)) == meshsync_broker_close_async,
+	                     FALSE);
+	return g_task_propagate_boolean(G_TASK(result), error);
 }
 
 /**

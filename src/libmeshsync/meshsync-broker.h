@@ -115,6 +115,13 @@ MESHSYNC_AVAILABLE_IN_ALL
 gboolean meshsync_broker_flush_finish(MeshSyncBroker *self, GAsyncResult *result, GError **error);
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_broker_close(MeshSyncBroker *self);
+MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_broker_close_async(MeshSyncBroker *self,
+                                 GCancellable *cancellable,
+                                 GAsyncReadyCallback callback,
+                                 gpointer user_data);
+MESHSYNC_AVAILABLE_IN_ALL
+gboolean meshsync_broker_close_finish(MeshSyncBroker *self, GAsyncResult *result, GError **error);
 
 MESHSYNC_AVAILABLE_IN_ALL
 MeshSyncBrokerState meshsync_broker_get_state(MeshSyncBroker *self);

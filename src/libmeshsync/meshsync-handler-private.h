@@ -6,6 +6,7 @@
 #pragma once
 
 #include "engine/msd-delivery.h"
+#include "engine/msd-engine-context.h"
 #include "informer/msd-informer.h"
 #include "meshsync-discovery.h"
 #include "meshsync-handler.h"
@@ -34,6 +35,15 @@ void meshsync_handler_set_retry_delays(MeshSyncHandler *self, guint initial_ms, 
 
 /* The ordered hand-over to the writer: (transfer none). */
 MsdDelivery *meshsync_handler_get_delivery(MeshSyncHandler *self);
+
+/* The engine context everything of the handler runs in: by default one made from the
+ * thread-default context at construction; a service hands its own in, before start. */
+void meshsync_handler_set_engine_context(MeshSyncHandler *self, MsdEngineContext *engine);
+/* (transfer none) */
+MsdEngineContext *meshsync_handler_get_engine_context(MeshSyncHandler *self);
+/* Replaces the configuration's draft (what the public setters write), before start: a
+ * service hands its own over this way. */
+void meshsync_handler_set_options(MeshSyncHandler *self, const MsdEngineOptions *options);
 
 /* Called each time an informer of a run has its initial state (every type of every run, a
  * resync's included), e.g. to record how long it took; NULL @func for none. */

@@ -47,12 +47,16 @@
  * server; use the handler alone to sync into writers of your own.
  *
  * Everything happens in the thread-default main context of the thread that called
- * [method@MeshSync.Handler.start].
+ * [method@MeshSync.Handler.start] (for a handler a [class@MeshSync.Service] made, the
+ * service's), never in the global default context unless that is the one: several handlers
+ * can run side by side, each on its own thread and loop.
  */
 
 struct _MeshSyncHandler {
 	GObject parent_instance;
 
+	MsdEngineContext *engine;   /* (owned): its main context, the service's when it made us */
+	gboolean engine_given;      /* by a service: not replaced at start */
 	MeshSyncKubeConfig *config; /* (owned) */
 	MeshSyncWriter *writer;     /* (owned) (nullable) */
 	MsdKubeClient *client;      /* (owned) (nullable): from start on */
@@ -60,17 +64,9 @@ struct _MeshSyncHandler {
 	MsdDelivery *delivery;      /* (owned) */
 	MsdAttributeCache *cache;   /* (owned): specs of watch events, over every run */
 
-	/* configuration, handed to the set-up chain at start */
-	MeshSyncWatchConfig *explicit_watch; /* (owned) (nullable) */
-	GStrv output_resources;              /* (owned) (nullable) */
-	GStrv output_namespaces;             /* (owned) (nullable) */
-	GStrv namespaces;                    /* (owned) (nullable): the watch scope */
-	guint resync_delay_ms;
-	guint reconcile_interval_ms;
-	guint shard_index;
-	guint shard_total;
-	guint retry_initial_ms; /* 0: the set-up chain's own */
-	guint retry_max_ms;
+	/* the configuration's draft, copied into the engine context at start */
+	MsdEngineOptions *options; /* (owned) */
+	guint resync_delay_ms;     /* may change at any time: not one of the options */
 
 	MeshSyncHandlerInformerFunc informer_synced;
 	gpointer informer_synced_data;
@@ -127,8 +123,13 @@ meshsync_handler_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 	gsize length = 0;
 	const gchar *data;
 
-	if (!meshsync_watch_config_wants_event(watch, msd_informer_get_name(informer),
-	                                       meshsync_event_type_to_string(event->type)))
+	const gchar *const *events =
+	        meshsync_watch_config_get_events(watch, msd_informer_get_name(informer));
+
+	/* A type the configuration no longer names (its CRD was removed) is still watched until
+	 * the resync; what it published must still be retracted, or the consumer keeps it. */
+	if (events == NULL ? event->type != MESHSYNC_EVENT_TYPE_DELETED
+	                   : !g_strv_contains(events, meshsync_event_type_to_string(event->type)))
 		return;
 	/* What is dropped is dropped before the conversion: the stored entry has the namespace
 	 * and the uid. */
@@ -145,13 +146,14 @@ meshsync_handler_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 		resource = meshsync_resource_new_from_tokens(
 		        event->doc, event->index, event->kind, event->api_version, event->type,
 		        cluster_id != NULL ? cluster_id : "",
-		        event->read_at != 0 ? self->cache : NULL, &error);
+		        event->read_at != 0 ? self->cache : NULL,
+		        msd_engine_context_get_convert_state(self->engine), &error);
 	} else {
 		/* found deleted by a relist: the store's copy is all there is */
 		data = g_bytes_get_data(event->entry->object, &length);
-		resource = meshsync_resource_new_from_json(data, (gssize)length, event->type,
-		                                           cluster_id != NULL ? cluster_id : "",
-		                                           &error);
+		resource = meshsync_resource_new_from_json_full(
+		        data, (gssize)length, event->type, cluster_id != NULL ? cluster_id : "",
+		        msd_engine_context_get_convert_state(self->engine), &error);
 	}
 	if (resource == NULL) {
 		/* an object the server sent that the conversion cannot read: a remote condition,
@@ -305,7 +307,10 @@ meshsync_handler_constructed(GObject *object)
 	MeshSyncHandler *self = MESHSYNC_HANDLER(object);
 
 	G_OBJECT_CLASS(meshsync_handler_parent_class)->constructed(object);
-	self->delivery = msd_delivery_new(self->writer);
+	/* built alone (from Python, a test): replaced at start by the context of the thread that
+	 * starts us; the delivery needs one from the beginning */
+	self->engine = msd_engine_context_new();
+	self->delivery = msd_delivery_new(self->engine, self->writer);
 	msd_delivery_set_announce_func(self->delivery, meshsync_handler_announce_cb, self);
 	g_signal_connect(self->delivery, "notify::paused", G_CALLBACK(meshsync_handler_paused_cb),
 	                 self);
@@ -333,14 +338,12 @@ meshsync_handler_finalize(GObject *object)
 
 	g_clear_object(&self->setup);
 	g_clear_object(&self->delivery);
+	g_clear_object(&self->engine);
 	g_clear_pointer(&self->cache, msd_attribute_cache_free);
 	g_clear_object(&self->config);
 	g_clear_object(&self->writer);
-	g_clear_object(&self->explicit_watch);
 	g_clear_object(&self->client);
-	g_strfreev(self->output_resources);
-	g_strfreev(self->output_namespaces);
-	g_strfreev(self->namespaces);
+	msd_engine_options_free(self->options);
 	G_OBJECT_CLASS(meshsync_handler_parent_class)->finalize(object);
 }
 
@@ -550,6 +553,7 @@ static void
 meshsync_handler_init(MeshSyncHandler *self)
 {
 	self->resync_delay_ms = MESHSYNC_HANDLER_RESYNC_DELAY_MS;
+	self->options = msd_engine_options_new();
 	self->cache = msd_attribute_cache_new(MESHSYNC_HANDLER_CACHE_BYTES);
 }
 
@@ -585,7 +589,7 @@ meshsync_handler_set_watch_config(MeshSyncHandler *self, MeshSyncWatchConfig *wa
 	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
 	g_return_if_fail(!self->started);
 
-	g_set_object(&self->explicit_watch, watch_config);
+	g_set_object(&self->options->watch, watch_config);
 }
 
 /**
@@ -620,8 +624,7 @@ meshsync_handler_set_output_resources(MeshSyncHandler *self, const gchar *const 
 	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
 	g_return_if_fail(!self->started);
 
-	g_strfreev(self->output_resources);
-	self->output_resources = g_strdupv((gchar **)resources);
+	msd_engine_options_set_strv(&self->options->output_resources, resources);
 }
 
 /**
@@ -640,8 +643,7 @@ meshsync_handler_set_output_namespaces(MeshSyncHandler *self, const gchar *const
 	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
 	g_return_if_fail(!self->started);
 
-	g_strfreev(self->output_namespaces);
-	self->output_namespaces = g_strdupv((gchar **)namespaces);
+	msd_engine_options_set_strv(&self->options->output_namespaces, namespaces);
 }
 
 /**
@@ -663,10 +665,7 @@ meshsync_handler_set_namespaces(MeshSyncHandler *self, const gchar *const *names
 	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
 	g_return_if_fail(!self->started);
 
-	g_strfreev(self->namespaces);
-	self->namespaces = namespaces != NULL && namespaces[0] != NULL
-	                           ? g_strdupv((gchar **)namespaces)
-	                           : NULL;
+	msd_engine_options_set_namespaces(self->options, namespaces);
 }
 
 /**
@@ -689,8 +688,7 @@ meshsync_handler_set_shard(MeshSyncHandler *self, guint index, guint total)
 	g_return_if_fail(!self->started);
 	g_return_if_fail(total <= 1 || index < total);
 
-	self->shard_index = total > 1 ? index : 0;
-	self->shard_total = total;
+	msd_engine_options_set_shard(self->options, index, total);
 }
 
 /**
@@ -711,7 +709,7 @@ meshsync_handler_set_reconcile_interval(MeshSyncHandler *self, guint millisecond
 	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
 	g_return_if_fail(!self->started);
 
-	self->reconcile_interval_ms = milliseconds;
+	self->options->reconcile_interval_ms = milliseconds;
 }
 
 /**
@@ -752,17 +750,18 @@ meshsync_handler_start(MeshSyncHandler *self, GError **error)
 	if (self->client == NULL)
 		return FALSE;
 	self->started = TRUE;
-	self->setup = msd_run_setup_new(self->client, meshsync_handler_event_cb, self);
-	msd_run_setup_set_watch_config(self->setup, self->explicit_watch);
-	msd_run_setup_set_output_filters(self->setup, (const gchar *const *)self->output_resources,
-	                                 (const gchar *const *)self->output_namespaces);
+	if (!self->engine_given) {
+		/* the loop its HTTP runs in: the thread-default context of this thread */
+		g_autoptr(MsdEngineContext) engine = msd_engine_context_new();
+
+		g_set_object(&self->engine, engine);
+		msd_delivery_set_engine_context(self->delivery, engine);
+	}
+	/* from here on the configuration is the engine's, and fixed */
+	msd_engine_context_set_options(self->engine, self->options);
+	self->setup =
+	        msd_run_setup_new(self->engine, self->client, meshsync_handler_event_cb, self);
 	msd_run_setup_set_resync_delay(self->setup, self->resync_delay_ms);
-	msd_run_setup_set_reconcile_interval(self->setup, self->reconcile_interval_ms);
-	msd_run_setup_set_shard(self->setup, self->shard_index, self->shard_total);
-	msd_run_setup_set_namespaces(self->setup, (const gchar *const *)self->namespaces);
-	if (self->retry_initial_ms != 0)
-		msd_run_setup_set_retry_delays(self->setup, self->retry_initial_ms,
-		                               self->retry_max_ms);
 	g_signal_connect(self->setup, "notify::ready", G_CALLBACK(meshsync_handler_ready_cb), self);
 	g_signal_connect(self->setup, "notify::cluster-id",
 	                 G_CALLBACK(meshsync_handler_cluster_id_cb), self);
@@ -972,8 +971,8 @@ meshsync_handler_set_retry_delays(MeshSyncHandler *self, guint initial_ms, guint
 {
 	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
 	g_return_if_fail(!self->started);
-	self->retry_initial_ms = initial_ms;
-	self->retry_max_ms = max_ms;
+	self->options->retry_initial_ms = initial_ms;
+	self->options->retry_max_ms = max_ms;
 }
 
 MsdDelivery *
@@ -981,6 +980,36 @@ meshsync_handler_get_delivery(MeshSyncHandler *self)
 {
 	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), NULL);
 	return self->delivery;
+}
+
+void
+meshsync_handler_set_options(MeshSyncHandler *self, const MsdEngineOptions *options)
+{
+	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+	g_return_if_fail(options != NULL);
+	g_return_if_fail(!self->started);
+
+	msd_engine_options_free(self->options);
+	self->options = msd_engine_options_copy(options);
+}
+
+void
+meshsync_handler_set_engine_context(MeshSyncHandler *self, MsdEngineContext *engine)
+{
+	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+	g_return_if_fail(MSD_IS_ENGINE_CONTEXT(engine));
+	g_return_if_fail(!self->started);
+
+	g_set_object(&self->engine, engine);
+	self->engine_given = TRUE;
+	msd_delivery_set_engine_context(self->delivery, engine);
+}
+
+MsdEngineContext *
+meshsync_handler_get_engine_context(MeshSyncHandler *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), NULL);
+	return self->engine;
 }
 
 GPtrArray *

@@ -26,6 +26,7 @@ G_BEGIN_DECLS
  * msd_store_entry_new_from_tokens(@doc, @index, @default_kind, @default_api_version).
  * @doc is read during the call only; the resource keeps nothing of it. @cache (nullable, see
  * msd-attribute-cache.h) spares converting a spec seen before; the thread that owns it only.
+ * @state (nullable): the engine's conversion state (msd_model_convert_tokens()).
  *
  * Returns: (transfer full): a new resource, or %NULL with @error set when the token at
  *   @index is not a JSON object
@@ -37,7 +38,16 @@ MeshSyncResource *meshsync_resource_new_from_tokens(const MsdJsonTokens *doc,
                                                     MeshSyncEventType event_type,
                                                     const gchar *cluster_id,
                                                     MsdAttributeCache *cache,
+                                                    MsdConvertState *state,
                                                     GError **error);
+
+/* meshsync_resource_new_from_json() with the engine's conversion state (nullable). */
+MeshSyncResource *meshsync_resource_new_from_json_full(const gchar *json,
+                                                       gssize length,
+                                                       MeshSyncEventType event_type,
+                                                       const gchar *cluster_id,
+                                                       MsdConvertState *state,
+                                                       GError **error);
 
 /* The Service endpoint still waiting for its reachability probe, or NULL when the resource
  * is ready to be written (see msd-service-endpoint.h for the whole protocol). */

@@ -272,6 +272,18 @@ meshsync_resource_new_from_json(const gchar *json,
                                 const gchar *cluster_id,
                                 GError **error)
 {
+	return meshsync_resource_new_from_json_full(json, length, event_type, cluster_id, NULL,
+	                                            error);
+}
+
+MeshSyncResource *
+meshsync_resource_new_from_json_full(const gchar *json,
+                                     gssize length,
+                                     MeshSyncEventType event_type,
+                                     const gchar *cluster_id,
+                                     MsdConvertState *state,
+                                     GError **error)
+{
 	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
 
 	g_return_val_if_fail(json != NULL || length == 0, NULL);
@@ -282,7 +294,7 @@ meshsync_resource_new_from_json(const gchar *json,
 	if (!msd_json_tokens_parse(&doc, json, (gsize)length, error))
 		return NULL;
 	return meshsync_resource_new_from_tokens(&doc, 0, NULL, NULL, event_type, cluster_id, NULL,
-	                                         error);
+	                                         state, error);
 }
 
 /*
@@ -297,6 +309,7 @@ meshsync_resource_new_from_tokens(const MsdJsonTokens *doc,
                                   MeshSyncEventType event_type,
                                   const gchar *cluster_id,
                                   MsdAttributeCache *cache,
+                                  MsdConvertState *state,
                                   GError **error)
 {
 	g_autoptr(MeshSyncResource) self = NULL;
@@ -308,7 +321,7 @@ meshsync_resource_new_from_tokens(const MsdJsonTokens *doc,
 	self = g_object_new(MESHSYNC_TYPE_RESOURCE, NULL);
 	self->event_type = event_type;
 	if (!msd_model_convert_tokens(&self->model, doc, index, default_kind, default_api_version,
-	                              event_type, cluster_id, &ep, cache, error))
+	                              event_type, cluster_id, &ep, cache, state, error))
 		return NULL;
 	if (ep != NULL) {
 		if (msd_service_endpoint_needs_probe(ep)) {

@@ -16,6 +16,7 @@
 
 #include "broker/msd-request-listener.h"
 #include "broker/msd-session-relay.h"
+#include "engine/msd-engine-context.h"
 #include "health/msd-build-info.h"
 #include "health/msd-engine-metrics.h"
 #include "health/msd-metrics.h"
@@ -85,13 +86,7 @@ struct _MeshSyncService {
 
 	/* configuration */
 	MeshSyncKubeConfig *config; /* (owned) */
-	MeshSyncWatchConfig *watch; /* (owned) (nullable) */
-	GStrv output_resources;     /* (owned) (nullable) */
-	GStrv output_namespaces;    /* (owned) (nullable) */
-	GStrv namespaces;           /* (owned) (nullable): the watch scope */
-	guint reconcile_interval_ms;
-	guint shard_index;
-	guint shard_total;
+	MsdEngineOptions *options;  /* (owned): the engine's configuration, handed over at start */
 	gboolean file_output;
 	gchar *output_file; /* (owned) (nullable): NULL picks upstream's default name */
 	gboolean output_extended;
@@ -110,6 +105,7 @@ struct _MeshSyncService {
 
 	/* assembled by start */
 	MeshSyncServiceState state;
+	MsdEngineContext *engine;            /* (owned) (nullable): from start on */
 	MsdMetrics *metrics;                 /* (owned) (nullable) */
 	MeshSyncHealthServer *health;        /* (owned) (nullable) */
 	MeshSyncFileWriter *file_writer;     /* (owned) (nullable) */
@@ -310,21 +306,14 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 		return FALSE;
 
 	self->handler = meshsync_handler_new(self->config, self->writer);
+	meshsync_handler_set_engine_context(self->handler, self->engine);
+	meshsync_handler_set_options(self->handler, self->options);
 	/* The snapshot alone: a MODIFIED event of an object it holds would be converted for
 	 * nothing. */
 	if (self->file_writer != NULL && self->writer == MESHSYNC_WRITER(self->file_writer) &&
 	    meshsync_file_writer_get_extended_path(self->file_writer) == NULL)
 		meshsync_handler_set_unwritten_func(self->handler, meshsync_service_unwritten_cb,
 		                                    self->file_writer);
-	if (self->watch != NULL)
-		meshsync_handler_set_watch_config(self->handler, self->watch);
-	meshsync_handler_set_output_resources(self->handler,
-	                                      (const gchar *const *)self->output_resources);
-	meshsync_handler_set_output_namespaces(self->handler,
-	                                       (const gchar *const *)self->output_namespaces);
-	meshsync_handler_set_namespaces(self->handler, (const gchar *const *)self->namespaces);
-	meshsync_handler_set_reconcile_interval(self->handler, self->reconcile_interval_ms);
-	meshsync_handler_set_shard(self->handler, self->shard_index, self->shard_total);
 	if (self->metrics != NULL)
 		msd_engine_metrics_bind_handler(self->metrics, self->handler);
 	g_signal_connect(self->handler, "ready-changed",
@@ -339,8 +328,8 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 		                                          meshsync_get_version());
 		if (self->metrics != NULL)
 			msd_request_listener_set_metrics(self->listener, self->metrics);
-		msd_request_listener_set_shard(self->listener, self->shard_index,
-		                               self->shard_total);
+		msd_request_listener_set_shard(self->listener, self->options->shard_index,
+		                               self->options->shard_total);
 		self->sessions = msd_session_relay_new(self->broker, self->config);
 		msd_session_relay_set_limits(self->sessions, self->max_sessions, self->exec_enabled,
 		                             (const gchar *const *)self->exec_namespaces,
@@ -417,6 +406,8 @@ meshsync_service_start_async(MeshSyncService *self,
 		return;
 	}
 	self->state = MESHSYNC_SERVICE_STARTING;
+	/* the loop of the thread that starts us: every timer of the engine goes there */
+	self->engine = msd_engine_context_new();
 	if (self->health_enabled && !meshsync_service_start_health(self, &error)) {
 		meshsync_service_start_failed(self, task, error);
 		return;
@@ -485,14 +476,35 @@ meshsync_service_stopped(MeshSyncService *self, GTask *task)
 }
 
 static void
-meshsync_service_flushed_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+meshsync_service_broker_closed_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
 	g_autoptr(GTask) task = user_data;
 	g_autoptr(GError) error = NULL;
 
+	if (!meshsync_broker_close_finish(MESHSYNC_BROKER(source), result, &error) &&
+	    !g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+		g_info("%s", error->message);
+	meshsync_service_stopped(g_task_get_source_object(task), task);
+}
+
+/* The broker closes without holding the loop: what the socket has not taken yet goes out
+ * while health probes and D-Bus calls are still answered. Takes @task. */
+static void
+meshsync_service_close_broker(MeshSyncService *self, GTask *task)
+{
+	meshsync_broker_close_async(self->broker, g_task_get_cancellable(task),
+	                            meshsync_service_broker_closed_cb, task);
+}
+
+static void
+meshsync_service_flushed_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	GTask *task = user_data;
+	g_autoptr(GError) error = NULL;
+
 	if (!meshsync_broker_flush_finish(MESHSYNC_BROKER(source), result, &error))
 		g_message("messages may be lost: %s", error->message);
-	meshsync_service_stopped(g_task_get_source_object(task), task);
+	meshsync_service_close_broker(g_task_get_source_object(task), task);
 }
 
 /**
@@ -504,7 +516,9 @@ meshsync_service_flushed_cb(GObject *source, GAsyncResult *result, gpointer user
  *
  * Stops the informers and the request answering, writes out every event already received,
  * closes the outputs and waits (a bounded time, see
- * [method@MeshSync.Service.set_flush_timeout]) for the broker to take what it still buffers.
+ * [method@MeshSync.Service.set_flush_timeout]) for the broker to take what it still buffers,
+ * then closes the broker with [method@MeshSync.Broker.close_async], so the main loop keeps
+ * running until the callback.
  * Unlike upstream, nothing published before the stop is thrown away while the broker is
  * reachable.
  */
@@ -543,7 +557,7 @@ meshsync_service_stop_async(MeshSyncService *self,
 	state = meshsync_broker_get_state(self->broker);
 	if (state != MESHSYNC_BROKER_STATE_CONNECTED &&
 	    state != MESHSYNC_BROKER_STATE_RECONNECTING) {
-		meshsync_service_stopped(self, task);
+		meshsync_service_close_broker(self, g_steal_pointer(&task));
 		return;
 	}
 	meshsync_broker_flush_async(self->broker, self->flush_timeout_ms, cancellable,
@@ -667,6 +681,7 @@ meshsync_service_dispose(GObject *object)
 	g_clear_object(&self->broker);
 	g_clear_object(&self->health);
 	g_clear_object(&self->metrics);
+	g_clear_object(&self->engine);
 	if (self->extra_writers != NULL)
 		g_ptr_array_set_size(self->extra_writers, 0);
 	G_OBJECT_CLASS(meshsync_service_parent_class)->dispose(object);
@@ -678,10 +693,7 @@ meshsync_service_finalize(GObject *object)
 	MeshSyncService *self = MESHSYNC_SERVICE(object);
 
 	g_clear_object(&self->config);
-	g_clear_object(&self->watch);
-	g_strfreev(self->output_resources);
-	g_strfreev(self->output_namespaces);
-	g_strfreev(self->namespaces);
+	msd_engine_options_free(self->options);
 	g_free(self->output_file);
 	g_free(self->health_address);
 	g_strfreev(self->exec_namespaces);
@@ -809,6 +821,7 @@ meshsync_service_class_init(MeshSyncServiceClass *klass)
 static void
 meshsync_service_init(MeshSyncService *self)
 {
+	self->options = msd_engine_options_new();
 	self->extra_writers = g_ptr_array_new_with_free_func(g_object_unref);
 	self->flush_timeout_ms = MESHSYNC_SERVICE_FLUSH_TIMEOUT_MS;
 	self->health_port = MESHSYNC_HEALTH_PORT;
@@ -853,7 +866,7 @@ void
 meshsync_service_set_watch_config(MeshSyncService *self, MeshSyncWatchConfig *watch_config)
 {
 	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
-	g_set_object(&self->watch, watch_config);
+	g_set_object(&self->options->watch, watch_config);
 }
 
 /**
@@ -869,8 +882,7 @@ void
 meshsync_service_set_output_resources(MeshSyncService *self, const gchar *const *resources)
 {
 	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
-	g_strfreev(self->output_resources);
-	self->output_resources = g_strdupv((gchar **)resources);
+	msd_engine_options_set_strv(&self->options->output_resources, resources);
 }
 
 /**
@@ -886,8 +898,7 @@ void
 meshsync_service_set_output_namespaces(MeshSyncService *self, const gchar *const *namespaces)
 {
 	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
-	g_strfreev(self->output_namespaces);
-	self->output_namespaces = g_strdupv((gchar **)namespaces);
+	msd_engine_options_set_strv(&self->options->output_namespaces, namespaces);
 }
 
 /**
@@ -904,10 +915,7 @@ void
 meshsync_service_set_namespaces(MeshSyncService *self, const gchar *const *namespaces)
 {
 	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
-	g_strfreev(self->namespaces);
-	self->namespaces = namespaces != NULL && namespaces[0] != NULL
-	                           ? g_strdupv((gchar **)namespaces)
-	                           : NULL;
+	msd_engine_options_set_namespaces(self->options, namespaces);
 }
 
 /**
@@ -927,8 +935,7 @@ meshsync_service_set_shard(MeshSyncService *self, guint index, guint total)
 {
 	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
 	g_return_if_fail(total <= 1 || index < total);
-	self->shard_index = total > 1 ? index : 0;
-	self->shard_total = total;
+	msd_engine_options_set_shard(self->options, index, total);
 }
 
 /**
@@ -943,7 +950,7 @@ void
 meshsync_service_set_reconcile_interval(MeshSyncService *self, guint milliseconds)
 {
 	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
-	self->reconcile_interval_ms = milliseconds;
+	self->options->reconcile_interval_ms = milliseconds;
 }
 
 /**

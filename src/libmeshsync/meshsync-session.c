@@ -17,6 +17,7 @@
 #include <json-glib/json-glib.h>
 #include <libsoup/soup.h>
 
+#include "engine/msd-engine-context.h"
 #include "kube/msd-exec-status.h"
 #include "kube/msd-kube-client.h"
 #include "meshsync-enum-types.h"
@@ -95,10 +96,11 @@ typedef struct {
 
 	MeshSyncSessionState state;
 	gint exit_code;
+	MsdEngineContext *engine;  /* (owned): where its timers run */
 	GCancellable *cancellable; /* (owned) */
 	MsdUtf8Chunker chunker;
 	gint64 last_activity;
-	guint idle_source;
+	GSource *idle_source; /* (owned) (nullable) */
 
 	/* log */
 	GInputStream *log_stream; /* (owned) (nullable) */
@@ -169,6 +171,13 @@ meshsync_session_emit_chunks(MeshSyncSession *self, gboolean final)
 	}
 }
 
+static gboolean
+meshsync_session_unref_idle_cb(gpointer data)
+{
+	g_object_unref(data);
+	return G_SOURCE_REMOVE;
+}
+
 static void
 meshsync_session_release_ws(MeshSyncSession *self)
 {
@@ -181,7 +190,9 @@ meshsync_session_release_ws(MeshSyncSession *self)
 		soup_websocket_connection_close(priv->ws, SOUP_WEBSOCKET_CLOSE_NORMAL, NULL);
 	/* the session may end from inside one of the connection's own signals: let go of it
 	 * once that emission is over */
-	g_idle_add_once((GSourceOnceFunc)g_object_unref, g_steal_pointer(&priv->ws));
+	g_source_unref(msd_engine_context_add_idle(
+	        priv->engine, G_PRIORITY_DEFAULT_IDLE, "[meshsync] release session connection",
+	        meshsync_session_unref_idle_cb, g_steal_pointer(&priv->ws), NULL));
 }
 
 /* The one way a session ends: releases everything, then says so. Runs once. */
@@ -201,7 +212,7 @@ meshsync_session_finish(MeshSyncSession *self, const GError *error)
 		return;
 	meshsync_session_set_state(self, MESHSYNC_SESSION_STATE_CLOSED);
 	g_cancellable_cancel(priv->cancellable);
-	g_clear_handle_id(&priv->idle_source, g_source_remove);
+	msd_source_clear(&priv->idle_source);
 	meshsync_session_release_ws(self);
 	g_clear_object(&priv->log_stream);
 	g_clear_pointer(&priv->read_buffer, g_free);
@@ -235,12 +246,13 @@ meshsync_session_idle_cb(gpointer data)
 	gint64 limit_ms = (gint64)priv->idle_timeout * 1000;
 	g_autofree gchar *message = NULL;
 
+	msd_source_clear(&priv->idle_source);
 	if (idle_ms < limit_ms) {
-		priv->idle_source =
-		        g_timeout_add((guint)(limit_ms - idle_ms), meshsync_session_idle_cb, self);
+		priv->idle_source = msd_engine_context_add_timeout(
+		        priv->engine, G_PRIORITY_DEFAULT, (guint)(limit_ms - idle_ms),
+		        "[meshsync] session idle timeout", meshsync_session_idle_cb, self, NULL);
 		return G_SOURCE_REMOVE;
 	}
-	priv->idle_source = 0;
 	message = g_strdup_printf("session %s closed: idle for %u s", priv->id, priv->idle_timeout);
 	g_info("%s", message);
 	meshsync_session_finish_literal(self, MESHSYNC_ERROR_TIMED_OUT, message);
@@ -253,11 +265,12 @@ meshsync_session_touch(MeshSyncSession *self)
 	MeshSyncSessionPrivate *priv = GET_PRIVATE(self);
 
 	priv->last_activity = g_get_monotonic_time();
-	if (priv->idle_timeout > 0 && priv->idle_source == 0 &&
+	if (priv->idle_timeout > 0 && priv->idle_source == NULL &&
 	    priv->state != MESHSYNC_SESSION_STATE_CLOSED)
-		priv->idle_source =
-		        g_timeout_add((guint)MIN(priv->idle_timeout, G_MAXUINT / 1000) * 1000,
-		                      meshsync_session_idle_cb, self);
+		priv->idle_source = msd_engine_context_add_timeout(
+		        priv->engine, G_PRIORITY_DEFAULT,
+		        (guint)MIN(priv->idle_timeout, G_MAXUINT / 1000) * 1000,
+		        "[meshsync] session idle timeout", meshsync_session_idle_cb, self, NULL);
 }
 
 static void
@@ -700,6 +713,10 @@ meshsync_session_start(MeshSyncSession *self)
 	if (priv->state != MESHSYNC_SESSION_STATE_NEW)
 		return;
 	meshsync_session_set_state(self, MESHSYNC_SESSION_STATE_STARTING);
+	/* its timers go where its HTTP goes: the context of the thread that starts it (nothing
+	 * is attached before) */
+	g_clear_object(&priv->engine);
+	priv->engine = msd_engine_context_new();
 	if (priv->chunk_size == 0)
 		priv->chunk_size = priv->kind == MESHSYNC_SESSION_KIND_LOG
 		                           ? MESHSYNC_SESSION_LOG_CHUNK
@@ -1202,7 +1219,7 @@ meshsync_session_dispose(GObject *object)
 	if (priv->state != MESHSYNC_SESSION_STATE_CLOSED) {
 		priv->state = MESHSYNC_SESSION_STATE_CLOSED;
 		g_cancellable_cancel(priv->cancellable);
-		g_clear_handle_id(&priv->idle_source, g_source_remove);
+		msd_source_clear(&priv->idle_source);
 		meshsync_session_release_ws(self);
 	}
 	g_clear_object(&priv->log_stream);
@@ -1217,6 +1234,7 @@ meshsync_session_finalize(GObject *object)
 
 	g_clear_object(&priv->config);
 	g_clear_object(&priv->cancellable);
+	g_clear_object(&priv->engine);
 	g_free(priv->id);
 	g_free(priv->namespace_);
 	g_free(priv->pod);
@@ -1358,6 +1376,8 @@ meshsync_session_init(MeshSyncSession *self)
 	priv->tty = TRUE;
 	priv->exit_code = -1;
 	priv->cancellable = g_cancellable_new();
+	/* replaced at start, by the context of the thread that starts it */
+	priv->engine = msd_engine_context_new();
 	priv->status = g_byte_array_new();
 	msd_utf8_chunker_init(&priv->chunker, MESHSYNC_SESSION_EXEC_CHUNK);
 }

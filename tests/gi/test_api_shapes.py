@@ -58,3 +58,20 @@ def test_filters_take_lists(MeshSync):
 def test_upstream_list_splitting(MeshSync):
     assert MeshSync.WatchConfig.split_list(" a, b,") == ["a", " b", ""]
     assert not MeshSync.WatchConfig.split_list("   ")  # NULL, which Python sees as []
+
+
+def test_broker_closes_asynchronously(MeshSync):
+    from gi.repository import GLib
+
+    broker = MeshSync.Broker.new("nats://127.0.0.1:1")
+    loop = GLib.MainLoop()
+    results = []
+
+    def closed(source, result):
+        results.append(source.close_finish(result))
+        loop.quit()
+
+    broker.close_async(None, closed)
+    loop.run()
+    assert results == [True]
+    assert broker.get_state() == MeshSync.BrokerState.CLOSED

@@ -216,8 +216,12 @@ def test_modified_and_deleted_follow_changes(tmp_path):
             assert created is not None
 
 
-def test_informer_store_batches_of_five(tmp_path):
-    with Kubesim(**SMALL) as sim, NatsServer() as nats, nats.client() as nc:
+# The reply is converted and published a round of 64 batches (320 objects) at a time: the
+# larger cluster spans several rounds, and must split exactly as one pass would.
+@pytest.mark.parametrize("cluster", [SMALL, {"pods": 1200, "namespaces": 3}],
+                         ids=["one-round", "several-rounds"])
+def test_informer_store_batches_of_five(tmp_path, cluster):
+    with Kubesim(**cluster) as sim, NatsServer() as nats, nats.client() as nc:
         with Daemon(str(tmp_path), sim.kubeconfig, nats.url) as run:
             run.wait_synced()
             wait_for_listener(nats)

@@ -412,6 +412,43 @@ def test_crd_added_at_run_time_is_watched_after_resync(tmp_path):
     assert "Pod" in {doc["kind"] for doc in documents}
 
 
+def test_objects_gone_while_the_run_was_torn_down_are_retracted(tmp_path):
+    """A real server closes a CRD's watches when the CRD is deleted, before the DELETED
+    events of its objects reach them; and an object can go while a resync has no watch open.
+    Both are written here as silent deletes (no watch event): the run that follows the resync
+    lists neither, and meshsync must retract what the torn-down run had published (the
+    snapshot keeps every object's first state, as upstream's does; the extended file has
+    every event)."""
+    with Kubesim(**SMALL) as sim:
+        sim.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "meshery"}})
+        sim.create({"apiVersion": "meshery.io/v1alpha1", "kind": "MeshSync",
+                    "metadata": {"name": "meshery-meshsync", "namespace": "meshery"},
+                    "spec": {"watch-list": {"data": {"blacklist": '["secrets.v1."]'}}}})
+        sim.create(WIDGET_CRD)
+        widget = sim.create({"apiVersion": "example.com/v1", "kind": "Widget",
+                             "metadata": {"name": "gear", "namespace": "team-1"},
+                             "spec": {"teeth": 12}})
+        config = sim.create({"apiVersion": "v1", "kind": "ConfigMap",
+                             "metadata": {"name": "short-lived", "namespace": "team-1"},
+                             "data": {"a": "1"}})
+        gone = [widget["metadata"]["uid"], config["metadata"]["uid"]]
+        with Meshsync(str(tmp_path), sim.kubeconfig, extended=True) as run:
+            run.wait_synced()
+            run.wait_in_snapshot(gone)
+            sim.delete("example.com/v1", "Widget", "gear", namespace="team-1", silent=True)
+            sim.delete("v1", "ConfigMap", "short-lived", namespace="team-1", silent=True)
+            sim.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition",
+                       "widgets.example.com")
+            for uid in gone:
+                run.wait_in_extended("DELETED", uid)
+            log = run.log()
+            assert ("custom resource type widgets.v1.example.com removed: resync scheduled"
+                    in log), log[-3000:]
+            # those two and nothing else: what the new run lists is not retracted
+            assert "2 objects published by a torn-down run are gone" in log, log[-3000:]
+            assert run.terminate() == 0, run.log()[-3000:]
+
+
 def _run(args, timeout=TIMEOUT, env=None):
     health = ["--health-port", "0", "--health-address", "127.0.0.1"]
     return subprocess.run([DAEMON] + args + health, capture_output=True, text=True,

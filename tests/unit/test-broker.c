@@ -209,6 +209,15 @@ flush_cb(GObject *source, GAsyncResult *res, gpointer data)
 	r->done = TRUE;
 }
 
+static void
+close_cb(GObject *source, GAsyncResult *res, gpointer data)
+{
+	AsyncResult *r = data;
+
+	r->ok = meshsync_broker_close_finish(MESHSYNC_BROKER(source), res, &r->error);
+	r->done = TRUE;
+}
+
 static gboolean
 broker_connect(MeshSyncBroker *broker, GError **error)
 {
@@ -1380,6 +1389,96 @@ test_write_buffer_stopped_server(BurstFixture *f, gconstpointer data)
 	assert_numbered_all(f->r, n);
 }
 
+/* Fills the write buffer of a broker whose server stopped reading beyond what the kernel
+ * could ever take for it: 48 MiB, more than the largest send plus receive buffers a loopback
+ * connection may grow to (4 MiB and 32 MiB by default), so that some of it stays. */
+static void
+burst_fill_stopped(BurstFixture *f)
+{
+	const guint64 beyond = 48 * 1024 * 1024;
+	guint n = 0;
+
+	g_subprocess_send_signal(f->server.proc, SIGSTOP);
+	while (meshsync_broker_get_buffered_bytes(f->publisher) <= beyond) {
+		publish_numbered(f->publisher, "test.burst", n++);
+		while (g_main_context_iteration(NULL, FALSE))
+			;
+	}
+	g_assert_false(meshsync_broker_get_writable(f->publisher));
+}
+
+static gboolean
+set_true_cb(gpointer data)
+{
+	*(gboolean *)data = TRUE;
+	return G_SOURCE_REMOVE;
+}
+
+/* What the socket does not take holds the loop in close(); close_async() lets it run, then
+ * closes anyway and says what was left. */
+static void
+test_close_async_stopped_server(BurstFixture *f, gconstpointer data)
+{
+	AsyncResult r = {0};
+	gboolean idle_ran = FALSE;
+
+	burst_fill_stopped(f);
+	meshsync_broker_close_async(f->publisher, NULL, close_cb, &r);
+	g_assert_cmpint(meshsync_broker_get_state(f->publisher), !=, MESHSYNC_BROKER_STATE_CLOSED);
+	g_idle_add_full(G_PRIORITY_DEFAULT_IDLE, set_true_cb, &idle_ran, NULL);
+	WAIT_FOR(r.done);
+	g_assert_true(idle_ran);
+	g_assert_false(r.ok);
+	g_assert_error(r.error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION);
+	g_clear_error(&r.error);
+	g_assert_cmpint(meshsync_broker_get_state(f->publisher), ==, MESHSYNC_BROKER_STATE_CLOSED);
+	g_assert_false(meshsync_broker_get_writable(f->publisher));
+
+	/* closed already: done at once, and fine */
+	r = (AsyncResult){0};
+	meshsync_broker_close_async(f->publisher, NULL, close_cb, &r);
+	WAIT_FOR(r.done);
+	g_assert_no_error(r.error);
+	g_assert_true(r.ok);
+}
+
+/* Cancelling stops the wait for the socket: the broker closes at once. */
+static void
+test_close_async_cancelled(BurstFixture *f, gconstpointer data)
+{
+	g_autoptr(GCancellable) cancellable = g_cancellable_new();
+	AsyncResult r = {0};
+
+	burst_fill_stopped(f);
+	meshsync_broker_close_async(f->publisher, cancellable, close_cb, &r);
+	g_cancellable_cancel(cancellable);
+	WAIT_FOR(r.done);
+	g_assert_false(r.ok);
+	g_assert_error(r.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+	g_clear_error(&r.error);
+	g_assert_cmpint(meshsync_broker_get_state(f->publisher), ==, MESHSYNC_BROKER_STATE_CLOSED);
+}
+
+/* A socket that takes data: the loop hands the whole write buffer over, then the broker
+ * closes and says nothing was left. (Whether the server reads it all before the connection
+ * goes is up to TCP; a flush before closing is what confirms delivery.) */
+static void
+test_close_async_hands_buffer_over(BurstFixture *f, gconstpointer data)
+{
+	AsyncResult r = {0};
+
+	for (guint i = 0; i < 200; i++)
+		publish_numbered(f->publisher, "test.burst", i);
+	g_assert_cmpuint(meshsync_broker_get_buffered_bytes(f->publisher), >, MARK_HIGH);
+	meshsync_broker_close_async(f->publisher, NULL, close_cb, &r);
+	g_assert_cmpint(meshsync_broker_get_state(f->publisher), !=, MESHSYNC_BROKER_STATE_CLOSED);
+	WAIT_FOR(r.done);
+	g_assert_no_error(r.error);
+	g_assert_true(r.ok);
+	g_assert_cmpint(meshsync_broker_get_state(f->publisher), ==, MESHSYNC_BROKER_STATE_CLOSED);
+	g_assert_cmpuint(meshsync_broker_get_buffered_bytes(f->publisher), ==, 0);
+}
+
 /* ------------------------------------------------------------------------------------------
  * Throughput (-m perf): ~5 KB envelopes from the loop thread, with a subscriber in another
  * process when python3 is there to be one.
@@ -2050,6 +2149,12 @@ main(int argc, char **argv)
 	           test_write_buffer_burst, burst_teardown);
 	g_test_add("/broker/write-buffer/stopped-server", BurstFixture, NULL, burst_setup,
 	           test_write_buffer_stopped_server, burst_teardown);
+	g_test_add("/broker/close-async/stopped-server", BurstFixture, NULL, burst_setup,
+	           test_close_async_stopped_server, burst_teardown);
+	g_test_add("/broker/close-async/cancelled", BurstFixture, NULL, burst_setup,
+	           test_close_async_cancelled, burst_teardown);
+	g_test_add("/broker/close-async/hands-buffer-over", BurstFixture, NULL, burst_setup,
+	           test_close_async_hands_buffer_over, burst_teardown);
 	g_test_add_func("/broker/replay/confirmations-drop-window",
 	                test_replay_confirmations_drop_window);
 	g_test_add_func("/broker/replay/window-full", test_replay_window_full);

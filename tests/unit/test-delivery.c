@@ -75,7 +75,7 @@ static void
 test_delivery_in_order_one_flush(void)
 {
 	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
-	g_autoptr(MsdDelivery) delivery = msd_delivery_new(MESHSYNC_WRITER(writer));
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(NULL, MESHSYNC_WRITER(writer));
 	Announced announced = {0};
 
 	msd_delivery_set_announce_func(delivery, count_announce, &announced);
@@ -100,7 +100,7 @@ static void
 test_delivery_held_while_not_writable(void)
 {
 	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
-	g_autoptr(MsdDelivery) delivery = msd_delivery_new(MESHSYNC_WRITER(writer));
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(NULL, MESHSYNC_WRITER(writer));
 	Announced announced = {0};
 	guint paused_changes = 0;
 
@@ -130,7 +130,7 @@ static void
 test_delivery_refused_event_retried(void)
 {
 	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
-	g_autoptr(MsdDelivery) delivery = msd_delivery_new(MESHSYNC_WRITER(writer));
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(NULL, MESHSYNC_WRITER(writer));
 	Announced announced = {0};
 
 	msd_delivery_set_announce_func(delivery, count_announce, &announced);
@@ -151,7 +151,7 @@ static void
 test_delivery_watermarks(void)
 {
 	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
-	g_autoptr(MsdDelivery) delivery = msd_delivery_new(MESHSYNC_WRITER(writer));
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(NULL, MESHSYNC_WRITER(writer));
 
 	msd_delivery_set_watermarks(delivery, 10, 2);
 	writer->writable = FALSE;
@@ -177,7 +177,7 @@ static void
 test_delivery_write_error_fails_once(void)
 {
 	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
-	g_autoptr(MsdDelivery) delivery = msd_delivery_new(MESHSYNC_WRITER(writer));
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(NULL, MESHSYNC_WRITER(writer));
 	guint failed = 0;
 
 	g_signal_connect(delivery, "failed", G_CALLBACK(count_failed), &failed);
@@ -199,7 +199,7 @@ static void
 test_delivery_drain(void)
 {
 	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
-	g_autoptr(MsdDelivery) delivery = msd_delivery_new(MESHSYNC_WRITER(writer));
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(NULL, MESHSYNC_WRITER(writer));
 
 	writer->writable = FALSE;
 	push_pods(delivery, 0, 4);
@@ -232,7 +232,7 @@ static void
 test_delivery_drain_from_announcement(void)
 {
 	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
-	g_autoptr(MsdDelivery) delivery = msd_delivery_new(MESHSYNC_WRITER(writer));
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(NULL, MESHSYNC_WRITER(writer));
 	Announced announced = {0};
 
 	/* a program that stops the handler from its resource-event handler */
@@ -252,7 +252,7 @@ test_delivery_drain_from_announcement(void)
 static void
 test_delivery_without_writer(void)
 {
-	g_autoptr(MsdDelivery) delivery = msd_delivery_new(NULL);
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(NULL, NULL);
 	Announced announced = {0};
 
 	msd_delivery_set_announce_func(delivery, count_announce, &announced);
@@ -282,8 +282,8 @@ static void
 test_delivery_latency(void)
 {
 	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
-	g_autoptr(MsdDelivery) delivery = msd_delivery_new(MESHSYNC_WRITER(writer));
-	g_autoptr(MsdDelivery) nowhere = msd_delivery_new(NULL);
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(NULL, MESHSYNC_WRITER(writer));
+	g_autoptr(MsdDelivery) nowhere = msd_delivery_new(NULL, NULL);
 	g_autoptr(MeshSyncResource) first = make_pod(0);
 	g_autoptr(MeshSyncResource) second = make_pod(1);
 	g_autoptr(MeshSyncResource) untimed = make_pod(2);

@@ -314,7 +314,7 @@ fixture_setup(Fixture *fx, gconstpointer data)
 	g_autoptr(MeshSyncApiResource) pods = pods_resource();
 
 	sim_start(&fx->sim, SEEDED_PODS, 3);
-	fx->informer = msd_informer_new(fx->sim.client, pods);
+	fx->informer = msd_informer_new(NULL, fx->sim.client, pods);
 	/* milliseconds, not seconds: tests must not wait for production delays */
 	msd_informer_set_delays(fx->informer, 10, 40, 20);
 	recorder_init(&fx->rec, fx->informer);
@@ -697,7 +697,7 @@ test_unknown_resource(Fixture *fx, gconstpointer data)
 	const gchar *verbs[] = {"list", "watch", NULL};
 	g_autoptr(MeshSyncApiResource) widgets = meshsync_api_resource_new(
 	        "example.invalid", "v1", "Widget", "widgets", TRUE, verbs, NULL);
-	MsdInformer *informer = msd_informer_new(fx->sim.client, widgets);
+	MsdInformer *informer = msd_informer_new(NULL, fx->sim.client, widgets);
 	ErrorWait wait = {informer, 6};
 
 	msd_informer_set_delays(informer, 10, 40, 5);

@@ -178,7 +178,7 @@ counted(gpointer user_data)
 static MsdInformer *
 informer_new(MsdKubeClient *client, MeshSyncApiResource *resource, Counts *counts)
 {
-	MsdInformer *informer = msd_informer_new(client, resource);
+	MsdInformer *informer = msd_informer_new(NULL, client, resource);
 
 	msd_informer_set_event_func(informer, event_cb, counts, NULL);
 	g_signal_connect(informer, "synced", G_CALLBACK(synced_cb), counts);

@@ -600,7 +600,7 @@ replay_start(Replay *replay)
 	replay->client = msd_kube_client_new(config, &error);
 	g_assert_no_error(error);
 
-	replay->informer = msd_informer_new(replay->client, pods);
+	replay->informer = msd_informer_new(NULL, replay->client, pods);
 	/* milliseconds: a relist after 410 must not wait for production delays */
 	msd_informer_set_delays(replay->informer, 10, 40, 20);
 	msd_informer_set_event_func(replay->informer, event_cb, replay, NULL);

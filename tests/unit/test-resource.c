@@ -198,6 +198,38 @@ test_redaction_on(void)
 	g_assert_cmpstr(type, ==, "Opaque");
 }
 
+/* The engine reads the variable once, into its conversion state: what it read holds for every
+ * later conversion, whatever the environment says by then. */
+static void
+test_redaction_from_state(void)
+{
+	MsdConvertState on, off;
+	g_autoptr(MeshSyncResource) redacted = NULL;
+	g_autoptr(MeshSyncResource) plain = NULL;
+	g_autofree gchar *data_on = NULL;
+	g_autofree gchar *data_off = NULL;
+
+	msd_convert_state_init(&on, TRUE);
+	msd_convert_state_init(&off, FALSE);
+	g_unsetenv("MESHSYNC_REDACT_SECRETS");
+	redacted = meshsync_resource_new_from_json_full(secret_with_binary, -1,
+	                                                MESHSYNC_EVENT_TYPE_ADDED, "c", &on, NULL);
+	g_setenv("MESHSYNC_REDACT_SECRETS", "true", TRUE);
+	plain = meshsync_resource_new_from_json_full(secret_with_binary, -1,
+	                                             MESHSYNC_EVENT_TYPE_ADDED, "c", &off, NULL);
+	g_unsetenv("MESHSYNC_REDACT_SECRETS");
+	data_on = wire_member(redacted, "data");
+	data_off = wire_member(plain, "data");
+	g_assert_cmpstr(data_on, ==, "{\"a\":\"[REDACTED]\",\"b\":\"[REDACTED]\"}");
+	g_assert_false(g_str_equal(data_off, data_on));
+	g_assert_null(strstr(data_off, "REDACTED"));
+	/* the arena buffer is kept for the next conversion */
+	g_assert_nonnull(on.scratch);
+	msd_convert_state_clear(&on);
+	msd_convert_state_clear(&off);
+	g_assert_null(on.scratch);
+}
+
 static void
 test_redaction_leaves_configmap(void)
 {
@@ -557,6 +589,8 @@ assert_same_resource(MeshSyncResource *a, MeshSyncResource *b)
 
 /* Shared by every check, and small: the conversions through it hit, miss and evict. */
 static MsdAttributeCache *shared_cache;
+/* the engine's buffer kept from one conversion to the next: the results must not depend on it */
+static MsdConvertState shared_state;
 
 /* The object at token @index of @doc both ways, and twice more through the attribute cache
  * (a miss or a hit, then a hit); FALSE when the store refuses it (no name), when there is
@@ -576,20 +610,23 @@ check_from_tokens(const MsdJsonTokens *doc,
 	const gchar *copy;
 
 	direct = meshsync_resource_new_from_tokens(doc, index, kind, api_version, event, CLUSTER_ID,
-	                                           NULL, &error);
+	                                           NULL, NULL, &error);
 	g_assert_no_error(error);
 	g_assert_nonnull(direct);
 	if (shared_cache == NULL)
 		shared_cache = msd_attribute_cache_new(16 * 1024);
+	/* as an engine made under the environment the caller set */
+	shared_state.redact_secrets = msd_secret_redact_enabled();
 	for (guint i = 0; i < 2; i++) {
 		g_autoptr(MeshSyncResource) cached = meshsync_resource_new_from_tokens(
-		        doc, index, kind, api_version, event, CLUSTER_ID, shared_cache, &error);
+		        doc, index, kind, api_version, event, CLUSTER_ID, shared_cache,
+		        &shared_state, &error);
 		g_autoptr(MeshSyncResource) plain = NULL;
 
 		g_assert_no_error(error);
 		/* a fresh one each time: the comparison completes the probes of both */
 		plain = meshsync_resource_new_from_tokens(doc, index, kind, api_version, event,
-		                                          CLUSTER_ID, NULL, &error);
+		                                          CLUSTER_ID, NULL, NULL, &error);
 		g_assert_no_error(error);
 		assert_same_resource(cached, plain);
 	}
@@ -900,6 +937,7 @@ main(int argc, char **argv)
 	g_test_add_func("/resource/managed-fields-dropped", test_managed_fields_dropped);
 	g_test_add_func("/resource/redaction/off-by-default", test_redaction_off_by_default);
 	g_test_add_func("/resource/redaction/on", test_redaction_on);
+	g_test_add_func("/resource/redaction/from-state", test_redaction_from_state);
 	g_test_add_func("/resource/redaction/configmap-untouched", test_redaction_leaves_configmap);
 	g_test_add_func("/resource/redaction/truthiness", test_redaction_truthiness);
 	g_test_add_func("/resource/redaction/helper", test_redact_helper);
@@ -920,5 +958,6 @@ main(int argc, char **argv)
 
 	rc = g_test_run();
 	msd_attribute_cache_free(shared_cache);
+	msd_convert_state_clear(&shared_state);
 	return rc;
 }

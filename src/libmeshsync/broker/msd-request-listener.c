@@ -7,6 +7,7 @@
 
 #include "config.h"
 
+#include "broker/msd-envelope.h"
 #include "broker/msd-request-listener.h"
 
 #include "meshsync-error.h"
@@ -19,9 +20,10 @@
 #include "util/msd-i18n.h"
 
 /* Work done per main-loop dispatch while answering informer-store, so that a large store
- * never holds the loop (informer events and health probes keep being served meanwhile). */
-#define MSD_STORE_CONVERT_CHUNK 256
-#define MSD_STORE_PUBLISH_CHUNK 64
+ * never holds the loop (informer events and health probes keep being served meanwhile):
+ * a round of 64 batches (320 objects) is converted in one dispatch and published in one. */
+#define MSD_REPLY_ROUND_BATCHES 64
+#define MSD_REPLY_PUBLISH_CHUNK 64
 
 #define MSD_REQUESTS_METRIC "meshsync_requests_total"
 #define MSD_REQUESTS_HELP   "Requests received on meshery.meshsync.request, by entity"
@@ -35,7 +37,7 @@ struct _MsdRequestListener {
 	MsdSessionRelay *sessions; /* (owned) (nullable): log and exec sessions */
 	gchar *version;
 	guint subscription;
-	guint active_exec_source;
+	GSource *active_exec_source; /* (owned) (nullable) */
 	guint active_exec_period_ms;
 	GCancellable *cancellable; /* (owned): replies in progress */
 	guint shard_index;
@@ -141,14 +143,20 @@ msd_request_split_batches(guint n, guint size)
 
 /* ------------------------------------------------------------------------------------------
  * informer-store
+ *
+ * The reply goes out one round at a time: convert enough objects for
+ * MSD_REPLY_ROUND_BATCHES batches, probe those, publish them, drop them, go on. The store's
+ * own compact JSON is shared with the informers, so what a request holds at any moment is
+ * one round of models, not the whole store as models.
  */
 
 typedef struct {
 	gchar *reply;
 	MsdRequestListener *listener; /* (owned) */
-	GPtrArray *objects;           /* (owned): GBytes, compact JSON */
-	GPtrArray *resources;         /* (owned): converted, filtered, probed */
-	GArray *batches;              /* (owned) (nullable): batch lengths, once probed */
+	GPtrArray *objects;           /* (owned): GBytes, compact JSON, the store's own */
+	guint next_object;
+	GPtrArray *resources; /* (owned): this round's, converted, filtered, probed */
+	GArray *batches;      /* (owned) (nullable): this round's batch lengths, once probed */
 	guint next;
 	guint next_batch;
 	guint probes_pending;
@@ -157,12 +165,12 @@ typedef struct {
 	GTask *waiting; /* (owned) (nullable): keeps the task alive */
 	gulong writable_handler;
 	gulong cancel_handler;
-} MsdStoreJob;
+} MsdReplyJob;
 
 static void
-msd_store_job_free(gpointer data)
+msd_reply_job_free(gpointer data)
 {
-	MsdStoreJob *job = data;
+	MsdReplyJob *job = data;
 
 	g_free(job->reply);
 	g_clear_pointer(&job->objects, g_ptr_array_unref);
@@ -172,11 +180,11 @@ msd_store_job_free(gpointer data)
 	g_free(job);
 }
 
-static gboolean msd_store_convert_step(gpointer data);
-static gboolean msd_store_publish_step(gpointer data);
+static gboolean msd_request_listener_store_convert_step(gpointer data);
+static gboolean msd_request_listener_store_publish_step(gpointer data);
 
 static void
-msd_store_schedule(GTask *task, GSourceFunc step)
+msd_request_listener_store_schedule(GTask *task, GSourceFunc step)
 {
 	g_autoptr(GSource) idle = g_idle_source_new();
 
@@ -187,10 +195,10 @@ msd_store_schedule(GTask *task, GSourceFunc step)
 }
 
 static void
-msd_store_probe_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+msd_request_listener_store_probe_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
 	g_autoptr(GTask) task = user_data;
-	MsdStoreJob *job = g_task_get_task_data(task);
+	MsdReplyJob *job = g_task_get_task_data(task);
 	MeshSyncResource *resource = MESHSYNC_RESOURCE(source);
 
 	/* A cancelled probe leaves the resource pending; the reply is abandoned anyway. */
@@ -198,15 +206,15 @@ msd_store_probe_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	    meshsync_resource_get_pending_endpoint(resource) != NULL)
 		meshsync_resource_complete_probe(resource, FALSE);
 	if (--job->probes_pending == 0)
-		msd_store_schedule(task, msd_store_publish_step);
+		msd_request_listener_store_schedule(task, msd_request_listener_store_publish_step);
 }
 
 static void
-msd_store_start_probes(GTask *task)
+msd_request_listener_store_start_probes(GTask *task)
 {
-	MsdStoreJob *job = g_task_get_task_data(task);
+	MsdReplyJob *job = g_task_get_task_data(task);
 
-	/* The probes are independent: run them together, publish once all are back. */
+	/* The probes of a round are independent: run them together, publish once all are back. */
 	job->probes_pending = 1;
 	for (guint i = 0; i < job->resources->len; i++) {
 		MeshSyncResource *resource = g_ptr_array_index(job->resources, i);
@@ -215,31 +223,34 @@ msd_store_start_probes(GTask *task)
 			continue;
 		job->probes_pending++;
 		meshsync_resource_probe_async(resource, g_task_get_cancellable(task),
-		                              msd_store_probe_cb, g_object_ref(task));
+		                              msd_request_listener_store_probe_cb,
+		                              g_object_ref(task));
 	}
-	job->next = 0;
 	if (--job->probes_pending == 0)
-		msd_store_schedule(task, msd_store_publish_step);
+		msd_request_listener_store_schedule(task, msd_request_listener_store_publish_step);
 }
 
+/* Converts the next round: objects until it holds MSD_REPLY_ROUND_BATCHES full batches or
+ * the store is done. Rounds are whole batches, so the reply splits as if it had been
+ * converted in one go. */
 static gboolean
-msd_store_convert_step(gpointer data)
+msd_request_listener_store_convert_step(gpointer data)
 {
 	GTask *task = data;
-	MsdStoreJob *job = g_task_get_task_data(task);
+	MsdReplyJob *job = g_task_get_task_data(task);
 	MeshSyncHandler *handler;
 	MeshSyncWatchConfig *watch;
 	const gchar *cluster_id;
-	guint end;
+	guint round = MSD_REPLY_ROUND_BATCHES * MSD_STORE_BATCH_SIZE;
 
 	if (g_task_return_error_if_cancelled(task))
 		return G_SOURCE_REMOVE;
 	handler = job->listener->handler;
 	watch = meshsync_handler_get_watch_config(handler);
 	cluster_id = meshsync_handler_get_cluster_id(handler);
-	end = MIN(job->objects->len, job->next + MSD_STORE_CONVERT_CHUNK);
-	for (; job->next < end; job->next++) {
-		GBytes *bytes = g_ptr_array_index(job->objects, job->next);
+	for (; job->next_object < job->objects->len && job->resources->len < round;
+	     job->next_object++) {
+		GBytes *bytes = g_ptr_array_index(job->objects, job->next_object);
 		gsize len = 0;
 		const gchar *json = g_bytes_get_data(bytes, &len);
 		g_autoptr(GError) error = NULL;
@@ -259,59 +270,64 @@ msd_store_convert_step(gpointer data)
 			continue;
 		g_ptr_array_add(job->resources, g_steal_pointer(&resource));
 	}
-	if (job->next < job->objects->len)
-		return G_SOURCE_CONTINUE;
-	g_clear_pointer(&job->objects, g_ptr_array_unref);
-	msd_store_start_probes(task);
+	if (job->objects->len == job->next_object)
+		g_clear_pointer(&job->objects, g_ptr_array_unref);
+	g_clear_pointer(&job->batches, g_array_unref);
+	job->batches = msd_request_split_batches(job->resources->len, MSD_STORE_BATCH_SIZE);
+	job->next = 0;
+	job->next_batch = 0;
+	msd_request_listener_store_start_probes(task);
 	return G_SOURCE_REMOVE;
 }
 
 static void
-msd_store_resume(GTask *task)
+msd_request_listener_store_resume(GTask *task)
 {
-	MsdStoreJob *job = g_task_get_task_data(task);
+	MsdReplyJob *job = g_task_get_task_data(task);
 
 	if (job->waiting == NULL)
 		return;
-	msd_store_schedule(task, msd_store_publish_step);
+	msd_request_listener_store_schedule(task, msd_request_listener_store_publish_step);
 	/* The idle source holds the task now. */
 	g_clear_object(&job->waiting);
 }
 
 static void
-msd_store_writable_cb(GObject *broker, GParamSpec *pspec, gpointer data)
+msd_request_listener_store_writable_cb(GObject *broker, GParamSpec *pspec, gpointer data)
 {
 	if (!meshsync_broker_get_writable(MESHSYNC_BROKER(broker)) &&
 	    meshsync_broker_get_state(MESHSYNC_BROKER(broker)) != MESHSYNC_BROKER_STATE_CLOSED)
 		return;
-	msd_store_resume(data);
+	msd_request_listener_store_resume(data);
 }
 
 static void
-msd_store_cancelled_cb(GCancellable *cancellable, gpointer data)
+msd_request_listener_store_cancelled_cb(GCancellable *cancellable, gpointer data)
 {
-	msd_store_resume(data);
+	msd_request_listener_store_resume(data);
 }
 
 static void
-msd_store_wait_writable(GTask *task)
+msd_request_listener_store_wait_writable(GTask *task)
 {
-	MsdStoreJob *job = g_task_get_task_data(task);
+	MsdReplyJob *job = g_task_get_task_data(task);
 	GCancellable *cancellable = g_task_get_cancellable(task);
 
 	job->waiting = g_object_ref(task);
-	job->writable_handler = g_signal_connect(job->listener->broker, "notify::writable",
-	                                         G_CALLBACK(msd_store_writable_cb), task);
+	job->writable_handler =
+	        g_signal_connect(job->listener->broker, "notify::writable",
+	                         G_CALLBACK(msd_request_listener_store_writable_cb), task);
 	if (cancellable != NULL)
 		job->cancel_handler = g_cancellable_connect(
-		        cancellable, G_CALLBACK(msd_store_cancelled_cb), task, NULL);
+		        cancellable, G_CALLBACK(msd_request_listener_store_cancelled_cb), task,
+		        NULL);
 }
 
 /* Not from inside the cancelled callback: g_cancellable_disconnect() would deadlock there. */
 static void
-msd_store_stop_waiting(GTask *task)
+msd_request_listener_store_stop_waiting(GTask *task)
 {
-	MsdStoreJob *job = g_task_get_task_data(task);
+	MsdReplyJob *job = g_task_get_task_data(task);
 
 	g_clear_signal_handler(&job->writable_handler, job->listener->broker);
 	if (job->cancel_handler != 0) {
@@ -321,19 +337,17 @@ msd_store_stop_waiting(GTask *task)
 }
 
 static gboolean
-msd_store_publish_step(gpointer data)
+msd_request_listener_store_publish_step(gpointer data)
 {
 	GTask *task = data;
-	MsdStoreJob *job = g_task_get_task_data(task);
+	MsdReplyJob *job = g_task_get_task_data(task);
 	MeshSyncBroker *broker = job->listener->broker;
 	g_autoptr(GString) envelope = g_string_sized_new(16384);
 
-	msd_store_stop_waiting(task);
+	msd_request_listener_store_stop_waiting(task);
 	if (g_task_return_error_if_cancelled(task))
 		return G_SOURCE_REMOVE;
-	if (job->batches == NULL)
-		job->batches = msd_request_split_batches(job->resources->len, MSD_STORE_BATCH_SIZE);
-	for (guint n = 0; n < MSD_STORE_PUBLISH_CHUNK && job->next_batch < job->batches->len; n++) {
+	for (guint n = 0; n < MSD_REPLY_PUBLISH_CHUNK && job->next_batch < job->batches->len; n++) {
 		guint end = job->next + g_array_index(job->batches, guint, job->next_batch);
 		g_autoptr(GBytes) payload = NULL;
 		g_autoptr(GError) error = NULL;
@@ -341,12 +355,12 @@ msd_store_publish_step(gpointer data)
 		/* The reconnect buffer is full: wait until the broker takes messages again. */
 		if (!meshsync_broker_get_writable(broker) &&
 		    meshsync_broker_get_state(broker) != MESHSYNC_BROKER_STATE_CLOSED) {
-			msd_store_wait_writable(task);
+			msd_request_listener_store_wait_writable(task);
 			return G_SOURCE_REMOVE;
 		}
-		g_string_assign(
-		        envelope,
-		        "{\"ObjectType\":\"\",\"EventType\":\"\",\"Request\":null,\"Object\":[");
+		g_string_truncate(envelope, 0);
+		msd_envelope_append_head(envelope, "", "");
+		g_string_append_c(envelope, '[');
 		for (guint i = job->next; i < end; i++) {
 			g_autofree gchar *json =
 			        meshsync_resource_to_json(g_ptr_array_index(job->resources, i));
@@ -355,7 +369,8 @@ msd_store_publish_step(gpointer data)
 				g_string_append_c(envelope, ',');
 			g_string_append(envelope, json);
 		}
-		g_string_append(envelope, "]}");
+		g_string_append_c(envelope, ']');
+		msd_envelope_append_tail(envelope);
 		payload = g_bytes_new(envelope->str, envelope->len);
 		if (!meshsync_broker_publish(broker, job->reply, payload, &error)) {
 			g_task_return_error(task, g_steal_pointer(&error));
@@ -367,6 +382,12 @@ msd_store_publish_step(gpointer data)
 	}
 	if (job->next_batch < job->batches->len)
 		return G_SOURCE_CONTINUE;
+	/* This round is out: its models go before the next round is made. */
+	g_ptr_array_set_size(job->resources, 0);
+	if (job->objects != NULL) {
+		msd_request_listener_store_schedule(task, msd_request_listener_store_convert_step);
+		return G_SOURCE_REMOVE;
+	}
 	g_task_return_int(task, job->n_batches);
 	return G_SOURCE_REMOVE;
 }
@@ -380,7 +401,7 @@ msd_request_listener_reply_store_async(MsdRequestListener *self,
 {
 	g_autoptr(GTask) task = NULL;
 	GPtrArray *objects;
-	MsdStoreJob *job;
+	MsdReplyJob *job;
 
 	g_return_if_fail(MSD_IS_REQUEST_LISTENER(self));
 	g_return_if_fail(reply != NULL);
@@ -397,13 +418,13 @@ msd_request_listener_reply_store_async(MsdRequestListener *self,
 		g_task_return_int(task, 0);
 		return;
 	}
-	job = g_new0(MsdStoreJob, 1);
+	job = g_new0(MsdReplyJob, 1);
 	job->reply = g_strdup(reply);
 	job->listener = g_object_ref(self);
 	job->objects = objects;
 	job->resources = g_ptr_array_new_with_free_func(g_object_unref);
-	g_task_set_task_data(task, job, msd_store_job_free);
-	msd_store_schedule(task, msd_store_convert_step);
+	g_task_set_task_data(task, job, msd_reply_job_free);
+	msd_request_listener_store_schedule(task, msd_request_listener_store_convert_step);
 }
 
 gssize
@@ -442,15 +463,9 @@ msd_request_listener_publish_envelope(MsdRequestListener *self,
                                       const gchar *object_type,
                                       const gchar *object_json)
 {
-	g_autoptr(GString) envelope = g_string_new("{\"ObjectType\":");
-	g_autoptr(GBytes) payload = NULL;
+	g_autoptr(GBytes) payload = msd_envelope_new_bytes(object_type, "", object_json, -1);
 	g_autoptr(GError) error = NULL;
 
-	msd_json_string_append(envelope, object_type, -1, MSD_JSON_STRING_GO);
-	g_string_append(envelope, ",\"EventType\":\"\",\"Request\":null,\"Object\":");
-	g_string_append(envelope, object_json);
-	g_string_append_c(envelope, '}');
-	payload = g_bytes_new(envelope->str, envelope->len);
 	if (!meshsync_broker_publish(self->broker, subject, payload, &error))
 		g_info("%s", error->message);
 }
@@ -481,7 +496,7 @@ static void
 msd_request_listener_start_active_exec(MsdRequestListener *self)
 {
 	/* Upstream starts another ticker per request; one is all a listener needs. */
-	if (self->active_exec_source != 0) {
+	if (self->active_exec_source != NULL) {
 		g_debug("active-exec: the ticker already runs");
 		return;
 	}
@@ -489,8 +504,10 @@ msd_request_listener_start_active_exec(MsdRequestListener *self)
 	       MSD_SUBJECT_ACTIVE_EXEC, self->active_exec_period_ms);
 	/* The requester gets the list at once rather than one period later. */
 	msd_request_listener_active_exec_cb(self);
-	self->active_exec_source = g_timeout_add(self->active_exec_period_ms,
-	                                         msd_request_listener_active_exec_cb, self);
+	self->active_exec_source = msd_engine_context_add_timeout(
+	        meshsync_handler_get_engine_context(self->handler), G_PRIORITY_DEFAULT,
+	        self->active_exec_period_ms, "[meshsync] active-exec ticker",
+	        msd_request_listener_active_exec_cb, self, NULL);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -619,7 +636,7 @@ msd_request_listener_stop(MsdRequestListener *self)
 		meshsync_broker_unsubscribe(self->broker, self->subscription);
 		self->subscription = 0;
 	}
-	g_clear_handle_id(&self->active_exec_source, g_source_remove);
+	msd_source_clear(&self->active_exec_source);
 	g_cancellable_cancel(self->cancellable);
 }
 
@@ -628,7 +645,7 @@ msd_request_listener_get_active_exec_running(MsdRequestListener *self)
 {
 	g_return_val_if_fail(MSD_IS_REQUEST_LISTENER(self), FALSE);
 
-	return self->active_exec_source != 0;
+	return self->active_exec_source != NULL;
 }
 
 void

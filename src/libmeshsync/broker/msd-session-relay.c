@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "broker/msd-envelope.h"
 #include "broker/msd-session-relay.h"
 #include "broker/msd-session-subject.h"
 #include "kube/msd-kube-client.h"
@@ -158,11 +159,8 @@ msd_session_relay_publish_log(MsdSessionRelay *self,
 	gsize lens[] = {0, len, 0, 0};
 	gboolean first = TRUE;
 
-	g_string_append(env, "{\"ObjectType\":");
-	msd_append_go_string(env, object_type, strlen(object_type));
-	g_string_append(env, ",\"EventType\":");
-	msd_append_go_string(env, event_type, strlen(event_type));
-	g_string_append(env, ",\"Request\":null,\"Object\":{");
+	msd_envelope_append_head(env, object_type, event_type);
+	g_string_append_c(env, '{');
 	for (guint i = 0; i < G_N_ELEMENTS(keys); i++) {
 		gsize n = values[i] == NULL ? 0 : (i == 1 ? lens[i] : strlen(values[i]));
 
@@ -174,7 +172,8 @@ msd_session_relay_publish_log(MsdSessionRelay *self,
 		g_string_append_printf(env, "\"%s\":", keys[i]);
 		msd_append_go_string(env, values[i], n);
 	}
-	g_string_append(env, "}}");
+	g_string_append_c(env, '}');
+	msd_envelope_append_tail(env);
 	msd_session_relay_publish(self, MSD_SUBJECT_LOGS, env);
 }
 
@@ -187,11 +186,9 @@ msd_session_relay_publish_exec(MsdSessionRelay *self,
 {
 	g_autoptr(GString) env = g_string_sized_new(len + 96);
 
-	g_string_append(env, "{\"ObjectType\":");
-	msd_append_go_string(env, object_type, strlen(object_type));
-	g_string_append(env, ",\"EventType\":\"\",\"Request\":null,\"Object\":");
+	msd_envelope_append_head(env, object_type, "");
 	msd_append_go_string(env, data, len);
-	g_string_append_c(env, '}');
+	msd_envelope_append_tail(env);
 	msd_session_relay_publish(self, subject, env);
 }
 
@@ -199,11 +196,11 @@ static void
 msd_session_relay_publish_active(MsdSessionRelay *self)
 {
 	g_autofree gchar *list = msd_session_relay_dup_active_json(self);
-	g_autoptr(GString) env = g_string_new(
-	        "{\"ObjectType\":\"active-exec\",\"EventType\":\"\",\"Request\":null,\"Object\":");
+	g_autoptr(GString) env = g_string_new(NULL);
 
+	msd_envelope_append_head(env, "active-exec", "");
 	g_string_append(env, list);
-	g_string_append_c(env, '}');
+	msd_envelope_append_tail(env);
 	msd_session_relay_publish(self, "active_sessions.exec", env);
 }
 

@@ -144,7 +144,10 @@ msd_crd_follower_init(MsdCrdFollower *self)
 }
 
 MsdCrdFollower *
-msd_crd_follower_new(MsdKubeClient *client, MeshSyncApiResource *crds, MeshSyncWatchConfig *watch)
+msd_crd_follower_new(MsdEngineContext *engine,
+                     MsdKubeClient *client,
+                     MeshSyncApiResource *crds,
+                     MeshSyncWatchConfig *watch)
 {
 	MsdCrdFollower *self;
 
@@ -154,7 +157,7 @@ msd_crd_follower_new(MsdKubeClient *client, MeshSyncApiResource *crds, MeshSyncW
 
 	self = g_object_new(MSD_TYPE_CRD_FOLLOWER, NULL);
 	self->watch = g_object_ref(watch);
-	self->informer = msd_informer_new(client, crds);
+	self->informer = msd_informer_new(engine, client, crds);
 	msd_informer_set_event_func(self->informer, msd_crd_follower_event_cb, self, NULL);
 	g_signal_connect(self->informer, "synced", G_CALLBACK(msd_crd_follower_synced_cb), self);
 	/* refused (403/404): nothing to follow, but nobody should wait for it either */

@@ -7,6 +7,7 @@
 
 #include <gio/gio.h>
 
+#include "engine/msd-engine-context.h"
 #include "kube/msd-kube-client.h"
 #include "meshsync-api-resource.h"
 #include "meshsync-watch-config.h"
@@ -24,8 +25,10 @@ G_BEGIN_DECLS
 #define MSD_TYPE_CRD_FOLLOWER (msd_crd_follower_get_type())
 G_DECLARE_FINAL_TYPE(MsdCrdFollower, msd_crd_follower, MSD, CRD_FOLLOWER, GObject)
 
-MsdCrdFollower *
-msd_crd_follower_new(MsdKubeClient *client, MeshSyncApiResource *crds, MeshSyncWatchConfig *watch);
+MsdCrdFollower *msd_crd_follower_new(MsdEngineContext *engine,
+                                     MsdKubeClient *client,
+                                     MeshSyncApiResource *crds,
+                                     MeshSyncWatchConfig *watch);
 void msd_crd_follower_start(MsdCrdFollower *self);
 void msd_crd_follower_stop(MsdCrdFollower *self);
 /* Whether the CRDs present at start were read (or the server refused to list them). */

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "engine/msd-delivery.h"
+#include "engine/msd-engine-context.h"
 #include "meshsync-error.h"
 #include "meshsync-resource-private.h"
 
@@ -34,10 +35,11 @@ struct _MsdDelivery {
 	gboolean paused;
 	gboolean failed;
 	gboolean drained;
-	guint delivering; /* an event is out of the queue, being written */
-	GError *failure;  /* (owned) (nullable): reported from an idle */
-	guint failed_id;
-	guint flush_id;
+	guint delivering;         /* an event is out of the queue, being written */
+	GError *failure;          /* (owned) (nullable): reported from an idle */
+	MsdEngineContext *engine; /* (owned) */
+	GSource *failed_source;   /* (owned) (nullable) */
+	GSource *flush_source;    /* (owned) (nullable) */
 	guint high_water;
 	guint low_water;
 	guint64 n_delivered;
@@ -86,7 +88,7 @@ msd_delivery_failed_cb(gpointer user_data)
 {
 	MsdDelivery *self = user_data;
 
-	self->failed_id = 0;
+	msd_source_clear(&self->failed_source);
 	g_signal_emit(self, signals[SIGNAL_FAILED], 0, self->failure);
 	return G_SOURCE_REMOVE;
 }
@@ -100,10 +102,10 @@ msd_delivery_fail(MsdDelivery *self, const GError *error)
 		return;
 	self->failed = TRUE;
 	self->failure = g_error_copy(error);
-	g_clear_handle_id(&self->flush_id, g_source_remove);
-	self->failed_id = g_idle_add_full(G_PRIORITY_HIGH, msd_delivery_failed_cb, self, NULL);
-	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->failed_id),
-	                         "[meshsync] output failed");
+	msd_source_clear(&self->flush_source);
+	self->failed_source = msd_engine_context_add_idle(self->engine, G_PRIORITY_HIGH,
+	                                                  "[meshsync] output failed",
+	                                                  msd_delivery_failed_cb, self, NULL);
 }
 
 static gboolean
@@ -112,7 +114,7 @@ msd_delivery_flush_cb(gpointer user_data)
 	MsdDelivery *self = user_data;
 	g_autoptr(GError) error = NULL;
 
-	self->flush_id = 0;
+	msd_source_clear(&self->flush_source);
 	if (self->writer == NULL || self->failed)
 		return G_SOURCE_REMOVE;
 	if (!meshsync_writer_flush(self->writer, &error)) {
@@ -130,11 +132,11 @@ msd_delivery_flush_cb(gpointer user_data)
 static void
 msd_delivery_schedule_flush(MsdDelivery *self)
 {
-	if (self->flush_id != 0 || self->writer == NULL || self->drained || self->failed)
+	if (self->flush_source != NULL || self->writer == NULL || self->drained || self->failed)
 		return;
-	self->flush_id = g_idle_add_full(G_PRIORITY_LOW, msd_delivery_flush_cb, self, NULL);
-	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->flush_id),
-	                         "[meshsync] flush output");
+	self->flush_source =
+	        msd_engine_context_add_idle(self->engine, G_PRIORITY_LOW, "[meshsync] flush output",
+	                                    msd_delivery_flush_cb, self, NULL);
 }
 
 static gboolean
@@ -322,7 +324,7 @@ msd_delivery_drain(MsdDelivery *self)
 		return;
 	self->drained = TRUE;
 	g_cancellable_cancel(self->probe_cancellable);
-	g_clear_handle_id(&self->flush_id, g_source_remove);
+	msd_source_clear(&self->flush_source);
 	self->probing = FALSE;
 	/* called while an event is being written (from its announcement): the rest follows
 	 * once that one is done, so the order holds */
@@ -336,8 +338,8 @@ msd_delivery_dispose(GObject *object)
 	MsdDelivery *self = MSD_DELIVERY(object);
 
 	g_cancellable_cancel(self->probe_cancellable);
-	g_clear_handle_id(&self->flush_id, g_source_remove);
-	g_clear_handle_id(&self->failed_id, g_source_remove);
+	msd_source_clear(&self->flush_source);
+	msd_source_clear(&self->failed_source);
 	if (self->writer != NULL)
 		g_clear_signal_handler(&self->writable_id, self->writer);
 	G_OBJECT_CLASS(msd_delivery_parent_class)->dispose(object);
@@ -351,6 +353,7 @@ msd_delivery_finalize(GObject *object)
 	g_queue_clear_full(&self->pending, (GDestroyNotify)msd_pending_event_free);
 	g_clear_object(&self->writer);
 	g_clear_object(&self->probe_cancellable);
+	g_clear_object(&self->engine);
 	g_clear_error(&self->failure);
 	G_OBJECT_CLASS(msd_delivery_parent_class)->finalize(object);
 }
@@ -398,14 +401,27 @@ msd_delivery_init(MsdDelivery *self)
 	self->low_water = MSD_DELIVERY_LOW_WATER;
 }
 
+void
+msd_delivery_set_engine_context(MsdDelivery *self, MsdEngineContext *engine)
+{
+	g_return_if_fail(MSD_IS_DELIVERY(self));
+	g_return_if_fail(MSD_IS_ENGINE_CONTEXT(engine));
+	/* sources already attached would stay in the old context */
+	g_return_if_fail(self->flush_source == NULL && self->failed_source == NULL);
+
+	g_set_object(&self->engine, engine);
+}
+
 MsdDelivery *
-msd_delivery_new(MeshSyncWriter *writer)
+msd_delivery_new(MsdEngineContext *engine, MeshSyncWriter *writer)
 {
 	MsdDelivery *self;
 
+	g_return_val_if_fail(engine == NULL || MSD_IS_ENGINE_CONTEXT(engine), NULL);
 	g_return_val_if_fail(writer == NULL || MESHSYNC_IS_WRITER(writer), NULL);
 
 	self = g_object_new(MSD_TYPE_DELIVERY, NULL);
+	self->engine = engine != NULL ? g_object_ref(engine) : msd_engine_context_new();
 	if (writer != NULL) {
 		self->writer = g_object_ref(writer);
 		self->writable_id =

@@ -7,6 +7,7 @@
 
 #include <gio/gio.h>
 
+#include "engine/msd-engine-context.h"
 #include "meshsync-event-type.h"
 #include "meshsync-resource.h"
 #include "meshsync-writer.h"
@@ -42,7 +43,10 @@ typedef void (*MsdDeliveryAnnounceFunc)(MeshSyncResource *resource,
 /* @usec: from the event's read time to its write, in microseconds */
 typedef void (*MsdDeliveryLatencyFunc)(gint64 usec, gpointer user_data);
 
-MsdDelivery *msd_delivery_new(MeshSyncWriter *writer);
+/* NULL @engine: one of its own, from the thread-default context. */
+MsdDelivery *msd_delivery_new(MsdEngineContext *engine, MeshSyncWriter *writer);
+/* Before anything was delivered. */
+void msd_delivery_set_engine_context(MsdDelivery *self, MsdEngineContext *engine);
 void
 msd_delivery_set_announce_func(MsdDelivery *self, MsdDeliveryAnnounceFunc func, gpointer user_data);
 /* NULL @func: no latency is measured. */

@@ -13,9 +13,10 @@
 struct _MsdReconciler {
 	GObject parent_instance;
 
+	MsdEngineContext *engine; /* (owned) */
 	guint interval_ms;
-	guint timer_id;
-	MsdRun *run; /* (owned) (nullable) */
+	GSource *timer_source; /* (owned) (nullable) */
+	MsdRun *run;           /* (owned) (nullable) */
 
 	/* the tick in progress */
 	gboolean ticking;
@@ -52,7 +53,7 @@ msd_reconciler_timer_cb(gpointer user_data)
 {
 	MsdReconciler *self = user_data;
 
-	self->timer_id = 0;
+	msd_source_clear(&self->timer_source);
 	msd_reconciler_schedule(self);
 	if (self->ticking || self->run == NULL) {
 		g_debug("reconcile tick skipped: %s",
@@ -70,12 +71,11 @@ msd_reconciler_timer_cb(gpointer user_data)
 static void
 msd_reconciler_schedule(MsdReconciler *self)
 {
-	if (self->interval_ms == 0 || self->timer_id != 0)
+	if (self->interval_ms == 0 || self->timer_source != NULL)
 		return;
-	self->timer_id =
-	        g_timeout_add(msd_reconciler_jittered(self), msd_reconciler_timer_cb, self);
-	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->timer_id),
-	                         "[meshsync] reconcile tick");
+	self->timer_source = msd_engine_context_add_timeout(
+	        self->engine, G_PRIORITY_DEFAULT, msd_reconciler_jittered(self),
+	        "[meshsync] reconcile tick", msd_reconciler_timer_cb, self, NULL);
 }
 
 static void
@@ -162,7 +162,7 @@ msd_reconciler_stop(MsdReconciler *self)
 {
 	g_return_if_fail(MSD_IS_RECONCILER(self));
 
-	g_clear_handle_id(&self->timer_id, g_source_remove);
+	msd_source_clear(&self->timer_source);
 	msd_reconciler_release_current(self);
 	self->ticking = FALSE;
 	g_clear_object(&self->run);
@@ -177,9 +177,17 @@ msd_reconciler_dispose(GObject *object)
 }
 
 static void
+msd_reconciler_finalize(GObject *object)
+{
+	g_clear_object(&MSD_RECONCILER(object)->engine);
+	G_OBJECT_CLASS(msd_reconciler_parent_class)->finalize(object);
+}
+
+static void
 msd_reconciler_class_init(MsdReconcilerClass *klass)
 {
 	G_OBJECT_CLASS(klass)->dispose = msd_reconciler_dispose;
+	G_OBJECT_CLASS(klass)->finalize = msd_reconciler_finalize;
 
 	/* (added, modified, deleted, listed, failed): the drift a tick found, the objects its
 	 * lists held and the types whose list failed */
@@ -194,10 +202,11 @@ msd_reconciler_init(MsdReconciler *self)
 }
 
 MsdReconciler *
-msd_reconciler_new(guint interval_ms)
+msd_reconciler_new(MsdEngineContext *engine, guint interval_ms)
 {
 	MsdReconciler *self = g_object_new(MSD_TYPE_RECONCILER, NULL);
 
+	self->engine = g_object_ref(engine);
 	self->interval_ms = interval_ms;
 	return self;
 }

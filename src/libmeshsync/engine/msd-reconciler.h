@@ -7,6 +7,7 @@
 
 #include <gio/gio.h>
 
+#include "engine/msd-engine-context.h"
 #include "pipeline/msd-run.h"
 
 G_BEGIN_DECLS
@@ -22,7 +23,7 @@ G_BEGIN_DECLS
 #define MSD_TYPE_RECONCILER (msd_reconciler_get_type())
 G_DECLARE_FINAL_TYPE(MsdReconciler, msd_reconciler, MSD, RECONCILER, GObject)
 
-MsdReconciler *msd_reconciler_new(guint interval_ms);
+MsdReconciler *msd_reconciler_new(MsdEngineContext *engine, guint interval_ms);
 /* The run whose informers are reconciled, once its initial sync is complete; NULL between
  * runs (a tick in progress is abandoned). */
 void msd_reconciler_set_run(MsdReconciler *self, MsdRun *run);

@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include "engine/msd-crd-follower.h"
+#include "engine/msd-engine-context.h"
 #include "engine/msd-reconciler.h"
 #include "engine/msd-run-setup.h"
 #include "meshsync-discovery-private.h"
@@ -41,21 +42,13 @@
 struct _MsdRunSetup {
 	GObject parent_instance;
 
-	MsdKubeClient *client; /* (owned) */
+	MsdEngineContext *engine; /* (owned) */
+	MsdKubeClient *client;    /* (owned) */
 	MsdInformerEventFunc event_func;
 	gpointer event_data;
 
-	/* configuration */
-	MeshSyncWatchConfig *explicit_watch; /* (owned) (nullable): set by the program */
-	GStrv output_resources;              /* (owned) (nullable) */
-	GStrv output_namespaces;             /* (owned) (nullable) */
-	GStrv namespaces;                    /* (owned) (nullable): the watch scope */
+	/* the configuration is the engine context's options; this one may change at any time */
 	guint resync_delay_ms;
-	guint reconcile_interval_ms;
-	guint shard_index;
-	guint shard_total;
-	guint retry_min_ms;
-	guint retry_max_ms;
 
 	/* chosen once, kept across runs */
 	MeshSyncWatchConfig *watch; /* (owned) (nullable): in force */
@@ -73,14 +66,17 @@ struct _MsdRunSetup {
 	gboolean ready;
 	GPtrArray *last_complete; /* (owned) (nullable) (element-type GBytes): a torn-down
 	                           * run's objects, until the next run is complete */
+	GPtrArray *torn_down;     /* (owned) (nullable) (element-type MsdInformer): the informers
+	                           * of runs torn down since the last complete one, whose objects
+	                           * were published and may be gone by the next */
 	gint64 run_started_us;
 	gdouble initial_sync_seconds;
 
 	gboolean started;
 	gboolean stopped;
-	guint retry_id;
+	GSource *retry_source; /* (owned) (nullable) */
 	guint retry_ms;
-	guint resync_id;
+	GSource *resync_source;   /* (owned) (nullable) */
 	MsdInformerCounters past; /* of runs already torn down */
 
 	/* the cluster's identity, checked on every relist and watch reconnect */
@@ -89,7 +85,8 @@ struct _MsdRunSetup {
 	gint64 identity_checked_us;
 	guint64 identity_seen_rv; /* the highest resourceVersion informers had when it was sent */
 	guint identity_checks;
-	guint identity_retry_id; /* the check again, while the answer could not tell */
+	GSource *identity_retry_source; /* (owned) (nullable): the check again, while the answer
+	                                   could not tell */
 	guint identity_retry_ms;
 	gboolean identity_waiting; /* said once per wait that the gates stay closed */
 	gboolean relisting_all;    /* the gates open by themselves at its end */
@@ -170,11 +167,15 @@ msd_run_setup_end_run(MsdRunSetup *self)
 			g_clear_pointer(&self->last_complete, g_ptr_array_unref);
 			self->last_complete = msd_run_setup_collect_objects(self);
 		}
+		if (self->torn_down == NULL)
+			self->torn_down = g_ptr_array_new_with_free_func(g_object_unref);
 		for (guint i = 0; i < informers->len; i++) {
 			MsdInformerCounters counters;
 
 			msd_informer_get_counters(g_ptr_array_index(informers, i), &counters);
 			msd_run_setup_add_counters(&self->past, &counters);
+			g_ptr_array_add(self->torn_down,
+			                g_object_ref(g_ptr_array_index(informers, i)));
 		}
 		msd_run_stop(self->run);
 	}
@@ -183,10 +184,10 @@ msd_run_setup_end_run(MsdRunSetup *self)
 	g_clear_object(&self->discovery);
 	g_ptr_array_set_size(self->gated, 0);
 	g_clear_object(&self->identity_cancel);
-	g_clear_handle_id(&self->identity_retry_id, g_source_remove);
+	msd_source_clear(&self->identity_retry_source);
 	self->identity_retry_ms = 0;
 	self->identity_waiting = FALSE;
-	g_clear_handle_id(&self->retry_id, g_source_remove);
+	msd_source_clear(&self->retry_source);
 	self->waiting_for_crds = FALSE;
 	msd_run_setup_set_ready(self, FALSE);
 	if (had_run)
@@ -198,7 +199,7 @@ msd_run_setup_retry_cb(gpointer user_data)
 {
 	MsdRunSetup *self = user_data;
 
-	self->retry_id = 0;
+	msd_source_clear(&self->retry_source);
 	msd_run_setup_begin_run(self);
 	return G_SOURCE_REMOVE;
 }
@@ -208,19 +209,25 @@ msd_run_setup_retry_cb(gpointer user_data)
 static void
 msd_run_setup_retry_later(MsdRunSetup *self, const GError *error)
 {
+	const MsdEngineOptions *options = msd_engine_context_get_options(self->engine);
+	guint retry_min_ms = MSD_RUN_SETUP_RETRY_MIN_MS;
+	guint retry_max_ms = MSD_RUN_SETUP_RETRY_MAX_MS;
 	guint delay;
 
 	msd_run_setup_end_run(self);
-	self->retry_ms = self->retry_ms == 0 ? self->retry_min_ms
-	                                     : MIN(self->retry_ms * 2, self->retry_max_ms);
+	if (options->retry_initial_ms != 0) {
+		retry_min_ms = MAX(options->retry_initial_ms, 2);
+		retry_max_ms = MAX(options->retry_max_ms, retry_min_ms);
+	}
+	self->retry_ms = self->retry_ms == 0 ? retry_min_ms : MIN(self->retry_ms * 2, retry_max_ms);
 	/* jitter in [d/2, d] so that many instances do not retry in step */
 	delay = self->retry_ms / 2 + (guint)g_random_int_range(0, (gint32)(self->retry_ms / 2) + 1);
 	msd_log(G_LOG_LEVEL_INFO, NULL, NULL,
 	        self->client != NULL ? msd_kube_client_get_server(self->client) : NULL,
 	        "%s; retrying in %.1f s", error->message, delay / 1000.0);
-	self->retry_id = g_timeout_add(delay, msd_run_setup_retry_cb, self);
-	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->retry_id),
-	                         "[meshsync] retry run");
+	self->retry_source = msd_engine_context_add_timeout(self->engine, G_PRIORITY_DEFAULT, delay,
+	                                                    "[meshsync] retry run",
+	                                                    msd_run_setup_retry_cb, self, NULL);
 	/* last: a handler may stop us */
 	g_signal_emit(self, signals[SIGNAL_RUN_FAILED], 0, error);
 }
@@ -245,6 +252,74 @@ msd_run_setup_log_summary(MsdRunSetup *self)
 	       informers->len, self->initial_sync_seconds, kinds->str);
 }
 
+static gchar *
+msd_run_setup_type_key(MsdInformer *informer)
+{
+	MeshSyncApiResource *resource = msd_informer_get_resource(informer);
+
+	return g_strconcat(meshsync_api_resource_get_group_version(resource), "/",
+	                   meshsync_api_resource_get_plural(resource), NULL);
+}
+
+/* A run torn down (a resync, a CRD removed, the server lost) published objects that the new
+ * run, now complete, may no longer list: deleted while no watch was open, or of a type the
+ * server stopped serving (a CRD's objects go with it, and its watch is closed before their
+ * DELETED events are sent). The new run starts with empty stores and cannot know of them, so
+ * they are retracted here, once each, as the informer that published them; otherwise the
+ * consumer would hold them for good. */
+static void
+msd_run_setup_retract_vanished(MsdRunSetup *self)
+{
+	g_autoptr(GPtrArray) torn_down = g_steal_pointer(&self->torn_down);
+	g_autoptr(GHashTable) stores = NULL;
+	g_autoptr(GHashTable) retracted = NULL;
+	GPtrArray *informers;
+	guint count = 0;
+
+	if (torn_down == NULL || self->run == NULL)
+		return;
+	stores = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	retracted = g_hash_table_new(g_str_hash, g_str_equal);
+	informers = msd_run_get_informers(self->run);
+	for (guint i = 0; i < informers->len; i++) {
+		MsdInformer *informer = g_ptr_array_index(informers, i);
+
+		g_hash_table_insert(stores, msd_run_setup_type_key(informer),
+		                    msd_informer_get_store(informer));
+	}
+	for (guint i = 0; i < torn_down->len; i++) {
+		MsdInformer *informer = g_ptr_array_index(torn_down, i);
+		MeshSyncApiResource *resource = msd_informer_get_resource(informer);
+		g_autofree gchar *key = msd_run_setup_type_key(informer);
+		MsdStore *now = g_hash_table_lookup(stores, key);
+		g_autoptr(GPtrArray) held = msd_store_snapshot(msd_informer_get_store(informer));
+
+		for (guint j = 0; j < held->len; j++) {
+			MsdStoreEntry *entry = g_ptr_array_index(held, j);
+			MsdInformerEvent event = {
+			        .type = MESHSYNC_EVENT_TYPE_DELETED,
+			        .entry = entry,
+			        .doc = NULL,
+			        .index = -1,
+			        .kind = meshsync_api_resource_get_kind(resource),
+			        .api_version = meshsync_api_resource_get_group_version(resource),
+			};
+
+			if (now != NULL && msd_store_lookup(now, entry->uid) != NULL)
+				continue;
+			/* the same object held by two torn-down runs is retracted once */
+			if (!g_hash_table_add(retracted, entry->uid))
+				continue;
+			self->event_func(informer, &event, self->event_data);
+			count++;
+		}
+	}
+	if (count > 0)
+		g_message("%u objects published by a torn-down run are gone from the server: "
+		          "retracted",
+		          count);
+}
+
 static void
 msd_run_setup_pipeline_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -265,6 +340,7 @@ msd_run_setup_pipeline_cb(GObject *source, GAsyncResult *result, gpointer user_d
 	self->initial_sync_seconds =
 	        (gdouble)(g_get_monotonic_time() - self->run_started_us) / G_USEC_PER_SEC;
 	msd_run_setup_log_summary(self);
+	msd_run_setup_retract_vanished(self);
 	msd_run_setup_set_ready(self, TRUE);
 }
 
@@ -325,6 +401,7 @@ msd_run_setup_cluster_replaced(MsdRunSetup *self, const gchar *uid)
 	msd_run_setup_end_run(self);
 	/* what the replaced cluster held was just retracted: nobody may be told it again */
 	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
+	g_clear_pointer(&self->torn_down, g_ptr_array_unref);
 	self->retry_ms = 0;
 	msd_run_setup_begin_run(self);
 }
@@ -396,7 +473,7 @@ msd_run_setup_identity_retry_cb(gpointer user_data)
 {
 	MsdRunSetup *self = user_data;
 
-	self->identity_retry_id = 0;
+	msd_source_clear(&self->identity_retry_source);
 	msd_run_setup_check_identity(self);
 	return G_SOURCE_REMOVE;
 }
@@ -428,14 +505,14 @@ msd_run_setup_identity_must_wait(MsdRunSetup *self, gboolean answered, const GEr
 		                   : "cannot say which cluster it is: ",
 		          answered ? "" : error->message, self->cluster_id);
 	self->identity_waiting = TRUE;
-	g_clear_handle_id(&self->identity_retry_id, g_source_remove);
+	msd_source_clear(&self->identity_retry_source);
 	self->identity_retry_ms =
 	        self->identity_retry_ms == 0 ? 250 : MIN(self->identity_retry_ms * 2, 5000);
 	delay = self->identity_retry_ms / 2 +
 	        (guint)g_random_int_range(0, (gint32)(self->identity_retry_ms / 2) + 1);
-	self->identity_retry_id = g_timeout_add(delay, msd_run_setup_identity_retry_cb, self);
-	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->identity_retry_id),
-	                         "[meshsync] check cluster identity");
+	self->identity_retry_source = msd_engine_context_add_timeout(
+	        self->engine, G_PRIORITY_DEFAULT, delay, "[meshsync] check cluster identity",
+	        msd_run_setup_identity_retry_cb, self, NULL);
 	return TRUE;
 }
 
@@ -567,12 +644,13 @@ msd_run_setup_build_pipeline(MsdRunSetup *self)
 	g_autoptr(MeshSyncStage) local = msd_register_stage_new(MESHSYNC_WATCH_STAGE_LOCAL);
 	g_autoptr(MeshSyncStage) start = msd_start_informers_stage_new();
 	g_autoptr(MeshSyncPipeline) pipeline = meshsync_pipeline_new();
+	const MsdEngineOptions *options = msd_engine_context_get_options(self->engine);
 
-	self->run = msd_run_new(self->client, self->discovery, self->watch, self->event_func,
-	                        self->event_data);
+	self->run = msd_run_new(self->engine, self->client, self->discovery, self->watch,
+	                        self->event_func, self->event_data);
 	msd_run_set_informer_func(self->run, msd_run_setup_informer_added, self);
-	msd_run_set_namespaces(self->run, (const gchar *const *)self->namespaces);
-	msd_run_set_shard(self->run, self->shard_index, self->shard_total);
+	msd_run_set_namespaces(self->run, (const gchar *const *)options->namespaces);
+	msd_run_set_shard(self->run, options->shard_index, options->shard_total);
 	self->pipeline = g_object_ref(pipeline);
 	meshsync_pipeline_set_run(pipeline, self->run);
 	meshsync_pipeline_add_stage(pipeline, global);
@@ -612,7 +690,7 @@ msd_run_setup_follow_crds(MsdRunSetup *self)
 		          "customresourcedefinitions: custom resources are not followed");
 		return;
 	}
-	self->crd_follower = msd_crd_follower_new(self->client, crds, self->watch);
+	self->crd_follower = msd_crd_follower_new(self->engine, self->client, crds, self->watch);
 	g_signal_connect(self->crd_follower, "synced", G_CALLBACK(msd_run_setup_crds_synced_cb),
 	                 self);
 	g_signal_connect(self->crd_follower, "changed", G_CALLBACK(msd_run_setup_crds_changed_cb),
@@ -624,11 +702,13 @@ static void
 msd_run_setup_configured(MsdRunSetup *self)
 {
 	if (!self->configured) {
+		const MsdEngineOptions *options = msd_engine_context_get_options(self->engine);
+
 		self->configured = TRUE;
 		meshsync_watch_config_set_output_resources(
-		        self->watch, (const gchar *const *)self->output_resources);
+		        self->watch, (const gchar *const *)options->output_resources);
 		meshsync_watch_config_set_output_namespaces(
-		        self->watch, (const gchar *const *)self->output_namespaces);
+		        self->watch, (const gchar *const *)options->output_namespaces);
 	}
 	if (self->crd_follower != NULL && !msd_crd_follower_get_synced(self->crd_follower)) {
 		self->waiting_for_crds = TRUE;
@@ -680,8 +760,8 @@ msd_run_setup_choose_watch_config(MsdRunSetup *self)
 		msd_run_setup_configured(self);
 		return;
 	}
-	if (self->explicit_watch != NULL) {
-		self->watch = g_object_ref(self->explicit_watch);
+	if (msd_engine_context_get_options(self->engine)->watch != NULL) {
+		self->watch = g_object_ref(msd_engine_context_get_options(self->engine)->watch);
 		msd_run_setup_configured(self);
 		return;
 	}
@@ -764,7 +844,7 @@ msd_run_setup_resync_cb(gpointer user_data)
 {
 	MsdRunSetup *self = user_data;
 
-	self->resync_id = 0;
+	msd_source_clear(&self->resync_source);
 	g_info("resync: tearing the run down and listing again");
 	msd_run_setup_end_run(self);
 	self->retry_ms = 0;
@@ -804,13 +884,11 @@ msd_run_setup_finalize(GObject *object)
 	MsdRunSetup *self = MSD_RUN_SETUP(object);
 
 	g_clear_object(&self->client);
-	g_clear_object(&self->explicit_watch);
+	g_clear_object(&self->engine);
 	g_clear_object(&self->watch);
-	g_strfreev(self->output_resources);
-	g_strfreev(self->output_namespaces);
-	g_strfreev(self->namespaces);
 	g_free(self->cluster_id);
 	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
+	g_clear_pointer(&self->torn_down, g_ptr_array_unref);
 	g_ptr_array_unref(self->gated);
 	G_OBJECT_CLASS(msd_run_setup_parent_class)->finalize(object);
 }
@@ -867,75 +945,26 @@ static void
 msd_run_setup_init(MsdRunSetup *self)
 {
 	self->resync_delay_ms = MSD_RUN_SETUP_RESYNC_DELAY_MS;
-	self->retry_min_ms = MSD_RUN_SETUP_RETRY_MIN_MS;
-	self->retry_max_ms = MSD_RUN_SETUP_RETRY_MAX_MS;
 	self->gated = g_ptr_array_new_with_free_func(g_object_unref);
 }
 
 MsdRunSetup *
-msd_run_setup_new(MsdKubeClient *client, MsdInformerEventFunc event_func, gpointer event_data)
+msd_run_setup_new(MsdEngineContext *engine,
+                  MsdKubeClient *client,
+                  MsdInformerEventFunc event_func,
+                  gpointer event_data)
 {
 	MsdRunSetup *self;
 
+	g_return_val_if_fail(MSD_IS_ENGINE_CONTEXT(engine), NULL);
 	g_return_val_if_fail(MSD_IS_KUBE_CLIENT(client), NULL);
 
 	self = g_object_new(MSD_TYPE_RUN_SETUP, NULL);
+	self->engine = g_object_ref(engine);
 	self->client = g_object_ref(client);
 	self->event_func = event_func;
 	self->event_data = event_data;
 	return self;
-}
-
-void
-msd_run_setup_set_watch_config(MsdRunSetup *self, MeshSyncWatchConfig *watch)
-{
-	g_return_if_fail(MSD_IS_RUN_SETUP(self));
-	g_return_if_fail(!self->started);
-	g_set_object(&self->explicit_watch, watch);
-}
-
-void
-msd_run_setup_set_output_filters(MsdRunSetup *self,
-                                 const gchar *const *resources,
-                                 const gchar *const *namespaces)
-{
-	g_return_if_fail(MSD_IS_RUN_SETUP(self));
-	g_return_if_fail(!self->started);
-
-	g_strfreev(self->output_resources);
-	self->output_resources = g_strdupv((gchar **)resources);
-	g_strfreev(self->output_namespaces);
-	self->output_namespaces = g_strdupv((gchar **)namespaces);
-}
-
-void
-msd_run_setup_set_shard(MsdRunSetup *self, guint index, guint total)
-{
-	g_return_if_fail(MSD_IS_RUN_SETUP(self));
-	g_return_if_fail(!self->started);
-
-	self->shard_index = index;
-	self->shard_total = total;
-}
-
-/* Reconciles every @milliseconds (0, the default: never); see msd-reconciler.h. */
-void
-msd_run_setup_set_reconcile_interval(MsdRunSetup *self, guint milliseconds)
-{
-	g_return_if_fail(MSD_IS_RUN_SETUP(self));
-	g_return_if_fail(!self->started);
-
-	self->reconcile_interval_ms = milliseconds;
-}
-
-void
-msd_run_setup_set_namespaces(MsdRunSetup *self, const gchar *const *namespaces)
-{
-	g_return_if_fail(MSD_IS_RUN_SETUP(self));
-	g_return_if_fail(!self->started);
-
-	g_strfreev(self->namespaces);
-	self->namespaces = namespaces != NULL ? g_strdupv((gchar **)namespaces) : NULL;
 }
 
 void
@@ -946,22 +975,17 @@ msd_run_setup_set_resync_delay(MsdRunSetup *self, guint milliseconds)
 }
 
 void
-msd_run_setup_set_retry_delays(MsdRunSetup *self, guint initial_ms, guint max_ms)
-{
-	g_return_if_fail(MSD_IS_RUN_SETUP(self));
-	self->retry_min_ms = MAX(initial_ms, 2);
-	self->retry_max_ms = MAX(max_ms, self->retry_min_ms);
-}
-
-void
 msd_run_setup_start(MsdRunSetup *self)
 {
+	const MsdEngineOptions *options;
+
 	g_return_if_fail(MSD_IS_RUN_SETUP(self));
 	g_return_if_fail(!self->started);
 
+	options = msd_engine_context_get_options(self->engine);
 	self->started = TRUE;
-	if (self->reconcile_interval_ms > 0) {
-		self->reconciler = msd_reconciler_new(self->reconcile_interval_ms);
+	if (options->reconcile_interval_ms > 0) {
+		self->reconciler = msd_reconciler_new(self->engine, options->reconcile_interval_ms);
 		g_signal_connect(self->reconciler, "tick-done",
 		                 G_CALLBACK(msd_run_setup_tick_done_cb), self);
 	}
@@ -976,7 +1000,7 @@ msd_run_setup_stop(MsdRunSetup *self)
 	if (!self->started || self->stopped)
 		return;
 	self->stopped = TRUE;
-	g_clear_handle_id(&self->resync_id, g_source_remove);
+	msd_source_clear(&self->resync_source);
 	if (self->reconciler != NULL) {
 		g_signal_handlers_disconnect_by_data(self->reconciler, self);
 		msd_reconciler_stop(self->reconciler);
@@ -984,6 +1008,7 @@ msd_run_setup_stop(MsdRunSetup *self)
 	g_clear_object(&self->reconciler);
 	msd_run_setup_end_run(self);
 	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
+	g_clear_pointer(&self->torn_down, g_ptr_array_unref);
 	if (self->crd_follower != NULL) {
 		g_signal_handlers_disconnect_by_data(self->crd_follower, self);
 		msd_crd_follower_stop(self->crd_follower);
@@ -999,10 +1024,10 @@ msd_run_setup_request_resync(MsdRunSetup *self)
 	if (!self->started || self->stopped)
 		return;
 	/* each request re-arms one timer: a burst of them costs one resync */
-	g_clear_handle_id(&self->resync_id, g_source_remove);
-	self->resync_id = g_timeout_add(self->resync_delay_ms, msd_run_setup_resync_cb, self);
-	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->resync_id),
-	                         "[meshsync] resync");
+	msd_source_clear(&self->resync_source);
+	self->resync_source = msd_engine_context_add_timeout(
+	        self->engine, G_PRIORITY_DEFAULT, self->resync_delay_ms, "[meshsync] resync",
+	        msd_run_setup_resync_cb, self, NULL);
 }
 
 MsdRun *

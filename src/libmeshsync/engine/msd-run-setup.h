@@ -7,6 +7,8 @@
 
 #include <gio/gio.h>
 
+#include "engine/msd-engine-context.h"
+
 #include "informer/msd-informer.h"
 #include "kube/msd-kube-client.h"
 #include "meshsync-discovery.h"
@@ -38,20 +40,15 @@ G_BEGIN_DECLS
 #define MSD_TYPE_RUN_SETUP (msd_run_setup_get_type())
 G_DECLARE_FINAL_TYPE(MsdRunSetup, msd_run_setup, MSD, RUN_SETUP, GObject)
 
-MsdRunSetup *
-msd_run_setup_new(MsdKubeClient *client, MsdInformerEventFunc event_func, gpointer event_data);
+MsdRunSetup *msd_run_setup_new(MsdEngineContext *engine,
+                               MsdKubeClient *client,
+                               MsdInformerEventFunc event_func,
+                               gpointer event_data);
 
-/* Configuration, before the first start. @watch: NULL reads the MeshSync custom resource. */
-void msd_run_setup_set_watch_config(MsdRunSetup *self, MeshSyncWatchConfig *watch);
-/* Comma-separated, as meshsync_watch_config_set_output_resources() and _namespaces() take them. */
-void msd_run_setup_set_output_filters(MsdRunSetup *self,
-                                      const gchar *const *resources,
-                                      const gchar *const *namespaces);
+/* Its configuration (watch config, filters, scope, shard, reconcile interval, retry delays) is
+ * @engine's options, fixed before the start. The quiet period of a resync may change at any
+ * time. */
 void msd_run_setup_set_resync_delay(MsdRunSetup *self, guint milliseconds);
-void msd_run_setup_set_namespaces(MsdRunSetup *self, const gchar *const *namespaces);
-void msd_run_setup_set_reconcile_interval(MsdRunSetup *self, guint milliseconds);
-void msd_run_setup_set_shard(MsdRunSetup *self, guint index, guint total);
-void msd_run_setup_set_retry_delays(MsdRunSetup *self, guint initial_ms, guint max_ms);
 
 void msd_run_setup_start(MsdRunSetup *self);
 void msd_run_setup_stop(MsdRunSetup *self);

@@ -276,75 +276,51 @@ msd_engine_metrics_declare(MsdMetrics *metrics, gboolean broker)
 #define MSD_ENGINE_METRICS_EVENTS_HELP "Resource events handed to the output, by kind and type"
 #define MSD_ENGINE_METRICS_N_TYPES     (MESHSYNC_EVENT_TYPE_DELETED + 1)
 
-/* Events are counted here, per kind and type, and the registry reads each count through a
- * callback: adding to the registry's counter built and looked up its series key for every
- * event (1 µs under churn). The counts belong to the registry, so a handler bound later goes
- * on from them. */
+/* Events are counted per kind and type in the registry's own counters, through slots kept
+ * by kind for as long as the handler is bound: building and looking up the series key for
+ * every event cost 1 µs under churn. The counts are the registry's, so a handler bound later
+ * goes on from them. */
 typedef struct {
-	GHashTable *by_kind; /* kind (owned) -> gdouble[MSD_ENGINE_METRICS_N_TYPES] (owned) */
-} MsdEngineEventCounts;
+	MsdMetrics *metrics; /* (owned) */
+	GHashTable *by_kind; /* kind (owned) -> gdouble *[MSD_ENGINE_METRICS_N_TYPES] (owned) */
+} MsdEngineEventCounter;
 
 static void
-msd_engine_event_counts_free(gpointer data)
+msd_engine_event_counter_free(gpointer data, GClosure *closure)
 {
-	MsdEngineEventCounts *counts = data;
+	MsdEngineEventCounter *counter = data;
 
-	g_hash_table_unref(counts->by_kind);
-	g_free(counts);
-}
-
-static gdouble
-msd_engine_metrics_read_count(gpointer slot)
-{
-	return *(const gdouble *)slot;
-}
-
-static MsdEngineEventCounts *
-msd_engine_event_counts_get(MsdMetrics *metrics)
-{
-	static GQuark quark;
-	MsdEngineEventCounts *counts;
-
-	if (G_UNLIKELY(quark == 0))
-		quark = g_quark_from_static_string("msd-engine-event-counts");
-	counts = g_object_get_qdata(G_OBJECT(metrics), quark);
-	if (counts == NULL) {
-		counts = g_new0(MsdEngineEventCounts, 1);
-		counts->by_kind = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-		g_object_set_qdata_full(G_OBJECT(metrics), quark, counts,
-		                        msd_engine_event_counts_free);
-	}
-	return counts;
+	g_hash_table_unref(counter->by_kind);
+	g_object_unref(counter->metrics);
+	g_free(counter);
 }
 
 static void
 msd_engine_metrics_event_cb(MeshSyncHandler *handler,
                             MeshSyncResource *resource,
                             MeshSyncEventType type,
-                            MsdMetrics *metrics)
+                            MsdEngineEventCounter *counter)
 {
 	const gchar *kind = meshsync_resource_get_kind(resource);
-	MsdEngineEventCounts *counts;
-	gdouble *slots;
+	gdouble **slots;
 
 	if (kind == NULL || (guint)type >= MSD_ENGINE_METRICS_N_TYPES) {
-		msd_metrics_counter_add(metrics, MSD_ENGINE_METRICS_EVENTS,
+		msd_metrics_counter_add(counter->metrics, MSD_ENGINE_METRICS_EVENTS,
 		                        MSD_ENGINE_METRICS_EVENTS_HELP, 1, "kind", kind, "type",
 		                        meshsync_event_type_to_string(type), NULL);
 		return;
 	}
-	counts = msd_engine_event_counts_get(metrics);
-	slots = g_hash_table_lookup(counts->by_kind, kind);
+	slots = g_hash_table_lookup(counter->by_kind, kind);
 	if (slots == NULL) {
-		slots = g_new0(gdouble, MSD_ENGINE_METRICS_N_TYPES);
-		g_hash_table_insert(counts->by_kind, g_strdup(kind), slots);
+		slots = g_new0(gdouble *, MSD_ENGINE_METRICS_N_TYPES);
+		g_hash_table_insert(counter->by_kind, g_strdup(kind), slots);
 	}
-	if (slots[type] == 0)
-		msd_metrics_counter_set_func(
-		        metrics, MSD_ENGINE_METRICS_EVENTS, MSD_ENGINE_METRICS_EVENTS_HELP,
-		        msd_engine_metrics_read_count, &slots[type], NULL, "kind", kind, "type",
-		        meshsync_event_type_to_string(type), NULL);
-	slots[type] += 1;
+	if (slots[type] == NULL)
+		slots[type] = msd_metrics_counter_slot(
+		        counter->metrics, MSD_ENGINE_METRICS_EVENTS, MSD_ENGINE_METRICS_EVENTS_HELP,
+		        "kind", kind, "type", meshsync_event_type_to_string(type), NULL);
+	if (slots[type] != NULL)
+		*slots[type] += 1;
 }
 
 /* A counter rather than the gauge alone: a probe (or a test) that looks now and then cannot
@@ -405,6 +381,7 @@ msd_engine_metrics_reconciled_cb(MeshSyncHandler *handler,
 void
 msd_engine_metrics_bind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 {
+	MsdEngineEventCounter *counter;
 	MsdMetricsHistogram *latency;
 
 	g_return_if_fail(MSD_IS_METRICS(metrics));
@@ -420,8 +397,11 @@ msd_engine_metrics_bind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 	                              msd_engine_metrics_latency_cb, latency);
 	meshsync_handler_set_informer_synced_func(handler, msd_engine_metrics_informer_synced_cb,
 	                                          metrics);
-	g_signal_connect_object(handler, "resource-event", G_CALLBACK(msd_engine_metrics_event_cb),
-	                        metrics, 0);
+	counter = g_new0(MsdEngineEventCounter, 1);
+	counter->metrics = g_object_ref(metrics);
+	counter->by_kind = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	g_signal_connect_data(handler, "resource-event", G_CALLBACK(msd_engine_metrics_event_cb),
+	                      counter, msd_engine_event_counter_free, 0);
 	g_signal_connect_object(handler, "ready-changed", G_CALLBACK(msd_engine_metrics_ready_cb),
 	                        metrics, 0);
 	g_signal_connect_object(handler, "run-failed", G_CALLBACK(msd_engine_metrics_run_failed_cb),
@@ -440,7 +420,8 @@ msd_engine_metrics_unbind_handler(MsdMetrics *metrics, MeshSyncHandler *handler)
 	if (handler != NULL) {
 		msd_delivery_set_latency_func(meshsync_handler_get_delivery(handler), NULL, NULL);
 		meshsync_handler_set_informer_synced_func(handler, NULL, NULL);
-		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_event_cb, metrics);
+		g_signal_handlers_disconnect_matched(handler, G_SIGNAL_MATCH_FUNC, 0, 0, NULL,
+		                                     msd_engine_metrics_event_cb, NULL);
 		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_ready_cb, metrics);
 		g_signal_handlers_disconnect_by_func(handler, msd_engine_metrics_run_failed_cb,
 		                                     metrics);

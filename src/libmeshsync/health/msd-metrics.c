@@ -458,6 +458,42 @@ msd_metrics_gauge_set_func(MsdMetrics *self,
 }
 
 /**
+ * msd_metrics_counter_slot:
+ * @self: a registry
+ * @name: the metric name, conventionally ending in `_total`
+ * @help: (nullable): the help text, used when the family is created
+ * @...: label name and value pairs, then %NULL
+ *
+ * Finds or creates a plain counter and returns where its value is kept, so that a hot path
+ * adds to it without building and looking up the series key each time. The slot belongs to
+ * the registry: it stays valid until the series is removed or the registry finalized, and
+ * whoever asks again for the same series gets the same slot and goes on from its count.
+ *
+ * Returns: (nullable): the counter's value, to add to (never subtract); %NULL on a
+ *   programming error (invalid name, a family of another type, a counter read through a
+ *   callback)
+ */
+gdouble *
+msd_metrics_counter_slot(MsdMetrics *self, const gchar *name, const gchar *help, ...)
+{
+	MsdMetricsSeries *series;
+	va_list args;
+
+	g_return_val_if_fail(MSD_IS_METRICS(self), NULL);
+
+	va_start(args, help);
+	series = msd_metrics_series_ensure(self, name, help, MSD_METRICS_KIND_COUNTER, args);
+	va_end(args);
+	if (series == NULL)
+		return NULL;
+	if (series->func != NULL) {
+		g_critical("counter %s is read through a callback; it has no slot", name);
+		return NULL;
+	}
+	return &series->value;
+}
+
+/**
  * msd_metrics_counter_set_func:
  * @self: a registry
  * @name: the metric name, conventionally ending in `_total`

@@ -64,6 +64,8 @@ void msd_metrics_counter_set_func(MsdMetrics *self,
                                   gpointer user_data,
                                   GDestroyNotify destroy,
                                   ...) G_GNUC_NULL_TERMINATED;
+gdouble *msd_metrics_counter_slot(MsdMetrics *self, const gchar *name, const gchar *help, ...)
+        G_GNUC_NULL_TERMINATED;
 MsdMetricsHistogram *msd_metrics_histogram_ensure(MsdMetrics *self,
                                                   const gchar *name,
                                                   const gchar *help,

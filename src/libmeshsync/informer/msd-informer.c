@@ -75,6 +75,7 @@ typedef enum {
 struct _MsdInformer {
 	GObject parent_instance;
 
+	MsdEngineContext *engine;      /* (owned) */
 	MsdKubeClient *client;         /* (owned) */
 	MeshSyncApiResource *resource; /* (owned) */
 	MsdStore *store;               /* (owned) */
@@ -89,9 +90,9 @@ struct _MsdInformer {
 	GCancellable *cancellable; /* (owned) (nullable): cancelled by stop */
 	gchar *resource_version;   /* (owned) (nullable): where the next watch resumes */
 	guint lists_started;
-	guint n_listed; /* objects the current list brought so far, for progress lines */
-	guint timer_id;
-	guint backoff_ms; /* the current backoff step; 0 after a success */
+	guint n_listed;        /* objects the current list brought so far, for progress lines */
+	GSource *timer_source; /* (owned) (nullable): the next list or watch, after a delay */
+	guint backoff_ms;      /* the current backoff step; 0 after a success */
 	gboolean denied_logged;
 	gboolean watch_list_supported;
 
@@ -123,7 +124,7 @@ struct _MsdInformer {
 	gboolean eof_pending;
 	gboolean initial_events;  /* a streaming list before its end bookmark */
 	gboolean watch_reopening; /* a watch resumed at an old resourceVersion, not after a list */
-	guint resume_id;          /* reading again after a pause, from an idle */
+	GSource *resume_source;   /* (owned) (nullable): reading again after a pause */
 	guint64 watch_events;
 	gint64 watch_started;
 	gint64 line_read_at; /* monotonic µs: when the watch line being handled was read */
@@ -235,7 +236,7 @@ msd_informer_close_watch(MsdInformer *self)
 		g_cancellable_cancel(self->watch_cancellable);
 	g_clear_object(&self->watch_cancellable);
 	g_clear_object(&self->stream);
-	g_clear_handle_id(&self->resume_id, g_source_remove);
+	msd_source_clear(&self->resume_source);
 	msd_line_splitter_reset(self->splitter);
 	self->watch_id++;
 	self->reading = FALSE;
@@ -265,7 +266,8 @@ msd_informer_timer_cb(gpointer user_data)
 {
 	MsdInformerOp *op = user_data;
 	MsdInformer *self = op->self;
-	self->timer_id = 0;
+	/* op stays alive until this returns: the source holds its callback data while it runs */
+	msd_source_clear(&self->timer_source);
 	if (!msd_informer_op_is_current(op))
 		return G_SOURCE_REMOVE;
 	if (op->next == MSD_INFORMER_NEXT_WATCH) {
@@ -284,10 +286,11 @@ msd_informer_schedule(MsdInformer *self, MsdInformerNext next, guint delay_ms)
 	MsdInformerOp *op = msd_informer_op_new(self);
 
 	op->next = next;
-	if (self->timer_id != 0)
-		g_source_remove(self->timer_id);
-	self->timer_id = g_timeout_add_full(G_PRIORITY_DEFAULT, delay_ms, msd_informer_timer_cb, op,
-	                                    (GDestroyNotify)msd_informer_op_free);
+	msd_source_clear(&self->timer_source);
+	self->timer_source = msd_engine_context_add_timeout(
+	        self->engine, G_PRIORITY_DEFAULT, delay_ms,
+	        "[meshsync] informer next list or watch", msd_informer_timer_cb, op,
+	        (GDestroyNotify)msd_informer_op_free);
 }
 
 /* Exponential backoff with jitter: the step doubles from the initial delay up to the cap, and
@@ -819,10 +822,7 @@ msd_informer_relist(MsdInformer *self)
 	g_clear_pointer(&self->resource_version, g_free);
 	if (self->gated)
 		return;
-	if (self->timer_id != 0) {
-		g_source_remove(self->timer_id);
-		self->timer_id = 0;
-	}
+	msd_source_clear(&self->timer_source);
 	msd_informer_list(self);
 }
 
@@ -1330,6 +1330,7 @@ msd_informer_finalize(GObject *object)
 	MsdInformer *self = MSD_INFORMER(object);
 
 	g_clear_object(&self->client);
+	g_clear_object(&self->engine);
 	g_clear_object(&self->resource);
 	g_clear_object(&self->store);
 	g_clear_object(&self->cancellable);
@@ -1394,19 +1395,21 @@ msd_informer_init(MsdInformer *self)
 
 /**
  * msd_informer_new:
+ * @engine: (nullable): where its timers run; %NULL for the thread-default context
  * @client: the API server's client
  * @resource: the resource type to list and watch, across all namespaces
  *
  * Returns: (transfer full): a new, stopped informer with an empty store
  */
 MsdInformer *
-msd_informer_new(MsdKubeClient *client, MeshSyncApiResource *resource)
+msd_informer_new(MsdEngineContext *engine, MsdKubeClient *client, MeshSyncApiResource *resource)
 {
-	return msd_informer_new_in_namespace(client, resource, NULL);
+	return msd_informer_new_in_namespace(engine, client, resource, NULL);
 }
 
 /**
  * msd_informer_new_in_namespace:
+ * @engine: (nullable): where its timers run; %NULL for the thread-default context
  * @client: the API server's client
  * @resource: the resource type to list and watch
  * @namespace_: (nullable): the one namespace to list and watch, for a namespaced type; %NULL
@@ -1415,18 +1418,21 @@ msd_informer_new(MsdKubeClient *client, MeshSyncApiResource *resource)
  * Returns: (transfer full): a new, stopped informer with an empty store
  */
 MsdInformer *
-msd_informer_new_in_namespace(MsdKubeClient *client,
+msd_informer_new_in_namespace(MsdEngineContext *engine,
+                              MsdKubeClient *client,
                               MeshSyncApiResource *resource,
                               const gchar *namespace_)
 {
 	MsdInformer *self;
 
+	g_return_val_if_fail(engine == NULL || MSD_IS_ENGINE_CONTEXT(engine), NULL);
 	g_return_val_if_fail(MSD_IS_KUBE_CLIENT(client), NULL);
 	g_return_val_if_fail(MESHSYNC_IS_API_RESOURCE(resource), NULL);
 	g_return_val_if_fail(namespace_ == NULL || meshsync_api_resource_get_namespaced(resource),
 	                     NULL);
 
 	self = g_object_new(MSD_TYPE_INFORMER, NULL);
+	self->engine = engine != NULL ? g_object_ref(engine) : msd_engine_context_new();
 	self->client = g_object_ref(client);
 	self->resource = g_object_ref(resource);
 	self->name = g_strdup_printf("%s.%s.%s", meshsync_api_resource_get_plural(resource),
@@ -1478,10 +1484,7 @@ msd_informer_stop(MsdInformer *self)
 	self->gated = FALSE;
 	if (self->cancellable != NULL)
 		g_cancellable_cancel(self->cancellable);
-	if (self->timer_id != 0) {
-		g_source_remove(self->timer_id);
-		self->timer_id = 0;
-	}
+	msd_source_clear(&self->timer_source);
 	msd_informer_close_watch(self);
 	msd_informer_clear_list(self);
 	msd_store_abort_relist(self->store);
@@ -1499,7 +1502,7 @@ msd_informer_resume_cb(gpointer user_data)
 {
 	MsdInformer *self = user_data;
 
-	self->resume_id = 0;
+	msd_source_clear(&self->resume_source);
 	msd_informer_pump(self);
 	return G_SOURCE_REMOVE;
 }
@@ -1523,11 +1526,10 @@ msd_informer_resume(MsdInformer *self)
 	}
 	/* from an idle, never inside the caller: resuming comes from the consumer's own event
 	 * handling, and reading the next line there would reuse the tokens it is reading */
-	if (self->stream != NULL && self->resume_id == 0) {
-		self->resume_id = g_idle_add(msd_informer_resume_cb, self);
-		g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->resume_id),
-		                         "[meshsync] informer resume");
-	}
+	if (self->stream != NULL && self->resume_source == NULL)
+		self->resume_source = msd_engine_context_add_idle(
+		        self->engine, G_PRIORITY_DEFAULT_IDLE, "[meshsync] informer resume",
+		        msd_informer_resume_cb, self, NULL);
 }
 
 /**

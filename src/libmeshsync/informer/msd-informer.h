@@ -7,6 +7,7 @@
 
 #include <gio/gio.h>
 
+#include "engine/msd-engine-context.h"
 #include "meshsync-api-resource.h"
 #include "meshsync-event-type.h"
 #include "kube/msd-kube-client.h"
@@ -73,8 +74,10 @@ typedef struct {
 	                          * run setup that makes them */
 } MsdInformerCounters;
 
-MsdInformer *msd_informer_new(MsdKubeClient *client, MeshSyncApiResource *resource);
-MsdInformer *msd_informer_new_in_namespace(MsdKubeClient *client,
+MsdInformer *
+msd_informer_new(MsdEngineContext *engine, MsdKubeClient *client, MeshSyncApiResource *resource);
+MsdInformer *msd_informer_new_in_namespace(MsdEngineContext *engine,
+                                           MsdKubeClient *client,
                                            MeshSyncApiResource *resource,
                                            const gchar *namespace_);
 void msd_informer_set_event_func(MsdInformer *self,

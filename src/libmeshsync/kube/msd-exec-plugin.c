@@ -14,6 +14,7 @@
 #include "kube/msd-kube-pem.h"
 #include "util/msd-json-object.h"
 #include "util/msd-i18n.h"
+#include "util/msd-source.h"
 
 #define MSD_EXEC_API_V1      "client.authentication.k8s.io/v1"
 #define MSD_EXEC_API_V1BETA1 "client.authentication.k8s.io/v1beta1"
@@ -50,8 +51,8 @@ typedef struct {
 
 /* One run in progress: the task data. */
 typedef struct {
-	GSubprocess *process; /* (owned) */
-	guint timeout_id;
+	GSubprocess *process;    /* (owned) */
+	GSource *timeout_source; /* (owned) (nullable) */
 	guint timeout_seconds;
 	gboolean timed_out;
 } MsdExecRun;
@@ -67,7 +68,7 @@ msd_exec_result_free(MsdExecResult *result)
 static void
 msd_exec_run_free(MsdExecRun *run)
 {
-	g_clear_handle_id(&run->timeout_id, g_source_remove);
+	msd_source_clear(&run->timeout_source);
 	g_clear_object(&run->process);
 	g_free(run);
 }
@@ -462,7 +463,7 @@ msd_exec_plugin_timeout_cb(gpointer user_data)
 {
 	MsdExecRun *run = user_data;
 
-	run->timeout_id = 0;
+	msd_source_clear(&run->timeout_source);
 	run->timed_out = TRUE;
 	g_subprocess_force_exit(run->process);
 	return G_SOURCE_REMOVE;
@@ -481,7 +482,7 @@ msd_exec_plugin_done_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 	g_autofree gchar *err = NULL;
 	MsdExecResult *parsed = NULL;
 
-	g_clear_handle_id(&run->timeout_id, g_source_remove);
+	msd_source_clear(&run->timeout_source);
 	if (!g_subprocess_communicate_utf8_finish(process, result, &out, &err, &local_error)) {
 		g_set_error(&error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
 		            _("%s: running %s failed: %s"), self->where, self->command,
@@ -568,7 +569,10 @@ msd_exec_plugin_run_async(MsdExecPlugin *self,
 	run = g_new0(MsdExecRun, 1);
 	run->process = g_object_ref(process);
 	run->timeout_seconds = timeout_seconds;
-	run->timeout_id = g_timeout_add_seconds(timeout_seconds, msd_exec_plugin_timeout_cb, run);
+	/* the context of the request that needs the credentials, which is the engine's */
+	run->timeout_source = msd_source_attach_named(
+	        g_timeout_source_new_seconds(timeout_seconds), g_task_get_context(task),
+	        "[meshsync] credential plugin timeout", msd_exec_plugin_timeout_cb, run, NULL);
 	g_task_set_task_data(task, run, (GDestroyNotify)msd_exec_run_free);
 	g_subprocess_communicate_utf8_async(process, NULL, NULL, msd_exec_plugin_done_cb,
 	                                    g_steal_pointer(&task));

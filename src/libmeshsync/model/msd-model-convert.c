@@ -586,39 +586,45 @@ raw_steps(Builder *b, gboolean redact)
 	}
 }
 
-/* The arena is built in a buffer the thread keeps from one conversion to the next, then
- * copied out at its exact size: a fresh 10 KB buffer per event cost a trip through malloc's
- * bins, and its growth a realloc. A buffer grown past the cap (a huge object) is not kept. */
+/* The arena is built in a buffer the engine keeps from one conversion to the next (its
+ * MsdConvertState), then copied out at its exact size: a fresh 10 KB buffer per event cost a
+ * trip through malloc's bins, and its growth a realloc. A buffer grown past the cap (a huge
+ * object) is not kept. */
 #define SCRATCH_KEEP_MAX (1u << 20)
 
-static void
-scratch_free(gpointer data)
+void
+msd_convert_state_init(MsdConvertState *state, gboolean redact_secrets)
 {
-	g_string_free(data, TRUE);
+	state->scratch = NULL;
+	state->redact_secrets = redact_secrets;
 }
 
-static GPrivate scratch_key = G_PRIVATE_INIT(scratch_free);
+void
+msd_convert_state_clear(MsdConvertState *state)
+{
+	if (state->scratch != NULL)
+		g_string_free(g_steal_pointer(&state->scratch), TRUE);
+}
 
 static GString *
-scratch_take(gsize size_hint)
+scratch_take(MsdConvertState *state, gsize size_hint)
 {
-	GString *s = g_private_get(&scratch_key);
+	GString *s = state != NULL ? g_steal_pointer(&state->scratch) : NULL;
 
 	if (s == NULL)
 		return g_string_sized_new(MAX(size_hint, 16 * 1024));
-	g_private_set(&scratch_key, NULL);
 	g_string_truncate(s, 0);
 	return s;
 }
 
 static void
-scratch_give_back(GString *s)
+scratch_give_back(MsdConvertState *state, GString *s)
 {
-	if (s->allocated_len > SCRATCH_KEEP_MAX) {
+	if (state == NULL || state->scratch != NULL || s->allocated_len > SCRATCH_KEEP_MAX) {
 		g_string_free(s, TRUE);
 		return;
 	}
-	g_private_replace(&scratch_key, s);
+	state->scratch = s;
 }
 
 /* Whether the store would put @text between quotes as it is (msd_store_is_plain()). */
@@ -642,6 +648,7 @@ msd_model_convert_tokens(MsdModel *m,
                          const gchar *cluster_id,
                          MsdServiceEndpoint **endpoint,
                          MsdAttributeCache *cache,
+                         MsdConvertState *state,
                          GError **error)
 {
 	Builder b = {0};
@@ -670,7 +677,7 @@ msd_model_convert_tokens(MsdModel *m,
 	if (default_kind != NULL && store_takes_default(default_kind) &&
 	    msd_json_tokens_member(doc, index, "kind") < 0)
 		b.virt[n_virt++] = (VirtualMember){"kind", default_kind};
-	b.arena = scratch_take((gsize)(t->end - t->start) + 64);
+	b.arena = scratch_take(state, (gsize)(t->end - t->start) + 64);
 	/* offset 0 is an empty string: every unset span points at it */
 	g_string_append_c(b.arena, '\0');
 	b.labels.kv = b.labels.local;
@@ -680,7 +687,7 @@ msd_model_convert_tokens(MsdModel *m,
 
 	decode_top(&b);
 	redact = strcmp(b.arena->str + m->f[MSD_F_KIND].off, "Secret") == 0 &&
-	         msd_secret_redact_enabled();
+	         (state != NULL ? state->redact_secrets : msd_secret_redact_enabled());
 	raw_steps(&b, redact);
 	set_literal(&b, MSD_F_CLUSTER_ID, cluster_id != NULL ? cluster_id : "", -1);
 
@@ -706,6 +713,6 @@ msd_model_convert_tokens(MsdModel *m,
 	 * writable): an exact copy, because shrinking the GString's power-of-two block in
 	 * place would leave a hole beside every held model that only small blocks can use. */
 	m->arena = g_memdup2(b.arena->str, m->arena_len);
-	scratch_give_back(b.arena);
+	scratch_give_back(state, b.arena);
 	return TRUE;
 }

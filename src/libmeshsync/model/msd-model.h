@@ -119,6 +119,17 @@ msd_model_str(const MsdModel *m, MsdSpan s)
 	return m->arena + s.off;
 }
 
+/* What the conversions of one engine share from one to the next: the buffer the arena is
+ * built in, and whether Secrets are redacted (the engine reads MESHSYNC_REDACT_SECRETS once).
+ * The thread that owns the engine only. */
+typedef struct {
+	GString *scratch; /* (owned) (nullable) */
+	gboolean redact_secrets;
+} MsdConvertState;
+
+void msd_convert_state_init(MsdConvertState *state, gboolean redact_secrets);
+void msd_convert_state_clear(MsdConvertState *state);
+
 /*
  * Fill @m from the object at token @index of @doc (contract 1.2). The result is exactly the
  * one the store's copy of that object gives, msd_store_entry_new_from_tokens(@doc, @index,
@@ -132,6 +143,9 @@ msd_model_str(const MsdModel *m, MsdSpan s)
  *
  * @cache (nullable) holds the wire form of big values (the spec) by their bytes: looked up,
  * and filled on a miss. The result is the same with or without it.
+ *
+ * @state (nullable): the engine's; without one, a fresh buffer and MESHSYNC_REDACT_SECRETS
+ * read now.
  */
 gboolean msd_model_convert_tokens(MsdModel *m,
                                   const MsdJsonTokens *doc,
@@ -142,6 +156,7 @@ gboolean msd_model_convert_tokens(MsdModel *m,
                                   const gchar *cluster_id,
                                   MsdServiceEndpoint **endpoint,
                                   MsdAttributeCache *cache,
+                                  MsdConvertState *state,
                                   GError **error);
 
 /* Append the wire form (contract 1.1). @component_metadata is JSON text or NULL. */

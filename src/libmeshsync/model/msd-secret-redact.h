@@ -14,7 +14,8 @@ G_BEGIN_DECLS
 #define MSD_REDACTED_VALUE "[REDACTED]"
 
 /* Whether MESHSYNC_REDACT_SECRETS asks for redaction: "1", or "true" in any case. Read on every
- * call, so tests (and a changed environment) take effect immediately. */
+ * call; an engine calls it once, into its MsdConvertState, so the event path never reads the
+ * environment. */
 gboolean msd_secret_redact_enabled(void);
 
 /* Redact the JSON text of a Secret's data map: same keys (sorted, Go-escaped), every value

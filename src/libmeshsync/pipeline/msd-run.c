@@ -11,6 +11,7 @@
 
 #include "meshsync-enum-types.h"
 #include "meshsync-error.h"
+#include "engine/msd-engine-context.h"
 #include "pipeline/msd-run.h"
 #include "util/msd-i18n.h"
 #include "util/msd-log.h"
@@ -18,6 +19,7 @@
 struct _MsdRun {
 	GObject parent_instance;
 
+	MsdEngineContext *engine;     /* (owned) */
 	MsdKubeClient *client;        /* (owned) */
 	MeshSyncDiscovery *discovery; /* (owned) */
 	MeshSyncWatchConfig *config;  /* (owned) */
@@ -33,7 +35,8 @@ struct _MsdRun {
 	guint shard_index;
 	guint shard_total;
 	gboolean stopped;
-	guint progress_id; /* the progress lines' timer while the start waits */
+	GSource *progress_source; /* (owned) (nullable): the progress lines' timer while the start
+	                             waits */
 };
 
 /* A long initial list (a hundred thousand pods) says how far it got this often. */
@@ -58,6 +61,7 @@ msd_run_finalize(GObject *object)
 	g_ptr_array_unref(self->informers);
 	g_hash_table_unref(self->settled);
 	g_clear_object(&self->client);
+	g_clear_object(&self->engine);
 	g_clear_object(&self->discovery);
 	g_clear_object(&self->config);
 	g_strfreev(self->namespaces);
@@ -81,13 +85,16 @@ msd_run_init(MsdRun *self)
 }
 
 MsdRun *
-msd_run_new(MsdKubeClient *client,
+msd_run_new(MsdEngineContext *engine,
+            MsdKubeClient *client,
             MeshSyncDiscovery *discovery,
             MeshSyncWatchConfig *config,
             MsdInformerEventFunc event_func,
             gpointer event_data)
 {
 	MsdRun *self = g_object_new(MSD_TYPE_RUN, NULL);
+
+	self->engine = g_object_ref(engine);
 
 	self->client = g_object_ref(client);
 	self->discovery = g_object_ref(discovery);
@@ -117,7 +124,7 @@ msd_run_complete_start_if_settled(MsdRun *self)
 	if (self->start_task == NULL || g_hash_table_size(self->settled) < self->informers->len)
 		return;
 	task = g_steal_pointer(&self->start_task);
-	g_clear_handle_id(&self->progress_id, g_source_remove);
+	msd_source_clear(&self->progress_source);
 	msd_run_disconnect_start_cancellable(self, task);
 	g_task_return_boolean(task, TRUE);
 }
@@ -277,13 +284,14 @@ msd_run_register_stage(MsdRun *self, MeshSyncWatchStage stage)
 			/* one list and watch per namespace of the scope: a Role in each is enough,
 			 * and nothing outside the scope is ever read or held */
 			for (guint n = 0; self->namespaces[n] != NULL; n++)
-				msd_run_add_informer(
-				        self, names[i],
-				        msd_informer_new_in_namespace(self->client, resource,
-				                                      self->namespaces[n]));
+				msd_run_add_informer(self, names[i],
+				                     msd_informer_new_in_namespace(
+				                             self->engine, self->client, resource,
+				                             self->namespaces[n]));
 		} else {
-			msd_run_add_informer(self, names[i],
-			                     msd_informer_new(self->client, resource));
+			msd_run_add_informer(
+			        self, names[i],
+			        msd_informer_new(self->engine, self->client, resource));
 		}
 	}
 }
@@ -346,9 +354,9 @@ msd_run_start_informers_async(MsdRun *self,
 		return;
 	for (guint i = 0; i < self->informers->len; i++)
 		msd_informer_start(g_ptr_array_index(self->informers, i));
-	self->progress_id = g_timeout_add(MSD_RUN_PROGRESS_MS, msd_run_progress_cb, self);
-	g_source_set_static_name(g_main_context_find_source_by_id(NULL, self->progress_id),
-	                         "[meshsync] listing progress");
+	self->progress_source = msd_engine_context_add_timeout(
+	        self->engine, G_PRIORITY_DEFAULT, MSD_RUN_PROGRESS_MS,
+	        "[meshsync] listing progress", msd_run_progress_cb, self, NULL);
 	msd_run_complete_start_if_settled(self);
 }
 
@@ -376,7 +384,7 @@ msd_run_stop(MsdRun *self)
 	if (self->stopped)
 		return;
 	self->stopped = TRUE;
-	g_clear_handle_id(&self->progress_id, g_source_remove);
+	msd_source_clear(&self->progress_source);
 	for (guint i = 0; i < self->informers->len; i++)
 		msd_informer_stop(g_ptr_array_index(self->informers, i));
 	if (self->start_task != NULL) {

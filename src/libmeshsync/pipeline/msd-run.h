@@ -24,7 +24,8 @@ G_BEGIN_DECLS
 #define MSD_TYPE_RUN (msd_run_get_type())
 G_DECLARE_FINAL_TYPE(MsdRun, msd_run, MSD, RUN, GObject)
 
-MsdRun *msd_run_new(MsdKubeClient *client,
+MsdRun *msd_run_new(MsdEngineContext *engine,
+                    MsdKubeClient *client,
                     MeshSyncDiscovery *discovery,
                     MeshSyncWatchConfig *config,
                     MsdInformerEventFunc event_func,
