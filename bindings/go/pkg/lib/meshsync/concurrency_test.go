@@ -1,10 +1,7 @@
-//go:build enginecontext
-
-// These need every timer and idle of the library on its engine's own main context (the
-// engine-context change of libmeshsync): before it, an informer paused by a writer that is
-// not writable resumes from an idle on the global default context, which no embedded run
-// iterates, and concurrent engines share state on the event path. Run them with
-// `go test -tags enginecontext ./...` on a library that has it.
+// Cases that rely on every timer and idle of the library being attached to its engine's own
+// main context (doc/threading.md): an informer paused by a writer that is not writable
+// resumes from an idle, a resync waits on a timer, and engines on several threads share no
+// state.
 
 package meshsync_test
 
