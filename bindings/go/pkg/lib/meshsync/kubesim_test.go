@@ -21,7 +21,7 @@ type kubesim struct {
 	kubeconfig []byte
 }
 
-func kubesimPath(t *testing.T) string {
+func kubesimPath(t testing.TB) string {
 	if path := os.Getenv("MESHSYNC_KUBESIM"); path != "" {
 		return path
 	}
@@ -35,7 +35,7 @@ func kubesimPath(t *testing.T) string {
 	return path
 }
 
-func startKubesim(t *testing.T, pods, namespaces int) *kubesim {
+func startKubesim(t testing.TB, pods, namespaces int) *kubesim {
 	t.Helper()
 	dir := t.TempDir()
 	config := filepath.Join(dir, "kubeconfig")
@@ -70,7 +70,7 @@ func startKubesim(t *testing.T, pods, namespaces int) *kubesim {
 	return &kubesim{url: strings.TrimSpace(line), kubeconfig: data}
 }
 
-func (k *kubesim) get(t *testing.T, path string, auth bool, into interface{}) {
+func (k *kubesim) get(t testing.TB, path string, auth bool, into interface{}) {
 	t.Helper()
 	req, err := http.NewRequest("GET", k.url+path, nil)
 	if err != nil {
@@ -95,7 +95,7 @@ func (k *kubesim) get(t *testing.T, path string, auth bool, into interface{}) {
 }
 
 // podUIDs is the truth: every pod's uid as the API server lists it.
-func (k *kubesim) podUIDs(t *testing.T) map[string]bool {
+func (k *kubesim) podUIDs(t testing.TB) map[string]bool {
 	t.Helper()
 	var list struct {
 		Items []struct {

@@ -39,7 +39,7 @@ type serverConsumer struct {
 	latest map[string]model.KubernetesResource
 }
 
-func newServerConsumer(t *testing.T, br broker.Handler, buffer int) *serverConsumer {
+func newServerConsumer(t testing.TB, br broker.Handler, buffer int) *serverConsumer {
 	t.Helper()
 	c := &serverConsumer{ch: make(chan *broker.Message, buffer), added: map[string]int{},
 		latest: map[string]model.KubernetesResource{}}
@@ -49,7 +49,7 @@ func newServerConsumer(t *testing.T, br broker.Handler, buffer int) *serverConsu
 	return c
 }
 
-func (c *serverConsumer) take(t *testing.T, msg *broker.Message) {
+func (c *serverConsumer) take(t testing.TB, msg *broker.Message) {
 	t.Helper()
 	if msg.ObjectType != broker.MeshSync {
 		t.Fatalf("ObjectType %q, want %q", msg.ObjectType, broker.MeshSync)
@@ -77,7 +77,7 @@ func (c *serverConsumer) take(t *testing.T, msg *broker.Message) {
 }
 
 // until takes messages until every uid of want is held, or the run ends.
-func (c *serverConsumer) until(t *testing.T, want map[string]bool, runDone <-chan error) {
+func (c *serverConsumer) until(t testing.TB, want map[string]bool, runDone <-chan error) {
 	t.Helper()
 	deadline := time.NewTimer(testTimeout)
 	defer deadline.Stop()
