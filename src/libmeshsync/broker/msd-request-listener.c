@@ -9,6 +9,7 @@
 
 #include "broker/msd-envelope.h"
 #include "broker/msd-request-listener.h"
+#include "engine/msd-engine-context.h"
 
 #include "meshsync-error.h"
 #include "meshsync-handler-private.h"
@@ -239,6 +240,7 @@ msd_request_listener_store_convert_step(gpointer data)
 	GTask *task = data;
 	MsdReplyJob *job = g_task_get_task_data(task);
 	MeshSyncHandler *handler;
+	MsdEngineContext *engine;
 	MeshSyncWatchConfig *watch;
 	const gchar *cluster_id;
 	guint round = MSD_REPLY_ROUND_BATCHES * MSD_STORE_BATCH_SIZE;
@@ -246,6 +248,7 @@ msd_request_listener_store_convert_step(gpointer data)
 	if (g_task_return_error_if_cancelled(task))
 		return G_SOURCE_REMOVE;
 	handler = job->listener->handler;
+	engine = meshsync_handler_get_engine_context(handler);
 	watch = meshsync_handler_get_watch_config(handler);
 	cluster_id = meshsync_handler_get_cluster_id(handler);
 	for (; job->next_object < job->objects->len && job->resources->len < round;
@@ -256,9 +259,12 @@ msd_request_listener_store_convert_step(gpointer data)
 		g_autoptr(GError) error = NULL;
 		g_autoptr(MeshSyncResource) resource = NULL;
 
-		resource = meshsync_resource_new_from_json(
+		/* the engine's conversion state: its buffer, and the redaction read once */
+		resource = meshsync_resource_new_from_json_full(
 		        json, (gssize)len, MESHSYNC_EVENT_TYPE_ADDED,
-		        cluster_id != NULL ? cluster_id : "", &error);
+		        cluster_id != NULL ? cluster_id : "",
+		        engine != NULL ? msd_engine_context_get_convert_state(engine) : NULL,
+		        &error);
 		if (resource == NULL) {
 			g_message("informer-store: an object is left out of the reply: %s",
 			          error->message);
