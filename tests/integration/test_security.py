@@ -16,6 +16,8 @@ from nats_server import NatsServer, free_port
 
 TIMEOUT = 90.0
 CORE = "meshery.meshsync.core"
+REQUEST = "meshery.meshsync.request"
+STORE_REPLY = "meshery-server.meshsync.store"
 API_TOKEN = "api-bearer-4f9c2e7d1a"
 NATS_PASSWORD = "nats-pass-8b3e6f0c"
 NATS_TOKEN = "nats-token-2d7a9c4e5f"
@@ -95,7 +97,9 @@ SECRET = {
 }
 
 
-def published_secret(tmp_path, *flags, env=None):
+def published_secret(tmp_path, *flags, env=None, store=False):
+    """The data of the Secret as published on the core subject or, with @store, as the
+    informer-store reply has it."""
     with Kubesim(pods=1, namespaces=1) as sim, NatsServer() as nats, nats.client() as nc:
         status, body = sim.request("POST", "/api/v1/namespaces/ns-0/secrets", SECRET)
         assert status == 201, body
@@ -103,6 +107,26 @@ def published_secret(tmp_path, *flags, env=None):
         run, port = start(tmp_path, sim, nats.url, "-outputResources", "secret", *flags,
                           env=env)
         with run:
+            if store:
+                wait_ready(run, port)
+                nc.subscribe(STORE_REPLY)
+                # asked until the request listener is there: the first may come before it
+                deadline = time.monotonic() + TIMEOUT
+                while time.monotonic() < deadline:
+                    nc.publish(REQUEST, json.dumps(
+                        {"Request": {"Entity": "informer-store",
+                                     "Payload": {"Reply": STORE_REPLY}}}))
+                    nc.flush()
+                    try:
+                        msg = nc.next_msg(timeout=1.0)
+                    except TimeoutError:
+                        continue
+                    if msg.subject != STORE_REPLY:
+                        continue
+                    for obj in json.loads(msg.data)["Object"]:
+                        if obj["metadata"].get("name") == "db-password":
+                            assert run.terminate() == 0
+                            return json.loads(obj["data"])
             deadline = time.monotonic() + TIMEOUT
             while time.monotonic() < deadline:
                 msg = nc.next_msg(timeout=TIMEOUT)
@@ -118,3 +142,7 @@ def test_redact_secrets_flag(tmp_path):
     assert published_secret(tmp_path, "--redact-secrets") == {"password": "[REDACTED]"}
     assert published_secret(tmp_path, env={"MESHSYNC_REDACT_SECRETS": "true"}) == {
         "password": "[REDACTED]"}
+    # the informer-store reply converts the stored objects again, with the same setting
+    assert published_secret(tmp_path, "--redact-secrets", store=True) == {
+        "password": "[REDACTED]"}
+    assert published_secret(tmp_path, store=True) == SECRET["data"]
