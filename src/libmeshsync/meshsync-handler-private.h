@@ -51,6 +51,9 @@ typedef void (*MeshSyncHandlerInformerFunc)(MsdInformer *informer, gpointer user
 void meshsync_handler_set_informer_synced_func(MeshSyncHandler *self,
                                                MeshSyncHandlerInformerFunc func,
                                                gpointer user_data);
+/* One stored object (compact JSON) as the informer-store reply holds it, or NULL when it is
+ * unreadable (said) or its namespace is left out. (transfer full) */
+MeshSyncResource *meshsync_handler_store_resource(MeshSyncHandler *self, GBytes *object);
 /* msd_run_describe_listing() of the current run; NULL before the first run exists. */
 
 /* Asked before a MODIFIED event is converted: TRUE when the output would not write the object

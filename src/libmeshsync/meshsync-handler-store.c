@@ -8,9 +8,40 @@
 #include "config.h"
 
 #include "meshsync-handler-store.h"
+#include "engine/msd-engine-context.h"
 #include "meshsync-handler-private.h"
+#include "meshsync-resource-private.h"
 #include "meshsync-resource.h"
 #include "meshsync-watch-config.h"
+
+/* One stored object as the informer-store reply holds it: converted with the engine's state
+ * as an ADDED resource of the handler's cluster, or NULL (said) when it cannot be read or its
+ * namespace is left out. The request listener's reply and meshsync_handler_dup_store() both
+ * answer through it. */
+MeshSyncResource *
+meshsync_handler_store_resource(MeshSyncHandler *self, GBytes *object)
+{
+	MsdEngineContext *engine = meshsync_handler_get_engine_context(self);
+	MeshSyncWatchConfig *watch = meshsync_handler_get_watch_config(self);
+	const gchar *cluster_id = meshsync_handler_get_cluster_id(self);
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncResource) resource = NULL;
+	gsize len = 0;
+	const gchar *json = g_bytes_get_data(object, &len);
+
+	resource = meshsync_resource_new_from_json_full(
+	        json, (gssize)len, MESHSYNC_EVENT_TYPE_ADDED, cluster_id != NULL ? cluster_id : "",
+	        engine != NULL ? msd_engine_context_get_convert_state(engine) : NULL, &error);
+	if (resource == NULL) {
+		g_message("informer-store: an object is left out of the reply: %s", error->message);
+		return NULL;
+	}
+	/* Upstream replies with objects outside -outputNamespaces; we do not. */
+	if (watch != NULL && !meshsync_watch_config_accepts_namespace(
+	                             watch, meshsync_resource_get_namespace(resource)))
+		return NULL;
+	return g_steal_pointer(&resource);
+}
 
 /**
  * meshsync_handler_dup_store:
@@ -30,36 +61,19 @@ meshsync_handler_dup_store(MeshSyncHandler *self)
 {
 	g_autoptr(GPtrArray) objects = NULL;
 	g_autoptr(GPtrArray) resources = NULL;
-	MeshSyncWatchConfig *watch;
-	const gchar *cluster_id;
 
 	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), NULL);
 
 	objects = meshsync_handler_dup_complete_objects(self);
 	if (objects == NULL)
 		return NULL;
-	watch = meshsync_handler_get_watch_config(self);
-	cluster_id = meshsync_handler_get_cluster_id(self);
 	resources = g_ptr_array_new_full(objects->len, g_object_unref);
 	for (guint i = 0; i < objects->len; i++) {
-		GBytes *bytes = g_ptr_array_index(objects, i);
-		gsize len = 0;
-		const gchar *json = g_bytes_get_data(bytes, &len);
-		g_autoptr(GError) error = NULL;
-		g_autoptr(MeshSyncResource) resource = NULL;
+		MeshSyncResource *resource =
+		        meshsync_handler_store_resource(self, g_ptr_array_index(objects, i));
 
-		resource = meshsync_resource_new_from_json(
-		        json, (gssize)len, MESHSYNC_EVENT_TYPE_ADDED,
-		        cluster_id != NULL ? cluster_id : "", &error);
-		if (resource == NULL) {
-			g_message("informer-store: an object is left out of the reply: %s",
-			          error->message);
-			continue;
-		}
-		if (watch != NULL && !meshsync_watch_config_accepts_namespace(
-		                             watch, meshsync_resource_get_namespace(resource)))
-			continue;
-		g_ptr_array_add(resources, g_steal_pointer(&resource));
+		if (resource != NULL)
+			g_ptr_array_add(resources, resource);
 	}
 	return g_steal_pointer(&resources);
 }

@@ -9,7 +9,6 @@
 
 #include "broker/msd-envelope.h"
 #include "broker/msd-request-listener.h"
-#include "engine/msd-engine-context.h"
 
 #include "meshsync-error.h"
 #include "meshsync-handler-private.h"
@@ -240,41 +239,18 @@ msd_request_listener_store_convert_step(gpointer data)
 	GTask *task = data;
 	MsdReplyJob *job = g_task_get_task_data(task);
 	MeshSyncHandler *handler;
-	MsdEngineContext *engine;
-	MeshSyncWatchConfig *watch;
-	const gchar *cluster_id;
 	guint round = MSD_REPLY_ROUND_BATCHES * MSD_STORE_BATCH_SIZE;
 
 	if (g_task_return_error_if_cancelled(task))
 		return G_SOURCE_REMOVE;
 	handler = job->listener->handler;
-	engine = meshsync_handler_get_engine_context(handler);
-	watch = meshsync_handler_get_watch_config(handler);
-	cluster_id = meshsync_handler_get_cluster_id(handler);
 	for (; job->next_object < job->objects->len && job->resources->len < round;
 	     job->next_object++) {
-		GBytes *bytes = g_ptr_array_index(job->objects, job->next_object);
-		gsize len = 0;
-		const gchar *json = g_bytes_get_data(bytes, &len);
-		g_autoptr(GError) error = NULL;
-		g_autoptr(MeshSyncResource) resource = NULL;
+		MeshSyncResource *resource = meshsync_handler_store_resource(
+		        handler, g_ptr_array_index(job->objects, job->next_object));
 
-		/* the engine's conversion state: its buffer, and the redaction read once */
-		resource = meshsync_resource_new_from_json_full(
-		        json, (gssize)len, MESHSYNC_EVENT_TYPE_ADDED,
-		        cluster_id != NULL ? cluster_id : "",
-		        engine != NULL ? msd_engine_context_get_convert_state(engine) : NULL,
-		        &error);
-		if (resource == NULL) {
-			g_message("informer-store: an object is left out of the reply: %s",
-			          error->message);
-			continue;
-		}
-		/* Upstream replies with objects outside -outputNamespaces; we do not. */
-		if (watch != NULL && !meshsync_watch_config_accepts_namespace(
-		                             watch, meshsync_resource_get_namespace(resource)))
-			continue;
-		g_ptr_array_add(job->resources, g_steal_pointer(&resource));
+		if (resource != NULL)
+			g_ptr_array_add(job->resources, resource);
 	}
 	if (job->objects->len == job->next_object)
 		g_clear_pointer(&job->objects, g_ptr_array_unref);
