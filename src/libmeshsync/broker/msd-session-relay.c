@@ -487,23 +487,23 @@ msd_session_relay_admit(MsdSessionRelay *self,
 	g_autofree gchar *message = NULL;
 
 	if (self->stopped) {
-		msd_session_relay_refuse(self, kind, id, req, "stopping", "meshsync is stopping");
+		msd_session_relay_refuse(self, kind, id, req, "stopping", _("meshsync is stopping"));
 		return FALSE;
 	}
 	if (kind == MESHSYNC_SESSION_KIND_EXEC && !self->exec_enabled) {
 		msd_session_relay_refuse(self, kind, id, req, "exec-disabled",
-		                         "exec sessions are disabled on this meshsync");
+		                         _("exec sessions are disabled on this meshsync"));
 		return FALSE;
 	}
 	if (kind == MESHSYNC_SESSION_KIND_EXEC &&
 	    !msd_session_relay_exec_allowed(self, req->namespace_)) {
-		message = g_strdup_printf("exec sessions are not allowed in namespace \"%s\"",
+		message = g_strdup_printf(_("exec sessions are not allowed in namespace \"%s\""),
 		                          req->namespace_ != NULL ? req->namespace_ : "");
 		msd_session_relay_refuse(self, kind, id, req, "namespace", message);
 		return FALSE;
 	}
 	if (g_hash_table_size(self->entries) >= self->max_sessions) {
-		message = g_strdup_printf("too many sessions: the limit of %u is reached",
+		message = g_strdup_printf(_("too many sessions: the limit of %u is reached"),
 		                          self->max_sessions);
 		msd_session_relay_refuse(self, kind, id, req, "limit", message);
 		return FALSE;
@@ -714,13 +714,6 @@ msd_session_relay_dup_sessions(MsdSessionRelay *self)
 	while (g_hash_table_iter_next(&iter, NULL, &value))
 		g_ptr_array_add(sessions, g_object_ref(((MsdRelayEntry *)value)->session));
 	return sessions;
-}
-
-guint
-msd_session_relay_get_n_sessions(MsdSessionRelay *self)
-{
-	g_return_val_if_fail(MSD_IS_SESSION_RELAY(self), 0);
-	return g_hash_table_size(self->entries);
 }
 
 void

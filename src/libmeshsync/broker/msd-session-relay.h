@@ -49,7 +49,6 @@ void msd_session_relay_handle_exec(MsdSessionRelay *self, JsonNode *payload);
 gchar *msd_session_relay_dup_active_json(MsdSessionRelay *self);
 /* (element-type MeshSyncSession) (transfer container) */
 GPtrArray *msd_session_relay_dup_sessions(MsdSessionRelay *self);
-guint msd_session_relay_get_n_sessions(MsdSessionRelay *self);
 
 /* Ends every session and refuses new ones. */
 void msd_session_relay_stop_all(MsdSessionRelay *self);
