@@ -35,13 +35,14 @@ func kubesimPath(t testing.TB) string {
 	return path
 }
 
-func startKubesim(t testing.TB, pods, namespaces int) *kubesim {
+func startKubesim(t testing.TB, pods, namespaces int, extra ...string) *kubesim {
 	t.Helper()
 	dir := t.TempDir()
 	config := filepath.Join(dir, "kubeconfig")
-	cmd := exec.Command(kubesimPath(t), "--port", "0", "--address", "127.0.0.1",
+	args := append([]string{"--port", "0", "--address", "127.0.0.1",
 		"--write-kubeconfig", config, "--tls", "--token", "sim-token",
-		"--pods", fmt.Sprint(pods), "--namespaces", fmt.Sprint(namespaces))
+		"--pods", fmt.Sprint(pods), "--namespaces", fmt.Sprint(namespaces)}, extra...)
+	cmd := exec.Command(kubesimPath(t), args...)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -113,4 +114,36 @@ func (k *kubesim) podUIDs(t testing.TB) map[string]bool {
 		t.Fatal("kubesim lists no pods")
 	}
 	return uids
+}
+
+// podVersions is the truth at one instant: the list's resourceVersion and every pod's, read
+// in one page so that churn cannot split it.
+func (k *kubesim) podVersions(t testing.TB) (uint64, map[string]uint64) {
+	t.Helper()
+	var list struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+		Items []struct {
+			Metadata struct {
+				UID             string `json:"uid"`
+				ResourceVersion string `json:"resourceVersion"`
+			} `json:"metadata"`
+		} `json:"items"`
+	}
+	k.get(t, "/api/v1/pods", true, &list)
+	state := map[string]uint64{}
+	for _, item := range list.Items {
+		state[item.Metadata.UID] = parseVersion(t, item.Metadata.ResourceVersion)
+	}
+	return parseVersion(t, list.Metadata.ResourceVersion), state
+}
+
+func parseVersion(t testing.TB, text string) uint64 {
+	t.Helper()
+	var v uint64
+	if _, err := fmt.Sscanf(text, "%d", &v); err != nil {
+		t.Fatalf("resourceVersion %q: %v", text, err)
+	}
+	return v
 }

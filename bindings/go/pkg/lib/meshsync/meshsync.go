@@ -96,6 +96,7 @@ func Run(log logger.Handler, optsSetters ...OptionsSetter) error {
 		C.msg_run_stop(r.c)
 	}()
 
+	r.startLogging()
 	// The engine runs on a thread of its own: every GLib object of the run belongs to the
 	// main context it creates there. The goroutine ends still locked, so Go ends that
 	// thread with it and no thread outlives the run.
@@ -111,6 +112,7 @@ func Run(log logger.Handler, optsSetters ...OptionsSetter) error {
 		C.free(unsafe.Pointer(message))
 	}()
 	err := <-result
+	r.stopLogging()
 	close(executed)
 	stopper.Wait()
 	close(requestsStopped)

@@ -80,6 +80,7 @@ msg_writer_init(MsgWriter *self)
 
 struct _MsgRun {
 	uintptr_t handle;
+	gboolean log_debug; /* debug lines go to Go's logger too */
 
 	/* configuration, set before msg_run_execute() */
 	GBytes *kubeconfig;
@@ -107,10 +108,57 @@ struct _MsgRun {
 	gboolean running;
 };
 
+/* The run whose thread this is, for the log writer: set while msg_run_execute() runs. */
+static GPrivate msg_thread_run;
+
+/* The engine's lines go to the Go logger of the run whose thread emits them, so a host with
+ * several clusters reads each cluster's lines in its own logger; Go only queues the line
+ * here. Lines of other threads (GLib's worker pool, nats.c's) and of a program that is not a
+ * run's keep GLib's default writer. */
+static GLogWriterOutput
+msg_log_writer(GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpointer data)
+{
+	MsgRun *run = g_private_get(&msg_thread_run);
+	const gchar *message = NULL;
+	gint severity;
+
+	if (run == NULL)
+		return g_log_writer_default(level, fields, n_fields, data);
+	for (gsize i = 0; i < n_fields; i++) {
+		if (g_strcmp0(fields[i].key, "MESSAGE") == 0 && fields[i].length < 0)
+			message = fields[i].value;
+	}
+	if (message == NULL)
+		return G_LOG_WRITER_UNHANDLED;
+	if (level & (G_LOG_LEVEL_ERROR | G_LOG_LEVEL_CRITICAL))
+		severity = MSG_LOG_ERROR;
+	else if (level & G_LOG_LEVEL_WARNING)
+		severity = MSG_LOG_WARNING;
+	else if (level & (G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO))
+		severity = MSG_LOG_INFO;
+	else if (run->log_debug)
+		severity = MSG_LOG_DEBUG;
+	else
+		return G_LOG_WRITER_HANDLED;
+	msgLog(run->handle, severity, (char *)message);
+	return G_LOG_WRITER_HANDLED;
+}
+
+static gpointer
+msg_install_log_writer(gpointer data)
+{
+	(void)data;
+	g_log_set_writer_func(msg_log_writer, NULL, NULL);
+	return NULL;
+}
+
 MsgRun *
 msg_run_new(uintptr_t handle)
 {
+	static GOnce writer_once = G_ONCE_INIT;
 	MsgRun *run = g_new0(MsgRun, 1);
+
+	g_once(&writer_once, msg_install_log_writer, NULL);
 
 	run->handle = handle;
 	run->output_namespaces = g_ptr_array_new_with_free_func(g_free);
@@ -130,6 +178,12 @@ msg_run_free(MsgRun *run)
 	g_clear_error(&run->error);
 	g_mutex_clear(&run->lock);
 	g_free(run);
+}
+
+void
+msg_run_set_log_debug(MsgRun *run, gboolean debug)
+{
+	run->log_debug = debug;
 }
 
 void
@@ -297,6 +351,7 @@ msg_run_execute(MsgRun *run)
 	char *message = NULL;
 	gboolean stop_now;
 
+	g_private_set(&msg_thread_run, run);
 	run->context = g_main_context_new();
 	g_main_context_push_thread_default(run->context);
 	run->service = msg_run_build(run, &error);
@@ -331,6 +386,7 @@ msg_run_execute(MsgRun *run)
 		;
 	g_main_context_pop_thread_default(run->context);
 	g_clear_pointer(&run->context, g_main_context_unref);
+	g_private_set(&msg_thread_run, NULL);
 	if (error != NULL)
 		message = g_strdup(error->message);
 	return message;

@@ -13,9 +13,20 @@
  * that calls msg_run_execute(). Configured before that call, stopped from any thread. */
 typedef struct _MsgRun MsgRun;
 
+/* The severities of the engine's lines handed to Go's logger (msgLog). */
+enum {
+	MSG_LOG_ERROR,
+	MSG_LOG_WARNING,
+	MSG_LOG_INFO,
+	MSG_LOG_DEBUG
+};
+
+/* The first run installs the process's GLib log writer (GLib takes one per process): from
+ * then on, what the engine logs on a run's thread goes to that run's Go logger. */
 MsgRun *msg_run_new(uintptr_t handle);
 void msg_run_free(MsgRun *run);
 
+void msg_run_set_log_debug(MsgRun *run, gboolean debug);
 void msg_run_set_kubeconfig(MsgRun *run, const char *data, size_t length);
 void msg_run_set_file(MsgRun *run, const char *path, gboolean extended);
 void msg_run_set_broker_url(MsgRun *run, const char *url);

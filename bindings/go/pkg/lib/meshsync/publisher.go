@@ -40,6 +40,7 @@ type run struct {
 	c        *C.MsgRun
 	ready    func()
 	heldHook func()
+	logs     *logSink // the engine's lines on their way to log
 
 	readyOnce sync.Once
 	heldOnce  sync.Once

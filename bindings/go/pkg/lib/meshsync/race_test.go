@@ -1,0 +1,5 @@
+//go:build race
+
+package meshsync_test
+
+const raceEnabled = true
