@@ -487,7 +487,8 @@ msd_session_relay_admit(MsdSessionRelay *self,
 	g_autofree gchar *message = NULL;
 
 	if (self->stopped) {
-		msd_session_relay_refuse(self, kind, id, req, "stopping", _("meshsync is stopping"));
+		msd_session_relay_refuse(self, kind, id, req, "stopping",
+		                         _("meshsync is stopping"));
 		return FALSE;
 	}
 	if (kind == MESHSYNC_SESSION_KIND_EXEC && !self->exec_enabled) {
