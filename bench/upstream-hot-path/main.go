@@ -1,5 +1,5 @@
 // upstream-hot-path replays recorded Kubernetes watch events through a rebuild of upstream
-// MeshSync's per-event work on Go's encoding/json (see convert.go and README.md) and
+// MeshSync's per-event work on Go's encoding/json (see peer/convert.go and README.md) and
 // reports the CPU it took per published event. It does not talk to NATS.
 //
 //	upstream-hot-path -events FILE [-rounds N] [-warmup N] [-cluster-id ID]
@@ -18,6 +18,8 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+
+	"meshsync.invalid/bench/upstream-hot-path/peer"
 	"syscall"
 	"time"
 )
@@ -34,8 +36,8 @@ func cpuSeconds() float64 {
 // round replays the whole file once. client-go's JSON framer splits the watch stream with
 // a json.Decoder reading one raw value at a time; the peer does the same over the bytes
 // read into memory beforehand, so no file I/O is timed.
-func round(p *peer, input []byte) (lines int64) {
-	p.reset()
+func round(p *peer.Peer, input []byte) (lines int64) {
+	p.Reset()
 	dec := json.NewDecoder(bytes.NewReader(input))
 	for {
 		var frame json.RawMessage
@@ -46,7 +48,7 @@ func round(p *peer, input []byte) (lines int64) {
 			return lines
 		}
 		lines++
-		p.line(frame)
+		p.Line(frame)
 	}
 }
 
@@ -63,9 +65,9 @@ func check(path, event, clusterID string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	convertNumbers(obj)
-	p := newPeer(clusterID)
-	res, ok := p.parseList(obj, event)
+	peer.ConvertNumbers(obj)
+	p := peer.New(clusterID)
+	res, ok := p.ParseList(obj, event)
 	if !ok {
 		return 1
 	}
@@ -104,16 +106,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	p := newPeer(*clusterID)
-	p.extract = *extract
-	p.sniff = *sniff
-	p.until = -1
-	for i, n := range stageNames {
+	p := peer.New(*clusterID)
+	p.Extract = *extract
+	p.Sniff = *sniff
+	p.Until = -1
+	for i, n := range peer.StageNames {
 		if n == *until {
-			p.until = i
+			p.Until = i
 		}
 	}
-	if p.until < 0 {
+	if p.Until < 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -134,12 +136,12 @@ func main() {
 	}
 	for i := 0; i < *warmup; i++ {
 		if i == 0 && out != nil {
-			p.emit = func(b []byte) { out.Write(b); out.WriteByte('\n') }
+			p.Emit = func(b []byte) { out.Write(b); out.WriteByte('\n') }
 		}
 		round(p, input)
-		p.emit = nil
+		p.Emit = nil
 	}
-	p.published, p.skipped, p.bytesOut = 0, 0, 0
+	p.Published, p.Skipped, p.BytesOut = 0, 0, 0
 
 	runtime.GC()
 	if *profile != "" {
@@ -165,8 +167,8 @@ func main() {
 	}
 
 	perEvent := 0.0
-	if p.published > 0 {
-		perEvent = cpu / float64(p.published) * 1e6
+	if p.Published > 0 {
+		perEvent = cpu / float64(p.Published) * 1e6
 	} else if lines > 0 {
 		perEvent = cpu / float64(lines) * 1e6 // a cut pipeline publishes nothing
 	}
@@ -178,13 +180,13 @@ func main() {
 		"until":            *until,
 		"rounds":           *rounds,
 		"lines":            lines,
-		"events":           p.published,
-		"skipped":          p.skipped,
+		"events":           p.Published,
+		"skipped":          p.Skipped,
 		"cpu_seconds":      cpu,
 		"wall_seconds":     wall,
 		"us_cpu_per_event": perEvent,
 		"bytes_in":         int64(len(input)) * int64(*rounds),
-		"bytes_out":        p.bytesOut,
+		"bytes_out":        p.BytesOut,
 	}
 	text, _ := json.Marshal(result)
 	fmt.Printf("%s\n", text)

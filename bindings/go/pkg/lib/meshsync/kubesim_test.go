@@ -2,6 +2,7 @@ package meshsync_test
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -146,4 +147,62 @@ func parseVersion(t testing.TB, text string) uint64 {
 		t.Fatalf("resourceVersion %q: %v", text, err)
 	}
 	return v
+}
+
+// podWatchLines is every pod as the watch line an informer's initial sync stands for
+// ({"type":"ADDED","object":...}), read off one list.
+func (k *kubesim) podWatchLines(t testing.TB) [][]byte {
+	t.Helper()
+	var list struct {
+		Items []json.RawMessage `json:"items"`
+	}
+	k.get(t, "/api/v1/pods", true, &list)
+	lines := make([][]byte, 0, len(list.Items))
+	for _, item := range list.Items {
+		line, err := json.Marshal(map[string]json.RawMessage{
+			"type": json.RawMessage(`"ADDED"`), "object": item})
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// recordWatchLines reads @n event lines of a watch on @path from the current
+// resourceVersion (bookmarks not counted).
+func (k *kubesim) recordWatchLines(t testing.TB, path string, n int) [][]byte {
+	t.Helper()
+	var list struct {
+		Metadata struct {
+			ResourceVersion string `json:"resourceVersion"`
+		} `json:"metadata"`
+	}
+	k.get(t, path+"?limit=1", true, &list)
+	req, err := http.NewRequest("GET", k.url+path+"?watch=true&resourceVersion="+
+		list.Metadata.ResourceVersion, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer sim-token")
+	client := &http.Client{Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	scanner := bufio.NewScanner(resp.Body)
+	scanner.Buffer(make([]byte, 0, 1<<20), 16<<20)
+	lines := make([][]byte, 0, n)
+	for len(lines) < n && scanner.Scan() {
+		if bytes.Contains(scanner.Bytes()[:min(len(scanner.Bytes()), 32)], []byte("BOOKMARK")) {
+			continue
+		}
+		lines = append(lines, append([]byte(nil), scanner.Bytes()...))
+	}
+	if len(lines) < n {
+		t.Fatalf("watch on %s ended after %d lines: %v", path, len(lines), scanner.Err())
+	}
+	return lines
 }

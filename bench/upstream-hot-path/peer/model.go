@@ -2,7 +2,7 @@
 // names, JSON keys, omitempty and on-wire order). The GORM tags of upstream's structs only
 // matter to Meshery Server's database and change nothing in encoding/json, so they are
 // left out; the JSON tags are what shape the bytes.
-package main
+package peer
 
 // KeyValue is one label or annotation. Upstream keeps the value in its JSON-escaped form
 // (the raw bytes between the quotes), so it is escaped again when the model is marshalled.

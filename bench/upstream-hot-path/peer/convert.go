@@ -1,7 +1,7 @@
 // What upstream MeshSync does with one watch event, step by step, on Go's encoding/json.
 // Each step names the upstream (or client-go) step it stands for; the numbers are those of
 // ParseList in the wire contract's conversion algorithm.
-package main
+package peer
 
 import (
 	"bytes"
@@ -26,7 +26,8 @@ const (
 	stageEnvelope
 )
 
-var stageNames = []string{"frame", "watchevent", "object", "store", "marshal", "model",
+// StageNames are the stages by name, the index of each being its Until value.
+var StageNames = []string{"frame", "watchevent", "object", "store", "marshal", "model",
 	"extract", "envelope"}
 
 // watchEvent stands for metav1.WatchEvent: the object stays raw bytes (a RawExtension)
@@ -36,11 +37,13 @@ type watchEvent struct {
 	Object json.RawMessage `json:"object"`
 }
 
-type peer struct {
+// Peer is the hot path of one informer and its handlers. Set its exported fields before
+// the first Line.
+type Peer struct {
 	clusterID string
-	until     int
-	extract   string // "scan" (jsonparser-like) or "rawmessage" (encoding/json)
-	sniff     bool   // client-go serializer's extra decodes (kind sniff, list detector)
+	Until     int    // the last stage done (StageNames)
+	Extract   string // "scan" (jsonparser-like) or "rawmessage" (encoding/json)
+	Sniff     bool   // client-go serializer's extra decodes (kind sniff, list detector)
 	events    []string
 
 	// the informer's indexer: key -> object, plus its namespace index
@@ -48,35 +51,40 @@ type peer struct {
 	items map[string]map[string]interface{}
 	byNS  map[string]map[string]struct{}
 
-	published, skipped, bytesOut int64
-	emit                         func([]byte)
+	Published, Skipped, BytesOut int64
+	Emit                         func([]byte) // each envelope, as the broker writer sends it
+	// Deliver, when set, takes each converted model in place of the envelope: upstream's
+	// library in embedded mode hands the KubernetesResource value to a meshkit broker
+	// handler (the channel broker) instead of marshalling it for NATS.
+	Deliver func(event string, res *KubernetesResource)
 }
 
-func newPeer(clusterID string) *peer {
-	p := &peer{clusterID: clusterID, until: stageEnvelope, extract: "scan",
+// New is a peer that does every stage, for the cluster @clusterID.
+func New(clusterID string) *Peer {
+	p := &Peer{clusterID: clusterID, Until: stageEnvelope, Extract: "scan",
 		events: []string{"ADDED", "MODIFIED", "DELETED"}}
-	p.reset()
+	p.Reset()
 	return p
 }
 
-// reset empties the informer cache, so that replaying the same events in another round
+// Reset empties the informer cache, so that replaying the same events in another round
 // does the same work (a MODIFIED whose resourceVersion equals the cached one is skipped).
-func (p *peer) reset() {
+func (p *Peer) Reset() {
 	p.items = make(map[string]map[string]interface{})
 	p.byNS = make(map[string]map[string]struct{})
 }
 
-// convertNumbers stands for the unstructured decoder's int-preserving number handling
+// ConvertNumbers stands for the unstructured decoder's int-preserving number handling
 // (sigs.k8s.io/json with PreserveInts): integers become int64, other numbers float64.
-func convertNumbers(v interface{}) interface{} {
+func ConvertNumbers(v interface{}) interface{} {
 	switch t := v.(type) {
 	case map[string]interface{}:
 		for k, e := range t {
-			t[k] = convertNumbers(e)
+			t[k] = ConvertNumbers(e)
 		}
 	case []interface{}:
 		for i, e := range t {
-			t[i] = convertNumbers(e)
+			t[i] = ConvertNumbers(e)
 		}
 	case json.Number:
 		if n, err := strconv.ParseInt(string(t), 10, 64); err == nil {
@@ -101,12 +109,12 @@ func nestedString(obj map[string]interface{}, keys ...string) string {
 	return s
 }
 
-// line handles one watch frame (one line of the events file).
-func (p *peer) line(frame []byte) {
-	if p.until < stageWatchEvent {
+// Line handles one watch frame (one line of the events file).
+func (p *Peer) Line(frame []byte) {
+	if p.Until < stageWatchEvent {
 		return
 	}
-	if p.sniff {
+	if p.Sniff {
 		// client-go's JSON serializer first sniffs apiVersion/kind of the frame.
 		var kind struct {
 			APIVersion string `json:"apiVersion,omitempty"`
@@ -122,10 +130,10 @@ func (p *peer) line(frame []byte) {
 	if ev.Type != "ADDED" && ev.Type != "MODIFIED" && ev.Type != "DELETED" {
 		return // BOOKMARK and ERROR never reach the handlers
 	}
-	if p.until < stageObject {
+	if p.Until < stageObject {
 		return
 	}
-	if p.sniff {
+	if p.Sniff {
 		// the unstructured scheme checks whether the object is a list ("items").
 		var detector struct {
 			Items json.RawMessage `json:"items"`
@@ -139,8 +147,8 @@ func (p *peer) line(frame []byte) {
 	if dec.Decode(&obj) != nil || obj == nil {
 		return
 	}
-	convertNumbers(obj)
-	if p.until < stageStore {
+	ConvertNumbers(obj)
+	if p.Until < stageStore {
 		return
 	}
 	p.informer(ev.Type, obj)
@@ -149,7 +157,7 @@ func (p *peer) line(frame []byte) {
 // informer stands for the reflector, DeltaFIFO, indexer and event handlers of a shared
 // informer (without their goroutine hand-offs): the cache keyed by namespace/name, then
 // upstream's Add/Update/Delete handlers (pipeline/handlers.go).
-func (p *peer) informer(typ string, obj map[string]interface{}) {
+func (p *Peer) informer(typ string, obj map[string]interface{}) {
 	ns := nestedString(obj, "metadata", "namespace")
 	key := nestedString(obj, "metadata", "name")
 	if ns != "" {
@@ -180,7 +188,7 @@ func (p *peer) informer(typ string, obj map[string]interface{}) {
 		// Update handler: resourceVersions compared as opaque strings.
 		if nestedString(old, "metadata", "resourceVersion") ==
 			nestedString(obj, "metadata", "resourceVersion") {
-			p.skipped++
+			p.Skipped++
 			return
 		}
 		p.publish(obj, "MODIFIED")
@@ -192,7 +200,7 @@ func (p *peer) informer(typ string, obj map[string]interface{}) {
 
 // publish stands for the publish path of the handlers: the event filter, ParseList, the
 // namespace filter (none configured) and the broker writer.
-func (p *peer) publish(obj map[string]interface{}, event string) {
+func (p *Peer) publish(obj map[string]interface{}, event string) {
 	wanted := false
 	for _, e := range p.events {
 		if e == event {
@@ -200,11 +208,16 @@ func (p *peer) publish(obj map[string]interface{}, event string) {
 			break
 		}
 	}
-	if !wanted || p.until < stageMarshal {
+	if !wanted || p.Until < stageMarshal {
 		return
 	}
-	res, ok := p.parseList(obj, event)
-	if !ok || p.until < stageEnvelope {
+	res, ok := p.ParseList(obj, event)
+	if !ok || p.Until < stageEnvelope {
+		return
+	}
+	if p.Deliver != nil {
+		p.Published++
+		p.Deliver(event, res)
 		return
 	}
 	// broker writer (meshkit's NATS handler): the envelope marshalled with Go JSON. The
@@ -214,33 +227,33 @@ func (p *peer) publish(obj map[string]interface{}, event string) {
 	if err != nil {
 		return
 	}
-	p.published++
-	p.bytesOut += int64(len(msg))
-	if p.emit != nil {
-		p.emit(msg)
+	p.Published++
+	p.BytesOut += int64(len(msg))
+	if p.Emit != nil {
+		p.Emit(msg)
 	}
 }
 
 const patternLabel = "design.meshery.io/id"
 
-// parseList stands for upstream's model conversion (ParseList).
-func (p *peer) parseList(obj map[string]interface{}, event string) (*KubernetesResource, bool) {
+// ParseList stands for upstream's model conversion (ParseList).
+func (p *Peer) ParseList(obj map[string]interface{}, event string) (*KubernetesResource, bool) {
 	// 1. the whole unstructured object serialised to JSON (sorted keys, HTML-escaped).
 	data, err := json.Marshal(obj)
-	if err != nil || p.until < stageModel {
+	if err != nil || p.Until < stageModel {
 		return nil, false
 	}
 	// 2. that text decoded into a fresh model with the lenient decoder; type mismatches
 	// (labels, annotations, ownerReferences, finalizers, data, immutable...) are skipped.
 	var res KubernetesResource
 	_ = json.Unmarshal(data, &res)
-	if p.until < stageExtract {
+	if p.Until < stageExtract {
 		return nil, false
 	}
 	// 3. per-Kind processor lookup (only Service has one upstream; left out, see README).
 	_ = processors[res.Kind]
 
-	if p.extract == "rawmessage" {
+	if p.Extract == "rawmessage" {
 		p.extractRawMessage(data, &res)
 	} else {
 		p.extractScan(data, &res)
@@ -255,7 +268,7 @@ var processors = map[string]func([]byte, *KubernetesResource, string) error{"Ser
 
 // extractScan does steps 4-13 the way upstream does: one jsonparser-style search of data
 // per field.
-func (p *peer) extractScan(data []byte, res *KubernetesResource) {
+func (p *Peer) extractScan(data []byte, res *KubernetesResource) {
 	// 4. labels: every member of metadata.labels, key decoded, value raw.
 	res.Metadata.Labels = []*KeyValue{}
 	rawEach(data, func(key, value []byte, _ rawKind) {
@@ -357,7 +370,7 @@ func keyValues(m map[string]json.RawMessage, kind string, res *KubernetesResourc
 	return out
 }
 
-func (p *peer) extractRawMessage(data []byte, res *KubernetesResource) {
+func (p *Peer) extractRawMessage(data []byte, res *KubernetesResource) {
 	var v rawView
 	_ = json.Unmarshal(data, &v)
 	res.Metadata.Labels = keyValues(v.Metadata.Labels, "label", res)

@@ -4,7 +4,7 @@
 // the document and walks it byte by byte until the path is found (or to the end when it is
 // absent), and string values come back as the bytes between their quotes, not unescaped.
 // Only the standard library is available here, and encoding/json has no such primitive.
-package main
+package peer
 
 import (
 	"bytes"
