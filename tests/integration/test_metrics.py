@@ -19,6 +19,7 @@ import subprocess
 import time
 
 from kubesim import Kubesim
+from meshsync_run import DAEMON
 from test_broker_mode import (CORE, Daemon, NatsServer, Seen, free_port, request,
                               wait_for_listener)
 
@@ -236,7 +237,12 @@ def test_scrape_passes_promtool_and_conventions(tmp_path):
                 assert families["meshsync_build_info"]["type"] == "gauge"
                 assert len(build) == 1 and set(build[0]) == {"version", "nats_c", "glib",
                                                              "libsoup"}, build
-                assert all(re.match(r"\d+\.\d+", v) for v in build[0].values()), build
+                assert all(re.match(r"\d+\.\d+", build[0][k])
+                           for k in ("nats_c", "glib", "libsoup")), build
+                # the build's version, as --version says it (never upstream's "Not Set")
+                assert build[0]["version"] == subprocess.run(
+                    [DAEMON, "--version"], capture_output=True, text=True,
+                    check=True).stdout.split()[-1], build
                 assert value(families, "meshsync_build_info", **build[0]) == 1
 
                 for name in PROCESS_GAUGES:

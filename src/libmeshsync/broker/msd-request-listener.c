@@ -13,6 +13,7 @@
 #include "meshsync-error.h"
 #include "meshsync-handler-private.h"
 #include "meshsync-resource.h"
+#include "meshsync-version.h"
 #include "meshsync-watch-config.h"
 #include "util/msd-json-string.h"
 #include "meshsync-resource-private.h"
@@ -726,6 +727,6 @@ msd_request_listener_new(MeshSyncBroker *broker, MeshSyncHandler *handler, const
 	self = g_object_new(MSD_TYPE_REQUEST_LISTENER, NULL);
 	self->broker = g_object_ref(broker);
 	self->handler = g_object_ref(handler);
-	self->version = g_strdup(version != NULL ? version : "Not Set");
+	self->version = g_strdup(version != NULL ? version : meshsync_get_version());
 	return self;
 }

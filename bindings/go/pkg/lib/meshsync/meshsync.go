@@ -35,6 +35,9 @@ func Run(log logger.Handler, optsSetters ...OptionsSetter) error {
 	if options.Context == nil {
 		options.Context = context.Background()
 	}
+	if options.Version == "" {
+		options.Version = EngineVersion()
+	}
 
 	r := &run{log: log, handler: options.BrokerHandler, ready: options.ready,
 		heldHook: options.held}
@@ -125,6 +128,12 @@ func Run(log logger.Handler, optsSetters ...OptionsSetter) error {
 		publisher.Wait()
 	}
 	return err
+}
+
+// EngineVersion is the version of the C engine the package runs: the build's (for example
+// v0.1.0-412-gb4d06c3, the release and the commit), as the daemon's --version says it.
+func EngineVersion() string {
+	return C.GoString(C.meshsync_get_version())
 }
 
 func (r *run) configure(o *Options) error {

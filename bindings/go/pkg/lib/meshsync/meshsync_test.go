@@ -285,3 +285,46 @@ func TestErrors(t *testing.T) {
 		t.Errorf("broker mode without a handler or BROKER_URL: %v", err)
 	}
 }
+
+// Without WithVersion, meshsync-meta names the engine's build (release and commit), never
+// upstream's "Not Set".
+func TestMetaWithoutVersionNamesTheBuild(t *testing.T) {
+	sim := startKubesim(t, 3, 1)
+	br := channel.NewChannelBrokerHandler()
+	meta := make(chan *broker.Message, 1)
+	if err := br.SubscribeWithChannel("meshsync-meta", "", meta); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- libmeshsync.Run(testLogger(t), libmeshsync.WithBrokerHandler(br),
+			libmeshsync.WithKubeConfig(sim.kubeconfig), libmeshsync.WithContext(ctx),
+			libmeshsync.WithOnlyK8sResources([]string{"pod"}),
+			libmeshsync.WithReady(func() { close(ready) }))
+	}()
+	select {
+	case <-ready:
+	case err := <-done:
+		t.Fatalf("Run ended: %v", err)
+	}
+	request := &broker.Message{ObjectType: broker.Request, EventType: broker.Add,
+		Request: &broker.RequestObject{Entity: "meshsync-meta"}}
+	if err := br.Publish(libmeshsync.RequestSubject, request); err != nil {
+		t.Fatal(err)
+	}
+	engine := libmeshsync.EngineVersion()
+	if !strings.HasPrefix(engine, "v0.") {
+		t.Errorf("EngineVersion() = %q", engine)
+	}
+	select {
+	case reply := <-meta:
+		if version, ok := reply.Object.(string); !ok || version != engine {
+			t.Errorf("meshsync-meta replied %#v, want %q", reply.Object, engine)
+		}
+	case err := <-done:
+		t.Fatalf("Run ended: %v", err)
+	}
+}

@@ -43,7 +43,7 @@ type OptionsSetter func(*Options)
 var DefaultOptions = Options{
 	OutputMode:        OutputModeBroker,
 	StopAfterDuration: -1,
-	Version:           "Not Set",
+	Version:           "", // the engine's own: see EngineVersion
 	PingEndpoint:      ":8222/connz",
 }
 
@@ -94,7 +94,8 @@ func WithOnlyK8sResources(values []string) OptionsSetter {
 	return func(o *Options) { o.OnlyK8sResources = values }
 }
 
-// WithVersion sets the version string the run reports.
+// WithVersion sets the version string the run reports in its meshsync-meta reply; without
+// it (or with ""), the engine's own version (EngineVersion), never upstream's "Not Set".
 func WithVersion(value string) OptionsSetter {
 	return func(o *Options) { o.Version = value }
 }
