@@ -1051,3 +1051,27 @@ meshsync_handler_describe_listing(MeshSyncHandler *self)
 	run = self->setup != NULL ? msd_run_setup_get_run(self->setup) : NULL;
 	return run != NULL ? msd_run_describe_listing(run) : NULL;
 }
+
+/**
+ * meshsync_handler_get_n_synced_types:
+ * @self: a #MeshSyncHandler
+ *
+ * Counts the resource types of the current run that have their initial state: a progress
+ * bar's numerator, over the length of meshsync_handler_get_resource_names(). A type watched
+ * in several namespaces counts once all its namespaces are listed.
+ *
+ * Returns: the number of types synced, 0 while no run has informers
+ */
+guint
+meshsync_handler_get_n_synced_types(MeshSyncHandler *self)
+{
+	MsdRun *run;
+	guint started = 0, synced = 0;
+
+	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), 0);
+
+	run = self->setup != NULL ? msd_run_setup_get_run(self->setup) : NULL;
+	if (run != NULL)
+		msd_run_count_types(run, &started, &synced);
+	return synced;
+}

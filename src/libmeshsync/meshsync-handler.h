@@ -64,5 +64,7 @@ MESHSYNC_AVAILABLE_IN_ALL
 MeshSyncDiscovery *meshsync_handler_get_discovery(MeshSyncHandler *self);
 MESHSYNC_AVAILABLE_IN_ALL
 gchar *meshsync_handler_describe_listing(MeshSyncHandler *self);
+MESHSYNC_AVAILABLE_IN_ALL
+guint meshsync_handler_get_n_synced_types(MeshSyncHandler *self);
 
 G_END_DECLS

@@ -20,6 +20,8 @@ PROGRAMS = {
     "meshsync.8": os.environ["MESHSYNC_DAEMON"],
     "meshsyncctl.1": os.environ["MESHSYNCCTL"],
     "meshsync-kubesim.1": os.environ["MESHSYNC_KUBESIM"],
+    # the plugin's options are its snapshot command's
+    "kubectl-meshsync.1": [os.environ["MESHSYNC_KUBECTL_PLUGIN"], "snapshot"],
 }
 SECTIONS = ["NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "ENVIRONMENT", "FILES",
             "EXIT STATUS", "EXAMPLES", "SEE ALSO"]
@@ -38,7 +40,8 @@ def page_text(page):
 def help_text(program, flag):
     env = dict(os.environ, LC_ALL="C.UTF-8")
     env.pop("LANGUAGE", None)
-    result = subprocess.run([program, flag], capture_output=True, text=True, env=env,
+    argv = list(program) if isinstance(program, list) else [program]
+    result = subprocess.run(argv + [flag], capture_output=True, text=True, env=env,
                             timeout=30, check=True)
     return result.stdout
 

@@ -170,6 +170,26 @@ msd_run_describe_listing(MsdRun *self)
 	return g_string_free(text, FALSE);
 }
 
+void
+msd_run_count_types(MsdRun *self, guint *started, guint *synced)
+{
+	g_autoptr(GHashTable) all = g_hash_table_new(g_str_hash, g_str_equal);
+	g_autoptr(GHashTable) listing = g_hash_table_new(g_str_hash, g_str_equal);
+
+	g_return_if_fail(MSD_IS_RUN(self));
+
+	for (guint i = 0; i < self->informers->len; i++) {
+		MsdInformer *informer = g_ptr_array_index(self->informers, i);
+		const gchar *name = msd_informer_get_name(informer);
+
+		g_hash_table_add(all, (gpointer)name);
+		if (!g_hash_table_contains(self->settled, informer))
+			g_hash_table_add(listing, (gpointer)name);
+	}
+	*started = g_hash_table_size(all);
+	*synced = *started - g_hash_table_size(listing);
+}
+
 /* One line a type still listing: a collector can follow each on its own. */
 static gboolean
 msd_run_progress_cb(gpointer user_data)

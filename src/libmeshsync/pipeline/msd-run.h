@@ -55,6 +55,9 @@ void msd_run_stop(MsdRun *self);
 /* The types still in their initial list, with the objects each brought so far:
  * "pods.v1.: 12,500, services.v1.: 40"; empty once every type settled. */
 gchar *msd_run_describe_listing(MsdRun *self);
+/* Resource types with an informer so far, and those of them whose every informer (one per
+ * watched namespace) has its initial state. */
+void msd_run_count_types(MsdRun *self, guint *started, guint *synced);
 
 void msd_run_pause(MsdRun *self);
 void msd_run_resume(MsdRun *self);
