@@ -279,3 +279,23 @@ def test_one_shot_snapshot_equals_kubectl(cluster, tmp_path, protocol):
         in run.stderr
     print(f"{protocol}: {int(match.group(1))} objects, one-shot in {elapsed:.2f} s")
     assert os.stat(out).st_size > 0
+
+
+def test_kubectl_meshsync_snapshot_equals_kubectl(cluster, tmp_path):
+    """The kubectl plugin, run by the real kubectl against the real API server, with the
+    default flags: the whole default set, type by type as kubectl lists it."""
+    plugin = os.environ["MESHSYNC_KUBECTL_PLUGIN"]
+    env = dict(os.environ, PATH=os.path.dirname(plugin) + os.pathsep + os.environ["PATH"])
+    env.pop("KUBECONFIG", None)
+    out = tmp_path / "plugin.yaml"
+    run = subprocess.run(["kubectl", "meshsync", "snapshot", "--kubeconfig", cluster.kubeconfig,
+                          "-f", str(out)], capture_output=True, text=True, timeout=300,
+                         env=env, stdin=subprocess.DEVNULL, check=False)
+    assert run.returncode == 0, run.stderr[-6000:]
+    truth = kubectl_truth(cluster)
+    snapshot = snapshot_by_kind(str(out))
+    for _, _, kind, _ in WATCHED:
+        assert snapshot.get(kind, {}) == truth[kind], kind
+    # the summary counts what the file holds
+    for kind, objects in snapshot.items():
+        assert re.search(rf"^{kind} +{len(objects)}$", run.stderr, re.M), (kind, run.stderr)
