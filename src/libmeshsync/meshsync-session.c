@@ -276,12 +276,12 @@ meshsync_session_open_deadline_cb(gpointer data)
 	g_autofree gchar *message = NULL;
 
 	msd_source_clear(&priv->open_source);
-	message = g_strdup_printf(
-	        _("session %s: pod %s/%s: the API server did not open the %s within %u ms"),
-	        priv->id, priv->namespace_, priv->pod,
-	        priv->kind == MESHSYNC_SESSION_KIND_LOG ? _("log stream") : _("exec stream"),
-	        priv->open_timeout);
-	g_message("%s", message);
+	message = g_strdup_printf(_("pod %s/%s: the API server did not open the %s within %u ms"),
+	                          priv->namespace_, priv->pod,
+	                          priv->kind == MESHSYNC_SESSION_KIND_LOG ? _("log stream")
+	                                                                  : _("exec stream"),
+	                          priv->open_timeout);
+	g_info("session %s: %s", priv->id, message);
 	meshsync_session_finish_literal(self, MESHSYNC_ERROR_TIMED_OUT, message);
 	return G_SOURCE_REMOVE;
 }
