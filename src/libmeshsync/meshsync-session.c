@@ -416,8 +416,9 @@ meshsync_session_log_start(MeshSyncSession *self)
 		meshsync_session_query_add(query, "tailLines", n);
 	}
 	path = g_strconcat(base, query->str, NULL);
-	msd_kube_client_stream_async(priv->client, path, priv->cancellable,
-	                             meshsync_session_log_opened_cb, g_object_ref(self));
+	msd_kube_client_stream_full_async(priv->client, path, MSD_KUBE_REQUEST_ONE_SHOT,
+	                                  priv->cancellable, meshsync_session_log_opened_cb,
+	                                  g_object_ref(self));
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -715,8 +716,10 @@ meshsync_session_exec_start(MeshSyncSession *self)
 	MeshSyncSessionPrivate *priv = GET_PRIVATE(self);
 	g_autofree gchar *path = meshsync_session_pod_path(self, NULL);
 
-	msd_kube_client_get_async(priv->client, path, priv->cancellable,
-	                          meshsync_session_exec_pod_cb, g_object_ref(self));
+	/* one lookup per exec, in bursts: its connection is not pooled (msd-kube-client.h) */
+	msd_kube_client_get_full_async(priv->client, path, MSD_KUBE_REQUEST_ONE_SHOT,
+	                               priv->cancellable, meshsync_session_exec_pod_cb,
+	                               g_object_ref(self));
 }
 
 /* ------------------------------------------------------------------------------------------ */

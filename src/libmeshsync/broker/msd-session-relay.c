@@ -19,8 +19,6 @@
 #include "util/msd-json-object.h"
 #include "util/msd-i18n.h"
 
-#define MSD_SESSION_POOL_IDLE_SECONDS 5
-
 #define MSD_SESSIONS_REFUSED_METRIC "meshsync_sessions_refused_total"
 #define MSD_SESSIONS_REFUSED_HELP   "Log and exec session requests refused, by kind and reason"
 #define MSD_SESSIONS_STARTED_METRIC "meshsync_sessions_started_total"
@@ -449,11 +447,11 @@ msd_session_relay_get_client(MsdSessionRelay *self, GError **error)
 	client = msd_engine_context_get_kube_client(self->engine, self->config, error);
 	if (client == NULL)
 		return NULL;
+	/* sessions come in bursts (a dashboard opening many shells); their requests do not
+	 * keep their connections (MSD_KUBE_REQUEST_ONE_SHOT), so the pool's idle timeout stays
+	 * libsoup's own: a 5 s one let libsoup 3.2 free a connection a message was still
+	 * reading from (doc/reliability.md finding 26) */
 	self->client = g_object_ref(client);
-	/* sessions come in bursts (a dashboard opening many shells), and each exec leaves the
-	 * connection of its pod lookup behind: do not keep a burst's worth of them for long (the
-	 * informers' watches are never idle, their lists reconnect) */
-	msd_kube_client_set_idle_timeout(self->client, MSD_SESSION_POOL_IDLE_SECONDS);
 	return self->client;
 }
 
