@@ -334,13 +334,6 @@ msd_kube_client_set_max_body(MsdKubeClient *self, gsize bytes)
 	self->max_body = MAX(bytes, 1);
 }
 
-void
-msd_kube_client_set_idle_timeout(MsdKubeClient *self, guint seconds)
-{
-	g_return_if_fail(MSD_IS_KUBE_CLIENT(self));
-	g_object_set(self->session, "idle-timeout", seconds, NULL);
-}
-
 const gchar *
 msd_kube_client_get_server(MsdKubeClient *self)
 {

@@ -30,8 +30,6 @@ const gchar *msd_kube_client_get_server(MsdKubeClient *self);
 /* The largest body msd_kube_client_get_async() reads (256 MiB by default); beyond it the call
  * fails with MESHSYNC_ERROR_TOO_LARGE naming the URL. For tests and tuning. */
 void msd_kube_client_set_max_body(MsdKubeClient *self, gsize bytes);
-/* How long an unused keep-alive connection stays open (libsoup's default: 60 s). */
-void msd_kube_client_set_idle_timeout(MsdKubeClient *self, guint seconds);
 
 /* MSD_KUBE_REQUEST_ONE_SHOT: the request says "Connection: close", so its connection ends
  * with its answer instead of waiting in the pool. For requests that come in bursts and are
