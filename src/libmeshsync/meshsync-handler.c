@@ -743,13 +743,11 @@ meshsync_handler_set_resync_delay(MeshSyncHandler *self, guint milliseconds)
 gboolean
 meshsync_handler_start(MeshSyncHandler *self, GError **error)
 {
+	MsdKubeClient *client;
+
 	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), FALSE);
 	g_return_val_if_fail(!self->started, FALSE);
 
-	self->client = msd_kube_client_new(self->config, error);
-	if (self->client == NULL)
-		return FALSE;
-	self->started = TRUE;
 	if (!self->engine_given) {
 		/* the loop its HTTP runs in: the thread-default context of this thread */
 		g_autoptr(MsdEngineContext) engine = msd_engine_context_new();
@@ -757,6 +755,12 @@ meshsync_handler_start(MeshSyncHandler *self, GError **error)
 		g_set_object(&self->engine, engine);
 		msd_delivery_set_engine_context(self->delivery, engine);
 	}
+	/* the engine's client: its discovery and sessions send through the same one */
+	client = msd_engine_context_get_kube_client(self->engine, self->config, error);
+	if (client == NULL)
+		return FALSE;
+	self->client = g_object_ref(client);
+	self->started = TRUE;
 	/* from here on the configuration is the engine's, and fixed */
 	msd_engine_context_set_options(self->engine, self->options);
 	self->setup =

@@ -330,7 +330,7 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 			msd_request_listener_set_metrics(self->listener, self->metrics);
 		msd_request_listener_set_shard(self->listener, self->options->shard_index,
 		                               self->options->shard_total);
-		self->sessions = msd_session_relay_new(self->broker, self->config);
+		self->sessions = msd_session_relay_new(self->broker, self->engine, self->config);
 		msd_session_relay_set_limits(self->sessions, self->max_sessions, self->exec_enabled,
 		                             (const gchar *const *)self->exec_namespaces,
 		                             self->exec_idle_timeout);

@@ -93,6 +93,7 @@ typedef struct {
 	gint64 tail_lines; /* -1: not sent */
 	guint chunk_size;
 	guint idle_timeout; /* seconds, 0: none */
+	guint open_timeout; /* ms the pod lookup and the stream's opening may take together */
 
 	MeshSyncSessionState state;
 	gint exit_code;
@@ -101,6 +102,7 @@ typedef struct {
 	MsdUtf8Chunker chunker;
 	gint64 last_activity;
 	GSource *idle_source; /* (owned) (nullable) */
+	GSource *open_source; /* (owned) (nullable): the opening's deadline, while STARTING */
 
 	/* log */
 	GInputStream *log_stream; /* (owned) (nullable) */
@@ -153,6 +155,8 @@ meshsync_session_set_state(MeshSyncSession *self, MeshSyncSessionState state)
 	if (priv->state == state)
 		return;
 	priv->state = state;
+	if (state != MESHSYNC_SESSION_STATE_STARTING)
+		msd_source_clear(&priv->open_source);
 	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_STATE]);
 }
 
@@ -213,6 +217,7 @@ meshsync_session_finish(MeshSyncSession *self, const GError *error)
 	meshsync_session_set_state(self, MESHSYNC_SESSION_STATE_CLOSED);
 	g_cancellable_cancel(priv->cancellable);
 	msd_source_clear(&priv->idle_source);
+	msd_source_clear(&priv->open_source);
 	meshsync_session_release_ws(self);
 	g_clear_object(&priv->log_stream);
 	g_clear_pointer(&priv->read_buffer, g_free);
@@ -255,6 +260,28 @@ meshsync_session_idle_cb(gpointer data)
 	}
 	message = g_strdup_printf("session %s closed: idle for %u s", priv->id, priv->idle_timeout);
 	g_info("%s", message);
+	meshsync_session_finish_literal(self, MESHSYNC_ERROR_TIMED_OUT, message);
+	return G_SOURCE_REMOVE;
+}
+
+/* A server that takes the connection and never answers (or a connection pool that never
+ * hands one out) would leave the session STARTING for as long as TCP holds: the opening has
+ * a deadline of its own, whatever the client's I/O timeout. Runs from its own timer, never
+ * from inside one of libsoup's emissions, so cancelling the request here is safe. */
+static gboolean
+meshsync_session_open_deadline_cb(gpointer data)
+{
+	MeshSyncSession *self = data;
+	MeshSyncSessionPrivate *priv = GET_PRIVATE(self);
+	g_autofree gchar *message = NULL;
+
+	msd_source_clear(&priv->open_source);
+	message = g_strdup_printf(_("pod %s/%s: the API server did not open the %s within %u ms"),
+	                          priv->namespace_, priv->pod,
+	                          priv->kind == MESHSYNC_SESSION_KIND_LOG ? _("log stream")
+	                                                                  : _("exec stream"),
+	                          priv->open_timeout);
+	g_info("session %s: %s", priv->id, message);
 	meshsync_session_finish_literal(self, MESHSYNC_ERROR_TIMED_OUT, message);
 	return G_SOURCE_REMOVE;
 }
@@ -389,8 +416,9 @@ meshsync_session_log_start(MeshSyncSession *self)
 		meshsync_session_query_add(query, "tailLines", n);
 	}
 	path = g_strconcat(base, query->str, NULL);
-	msd_kube_client_stream_async(priv->client, path, priv->cancellable,
-	                             meshsync_session_log_opened_cb, g_object_ref(self));
+	msd_kube_client_stream_full_async(priv->client, path, MSD_KUBE_REQUEST_ONE_SHOT,
+	                                  priv->cancellable, meshsync_session_log_opened_cb,
+	                                  g_object_ref(self));
 }
 
 /* ------------------------------------------------------------------------------------------
@@ -688,8 +716,10 @@ meshsync_session_exec_start(MeshSyncSession *self)
 	MeshSyncSessionPrivate *priv = GET_PRIVATE(self);
 	g_autofree gchar *path = meshsync_session_pod_path(self, NULL);
 
-	msd_kube_client_get_async(priv->client, path, priv->cancellable,
-	                          meshsync_session_exec_pod_cb, g_object_ref(self));
+	/* one lookup per exec, in bursts: its connection is not pooled (msd-kube-client.h) */
+	msd_kube_client_get_full_async(priv->client, path, MSD_KUBE_REQUEST_ONE_SHOT,
+	                               priv->cancellable, meshsync_session_exec_pod_cb,
+	                               g_object_ref(self));
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -731,6 +761,11 @@ meshsync_session_start(MeshSyncSession *self)
 		}
 	}
 	meshsync_session_touch(self);
+	if (priv->open_timeout > 0)
+		priv->open_source = msd_engine_context_add_timeout(
+		        priv->engine, G_PRIORITY_DEFAULT, priv->open_timeout,
+		        "[meshsync] session open deadline", meshsync_session_open_deadline_cb, self,
+		        NULL);
 	if (priv->kind == MESHSYNC_SESSION_KIND_LOG)
 		meshsync_session_log_start(self);
 	else
@@ -982,6 +1017,13 @@ meshsync_session_set_client(MeshSyncSession *self, MsdKubeClient *client)
 	g_set_object(&GET_PRIVATE(self)->client, client);
 }
 
+void
+meshsync_session_set_open_timeout(MeshSyncSession *self, guint milliseconds)
+{
+	MESHSYNC_SESSION_CHECK_NEW(self);
+	GET_PRIVATE(self)->open_timeout = milliseconds;
+}
+
 /* ------------------------------------------------------------------------------------------
  * getters
  */
@@ -1220,6 +1262,7 @@ meshsync_session_dispose(GObject *object)
 		priv->state = MESHSYNC_SESSION_STATE_CLOSED;
 		g_cancellable_cancel(priv->cancellable);
 		msd_source_clear(&priv->idle_source);
+		msd_source_clear(&priv->open_source);
 		meshsync_session_release_ws(self);
 	}
 	g_clear_object(&priv->log_stream);
@@ -1375,6 +1418,7 @@ meshsync_session_init(MeshSyncSession *self)
 	priv->tail_lines = -1;
 	priv->tty = TRUE;
 	priv->exit_code = -1;
+	priv->open_timeout = MESHSYNC_SESSION_OPEN_TIMEOUT_MS;
 	priv->cancellable = g_cancellable_new();
 	/* replaced at start, by the context of the thread that starts it */
 	priv->engine = msd_engine_context_new();

@@ -311,11 +311,41 @@ test_options_fixed_at_start(void)
 	g_assert_cmpuint(msd_engine_context_get_options(engine)->reconcile_interval_ms, ==, 5000);
 }
 
+/* The context makes its kube client once, hands the same one to every caller, and lets it go
+ * with itself. */
+static void
+test_kube_client_owned(void)
+{
+	const gchar *yaml = "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
+	                    "    server: http://127.0.0.1:1\ncontexts:\n- name: x\n  context:\n"
+	                    "    cluster: c\n    user: u\nusers:\n- name: u\n  user: {}\n"
+	                    "current-context: x\n";
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(MsdEngineContext) engine = msd_engine_context_new();
+	MsdKubeClient *client;
+	gpointer watched;
+
+	config = meshsync_kube_config_new_from_data(yaml, -1, NULL, &error);
+	g_assert_no_error(error);
+	client = msd_engine_context_get_kube_client(engine, config, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(client);
+	g_assert_true(msd_engine_context_get_kube_client(engine, config, NULL) == client);
+	g_assert_true(msd_kube_client_get_config(client) == config);
+
+	watched = client;
+	g_object_add_weak_pointer(G_OBJECT(client), &watched);
+	g_clear_object(&engine);
+	g_assert_null(watched);
+}
+
 int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/engine-context/options-fixed-at-start", test_options_fixed_at_start);
+	g_test_add_func("/engine-context/kube-client-owned", test_kube_client_owned);
 	g_test_add_func("/engine-context/two-engines-two-threads", test_two_engines_two_threads);
 	return g_test_run();
 }

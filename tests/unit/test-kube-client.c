@@ -507,6 +507,47 @@ test_kube_client_error_status(void)
 	g_assert_cmpuint(msd_kube_client_error_get_status(unavailable), ==, 503);
 }
 
+static void
+get_done_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	GBytes **out = user_data;
+	g_autoptr(GError) error = NULL;
+
+	*out = msd_kube_client_get_finish(MSD_KUBE_CLIENT(source), result, &error);
+	g_assert_no_error(error);
+}
+
+/* A one-shot request asks the server to close its connection; an ordinary one does not. */
+static void
+test_kube_client_one_shot(void)
+{
+	g_autoptr(MsdTestServer) server = msd_test_server_new(TRUE);
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(MsdKubeClient) client = NULL;
+	g_autoptr(GError) error = NULL;
+	GBytes *body = NULL;
+
+	msd_test_server_add(server, "/api", SOUP_STATUS_OK, api_body);
+	config = msd_test_kubeconfig_new(msd_test_server_get_url(server), "ca.pem", NULL, NULL);
+	client = msd_kube_client_new(config, &error);
+	g_assert_no_error(error);
+
+	msd_kube_client_get_full_async(client, "/api", MSD_KUBE_REQUEST_ONE_SHOT, NULL, get_done_cb,
+	                               &body);
+	while (body == NULL)
+		g_main_context_iteration(NULL, TRUE);
+	msd_test_assert_body(body, api_body);
+	g_clear_pointer(&body, g_bytes_unref);
+	g_assert_cmpstr(msd_test_server_get_last_header(server, "Connection"), ==, "close");
+
+	msd_kube_client_get_async(client, "/api", NULL, get_done_cb, &body);
+	while (body == NULL)
+		g_main_context_iteration(NULL, TRUE);
+	g_clear_pointer(&body, g_bytes_unref);
+	g_assert_cmpstr(msd_test_server_get_last_header(server, "Connection"), !=, "close");
+	g_assert_cmpuint(msd_test_server_get_hits(server, "/api"), ==, 2);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -531,5 +572,6 @@ main(int argc, char **argv)
 	g_test_add_func("/kube-client/body-limit", test_kube_client_body_limit);
 	g_test_add_func("/kube-client/stream", test_kube_client_stream);
 	g_test_add_func("/kube-client/cancelled", test_kube_client_cancelled);
+	g_test_add_func("/kube-client/one-shot", test_kube_client_one_shot);
 	return g_test_run();
 }

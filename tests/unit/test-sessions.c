@@ -13,6 +13,7 @@
 #include "broker/msd-session-subject.h"
 #include "kube/msd-exec-status.h"
 #include "meshsync-error.h"
+#include "meshsync-session-private.h"
 #include "meshsync-session.h"
 #include "util/msd-utf8-chunk.h"
 
@@ -249,6 +250,76 @@ test_session_closes_once(void)
 	g_assert_cmpuint(closed, ==, 1);
 }
 
+/* Holds every connection it is given and never answers: an API server that hangs. */
+static gboolean
+silent_incoming_cb(GSocketService *service,
+                   GSocketConnection *connection,
+                   GObject *source,
+                   gpointer user_data)
+{
+	g_ptr_array_add(user_data, g_object_ref(connection));
+	return TRUE;
+}
+
+static void
+record_error_cb(MeshSyncSession *session, const GError *error, gpointer user_data)
+{
+	GError **out = user_data;
+
+	g_clear_error(out);
+	*out = g_error_copy(error);
+}
+
+/* An exec's pod lookup, and a log's request, that the server never answers end the session
+ * at the opening's deadline with an error naming the pod, instead of leaving it starting. */
+static void
+test_session_open_deadline(gconstpointer data)
+{
+	MeshSyncSessionKind kind = GPOINTER_TO_INT(data);
+	g_autoptr(GSocketService) service = g_socket_service_new();
+	g_autoptr(GPtrArray) held = g_ptr_array_new_with_free_func(g_object_unref);
+	g_autoptr(GInetAddress) loopback = g_inet_address_new_loopback(G_SOCKET_FAMILY_IPV4);
+	g_autoptr(GSocketAddress) want = g_inet_socket_address_new(loopback, 0);
+	g_autoptr(GSocketAddress) bound = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GError) reported = NULL;
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(MeshSyncSession) session = NULL;
+	g_autofree gchar *yaml = NULL;
+	guint closed = 0;
+
+	g_assert_true(g_socket_listener_add_address(G_SOCKET_LISTENER(service), want,
+	                                            G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_TCP,
+	                                            NULL, &bound, &error));
+	g_assert_no_error(error);
+	g_signal_connect(service, "incoming", G_CALLBACK(silent_incoming_cb), held);
+	yaml = g_strdup_printf("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n"
+	                       "    server: http://127.0.0.1:%u\ncontexts:\n- name: x\n  context:\n"
+	                       "    cluster: c\n    user: u\nusers:\n- name: u\n  user: {}\n"
+	                       "current-context: x\n",
+	                       g_inet_socket_address_get_port(G_INET_SOCKET_ADDRESS(bound)));
+	config = meshsync_kube_config_new_from_data(yaml, -1, NULL, &error);
+	g_assert_no_error(error);
+	session = kind == MESHSYNC_SESSION_KIND_LOG
+	                  ? meshsync_session_new_log(config, "ns", "web-0", "app")
+	                  : meshsync_session_new_exec(config, "ns", "web-0", "app", NULL);
+	meshsync_session_set_open_timeout(session, 100);
+	g_signal_connect(session, "error", G_CALLBACK(record_error_cb), &reported);
+	g_signal_connect_swapped(session, "closed", G_CALLBACK(g_atomic_int_inc), &closed);
+	meshsync_session_start(session);
+	while (closed == 0)
+		g_main_context_iteration(NULL, TRUE);
+
+	/* the server did take the connection (queued in its backlog, accepted by now or soon):
+	 * the deadline, not a refused connect, ended the session */
+	while (held->len == 0)
+		g_main_context_iteration(NULL, TRUE);
+	g_assert_error(reported, MESHSYNC_ERROR, MESHSYNC_ERROR_TIMED_OUT);
+	g_assert_nonnull(strstr(reported->message, "ns/web-0"));
+	g_assert_cmpint(meshsync_session_get_state(session), ==, MESHSYNC_SESSION_STATE_CLOSED);
+	g_socket_service_stop(service);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -262,5 +333,11 @@ main(int argc, char **argv)
 	g_test_add_func("/sessions/subject-parse", test_subject_parse);
 	g_test_add_func("/sessions/exec-status", test_exec_status);
 	g_test_add_func("/sessions/closes-once", test_session_closes_once);
+	g_test_add_data_func("/sessions/open-deadline/exec",
+	                     GINT_TO_POINTER(MESHSYNC_SESSION_KIND_EXEC),
+	                     test_session_open_deadline);
+	g_test_add_data_func("/sessions/open-deadline/log",
+	                     GINT_TO_POINTER(MESHSYNC_SESSION_KIND_LOG),
+	                     test_session_open_deadline);
 	return g_test_run();
 }

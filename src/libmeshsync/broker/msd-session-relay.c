@@ -19,8 +19,6 @@
 #include "util/msd-json-object.h"
 #include "util/msd-i18n.h"
 
-#define MSD_SESSION_POOL_IDLE_SECONDS 5
-
 #define MSD_SESSIONS_REFUSED_METRIC "meshsync_sessions_refused_total"
 #define MSD_SESSIONS_REFUSED_HELP   "Log and exec session requests refused, by kind and reason"
 #define MSD_SESSIONS_STARTED_METRIC "meshsync_sessions_started_total"
@@ -37,9 +35,10 @@ struct _MsdSessionRelay {
 
 	MeshSyncBroker *broker;     /* (owned) */
 	MeshSyncKubeConfig *config; /* (owned) */
-	MsdKubeClient *client;      /* (owned) (nullable): shared by every session, made lazily */
-	MsdMetrics *metrics;        /* (owned) (nullable) */
-	GHashTable *entries;        /* session id → MsdRelayEntry */
+	MsdEngineContext *engine;   /* (owned): whose kube client the sessions use */
+	MsdKubeClient *client; /* (owned) (nullable): the engine's, taken at the first session */
+	MsdMetrics *metrics;   /* (owned) (nullable) */
+	GHashTable *entries;   /* session id → MsdRelayEntry */
 	guint max_sessions;
 	gboolean exec_enabled;
 	GStrv exec_namespaces; /* (nullable) */
@@ -440,13 +439,19 @@ msd_session_request_read(JsonNode *node, MsdSessionRequest *req, GError **error)
 static MsdKubeClient *
 msd_session_relay_get_client(MsdSessionRelay *self, GError **error)
 {
+	MsdKubeClient *client;
+
 	if (self->client != NULL)
 		return self->client;
-	self->client = msd_kube_client_new(self->config, error);
-	/* sessions come in bursts (a dashboard opening many shells), and each exec leaves the
-	 * connection of its pod lookup behind: do not keep a burst's worth of them for long */
-	if (self->client != NULL)
-		msd_kube_client_set_idle_timeout(self->client, MSD_SESSION_POOL_IDLE_SECONDS);
+	/* the engine's own client: sessions share its connection pool with the informers */
+	client = msd_engine_context_get_kube_client(self->engine, self->config, error);
+	if (client == NULL)
+		return NULL;
+	/* sessions come in bursts (a dashboard opening many shells); their requests do not
+	 * keep their connections (MSD_KUBE_REQUEST_ONE_SHOT), so the pool's idle timeout stays
+	 * libsoup's own: a 5 s one let libsoup 3.2 free a connection a message was still
+	 * reading from (doc/reliability.md finding 26) */
+	self->client = g_object_ref(client);
 	return self->client;
 }
 
@@ -772,6 +777,7 @@ msd_session_relay_finalize(GObject *object)
 
 	g_hash_table_unref(self->entries);
 	g_clear_object(&self->client);
+	g_clear_object(&self->engine);
 	g_clear_object(&self->broker);
 	g_clear_object(&self->config);
 	g_strfreev(self->exec_namespaces);
@@ -802,15 +808,17 @@ msd_session_relay_init(MsdSessionRelay *self)
 }
 
 MsdSessionRelay *
-msd_session_relay_new(MeshSyncBroker *broker, MeshSyncKubeConfig *config)
+msd_session_relay_new(MeshSyncBroker *broker, MsdEngineContext *engine, MeshSyncKubeConfig *config)
 {
 	MsdSessionRelay *self;
 
 	g_return_val_if_fail(MESHSYNC_IS_BROKER(broker), NULL);
+	g_return_val_if_fail(MSD_IS_ENGINE_CONTEXT(engine), NULL);
 	g_return_val_if_fail(MESHSYNC_IS_KUBE_CONFIG(config), NULL);
 
 	self = g_object_new(MSD_TYPE_SESSION_RELAY, NULL);
 	self->broker = g_object_ref(broker);
+	self->engine = g_object_ref(engine);
 	self->config = g_object_ref(config);
 	return self;
 }

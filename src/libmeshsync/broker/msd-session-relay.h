@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 #include <json-glib/json-glib.h>
 
+#include "engine/msd-engine-context.h"
 #include "health/msd-metrics.h"
 #include "meshsync-broker.h"
 #include "meshsync-kube-config.h"
@@ -29,7 +30,10 @@ G_BEGIN_DECLS
 #define MSD_TYPE_SESSION_RELAY (msd_session_relay_get_type())
 G_DECLARE_FINAL_TYPE(MsdSessionRelay, msd_session_relay, MSD, SESSION_RELAY, GObject)
 
-MsdSessionRelay *msd_session_relay_new(MeshSyncBroker *broker, MeshSyncKubeConfig *config);
+/* The sessions send through @engine's kube client (made from @config if the engine has none
+ * yet). */
+MsdSessionRelay *
+msd_session_relay_new(MeshSyncBroker *broker, MsdEngineContext *engine, MeshSyncKubeConfig *config);
 
 void msd_session_relay_set_metrics(MsdSessionRelay *self, MsdMetrics *metrics);
 /* Declares the session counts at zero in @metrics, before any relay exists. */

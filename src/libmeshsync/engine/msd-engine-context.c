@@ -16,6 +16,7 @@ struct _MsdEngineContext {
 	MsdConvertState convert;    /* the converter's buffer and redaction, for every event */
 	MsdEngineOptions *options;  /* (owned): the defaults until set, once, at start */
 	gboolean options_set;
+	MsdKubeClient *client; /* (owned) (nullable): made on first use */
 };
 
 G_DEFINE_FINAL_TYPE(MsdEngineContext, msd_engine_context, G_TYPE_OBJECT)
@@ -25,6 +26,9 @@ msd_engine_context_finalize(GObject *object)
 {
 	MsdEngineContext *self = MSD_ENGINE_CONTEXT(object);
 
+	/* the client's pending callbacks hold their own references: nothing runs on a freed
+	 * context */
+	g_clear_object(&self->client);
 	g_main_context_unref(self->main_context);
 	msd_convert_state_clear(&self->convert);
 	msd_engine_options_free(self->options);
@@ -92,6 +96,22 @@ msd_engine_context_add_idle(MsdEngineContext *self,
 	source = g_idle_source_new();
 	g_source_set_priority(source, priority);
 	return msd_source_attach_named(source, self->main_context, name, func, data, notify);
+}
+
+MsdKubeClient *
+msd_engine_context_get_kube_client(MsdEngineContext *self,
+                                   MeshSyncKubeConfig *config,
+                                   GError **error)
+{
+	g_return_val_if_fail(MSD_IS_ENGINE_CONTEXT(self), NULL);
+	g_return_val_if_fail(MESHSYNC_IS_KUBE_CONFIG(config), NULL);
+	g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+
+	if (self->client == NULL)
+		self->client = msd_kube_client_new(config, error);
+	else
+		g_return_val_if_fail(msd_kube_client_get_config(self->client) == config, NULL);
+	return self->client;
 }
 
 MsdConvertState *

@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 
 #include "engine/msd-engine-options.h"
+#include "kube/msd-kube-client.h"
 #include "model/msd-model.h"
 #include "util/msd-source.h"
 
@@ -21,7 +22,8 @@ G_BEGIN_DECLS
  *
  * It also holds what the engine's event path would otherwise find in ambient state: the
  * options, fixed at start (msd-engine-options.h), and the converter's kept buffer with the
- * redaction switch.
+ * redaction switch. And the one kube client (one SoupSession, one connection pool) that the
+ * engine's handler, discovery and sessions all send through; it lives as long as the context.
  *
  * A MeshSyncService makes one when it starts and hands it down; a handler (or a session) used
  * on its own makes its own from the thread-default context of the thread that starts it.
@@ -38,6 +40,13 @@ GMainContext *msd_engine_context_get_main_context(MsdEngineContext *self);
  * call is a programming error. Before it, the defaults. (transfer none) */
 void msd_engine_context_set_options(MsdEngineContext *self, const MsdEngineOptions *options);
 const MsdEngineOptions *msd_engine_context_get_options(MsdEngineContext *self);
+
+/* The engine's kube client, made from @config by the first call; later calls return the same
+ * client and must name the same configuration. NULL with @error set when @config is unusable
+ * (nothing is kept then: a later call tries again). (transfer none) */
+MsdKubeClient *msd_engine_context_get_kube_client(MsdEngineContext *self,
+                                                  MeshSyncKubeConfig *config,
+                                                  GError **error);
 
 /* The converter's state for the engine's events: its kept buffer, and whether Secrets are
  * redacted (the options' redact_secrets). (transfer none) */

@@ -72,6 +72,7 @@ typedef struct {
 	gchar *path_and_query; /* (owned) */
 	gchar *url;            /* (owned) */
 	gboolean stream;       /* hand the body stream over instead of reading it */
+	gboolean one_shot;     /* MSD_KUBE_REQUEST_ONE_SHOT: its connection is not kept */
 	GStrv ws_protocols;    /* (owned) (nullable): a WebSocket upgrade offering these */
 	gboolean retried;      /* a 401 was answered already */
 	SoupMessage *msg;      /* (owned) (nullable) */
@@ -331,13 +332,6 @@ msd_kube_client_set_max_body(MsdKubeClient *self, gsize bytes)
 {
 	g_return_if_fail(MSD_IS_KUBE_CLIENT(self));
 	self->max_body = MAX(bytes, 1);
-}
-
-void
-msd_kube_client_set_idle_timeout(MsdKubeClient *self, guint seconds)
-{
-	g_return_if_fail(MSD_IS_KUBE_CLIENT(self));
-	g_object_set(self->session, "idle-timeout", seconds, NULL);
 }
 
 const gchar *
@@ -850,6 +844,9 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 	headers = soup_message_get_request_headers(req->msg);
 	soup_message_headers_replace(headers, "Accept", "application/json");
 	soup_message_headers_replace(headers, "Accept-Encoding", "gzip");
+	/* not reusable: libsoup closes it when the answer ends instead of pooling it */
+	if (req->one_shot)
+		soup_message_headers_replace(headers, "Connection", "close");
 	if (credentials != NULL && credentials->token != NULL && credentials->token[0] != '\0') {
 		g_autofree gchar *auth = g_strdup_printf("Bearer %s", credentials->token);
 
@@ -913,6 +910,7 @@ static void
 msd_kube_client_request(MsdKubeClient *self,
                         const gchar *path_and_query,
                         gboolean stream,
+                        MsdKubeRequestFlags flags,
                         gpointer source_tag,
                         GCancellable *cancellable,
                         GAsyncReadyCallback callback,
@@ -926,6 +924,8 @@ msd_kube_client_request(MsdKubeClient *self,
 
 	task = msd_kube_client_request_new(self, path_and_query, stream, cancellable, callback,
 	                                   user_data);
+	((MsdKubeRequest *)g_task_get_task_data(task))->one_shot =
+	        (flags & MSD_KUBE_REQUEST_ONE_SHOT) != 0;
 	g_task_set_source_tag(task, source_tag);
 	msd_kube_client_request_start(task);
 }
@@ -958,8 +958,21 @@ msd_kube_client_get_async(MsdKubeClient *self,
                           GAsyncReadyCallback callback,
                           gpointer user_data)
 {
-	msd_kube_client_request(self, path_and_query, FALSE, msd_kube_client_get_async, cancellable,
-	                        callback, user_data);
+	msd_kube_client_get_full_async(self, path_and_query, MSD_KUBE_REQUEST_DEFAULT, cancellable,
+	                               callback, user_data);
+}
+
+void
+msd_kube_client_get_full_async(MsdKubeClient *self,
+                               const gchar *path_and_query,
+                               MsdKubeRequestFlags flags,
+                               GCancellable *cancellable,
+                               GAsyncReadyCallback callback,
+                               gpointer user_data)
+{
+	/* one source tag for both entry points: msd_kube_client_get_finish() ends either */
+	msd_kube_client_request(self, path_and_query, FALSE, flags, msd_kube_client_get_async,
+	                        cancellable, callback, user_data);
 }
 
 /**
@@ -994,7 +1007,19 @@ msd_kube_client_stream_async(MsdKubeClient *self,
                              GAsyncReadyCallback callback,
                              gpointer user_data)
 {
-	msd_kube_client_request(self, path_and_query, TRUE, msd_kube_client_stream_async,
+	msd_kube_client_stream_full_async(self, path_and_query, MSD_KUBE_REQUEST_DEFAULT,
+	                                  cancellable, callback, user_data);
+}
+
+void
+msd_kube_client_stream_full_async(MsdKubeClient *self,
+                                  const gchar *path_and_query,
+                                  MsdKubeRequestFlags flags,
+                                  GCancellable *cancellable,
+                                  GAsyncReadyCallback callback,
+                                  gpointer user_data)
+{
+	msd_kube_client_request(self, path_and_query, TRUE, flags, msd_kube_client_stream_async,
 	                        cancellable, callback, user_data);
 }
 

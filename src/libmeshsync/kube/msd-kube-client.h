@@ -30,8 +30,16 @@ const gchar *msd_kube_client_get_server(MsdKubeClient *self);
 /* The largest body msd_kube_client_get_async() reads (256 MiB by default); beyond it the call
  * fails with MESHSYNC_ERROR_TOO_LARGE naming the URL. For tests and tuning. */
 void msd_kube_client_set_max_body(MsdKubeClient *self, gsize bytes);
-/* How long an unused keep-alive connection stays open (libsoup's default: 60 s). */
-void msd_kube_client_set_idle_timeout(MsdKubeClient *self, guint seconds);
+
+/* MSD_KUBE_REQUEST_ONE_SHOT: the request says "Connection: close", so its connection ends
+ * with its answer instead of waiting in the pool. For requests that come in bursts and are
+ * not followed by others (a session's pod lookup or log stream): the pool keeps libsoup's
+ * 60 s idle timeout for the informers' lists. A shorter idle timeout is what made libsoup
+ * 3.2 free a connection a message was still reading from (doc/reliability.md finding 26). */
+typedef enum {
+	MSD_KUBE_REQUEST_DEFAULT = 0,
+	MSD_KUBE_REQUEST_ONE_SHOT = 1 << 0,
+} MsdKubeRequestFlags;
 
 /* GET @path_and_query (such as "/api/v1/pods?limit=500") and read the whole 2xx body. */
 void msd_kube_client_get_async(MsdKubeClient *self,
@@ -39,6 +47,12 @@ void msd_kube_client_get_async(MsdKubeClient *self,
                                GCancellable *cancellable,
                                GAsyncReadyCallback callback,
                                gpointer user_data);
+void msd_kube_client_get_full_async(MsdKubeClient *self,
+                                    const gchar *path_and_query,
+                                    MsdKubeRequestFlags flags,
+                                    GCancellable *cancellable,
+                                    GAsyncReadyCallback callback,
+                                    gpointer user_data);
 GBytes *msd_kube_client_get_finish(MsdKubeClient *self, GAsyncResult *result, GError **error);
 
 /* GET @path_and_query and hand over the body stream once a 2xx status has arrived: for watches
@@ -48,6 +62,12 @@ void msd_kube_client_stream_async(MsdKubeClient *self,
                                   GCancellable *cancellable,
                                   GAsyncReadyCallback callback,
                                   gpointer user_data);
+void msd_kube_client_stream_full_async(MsdKubeClient *self,
+                                       const gchar *path_and_query,
+                                       MsdKubeRequestFlags flags,
+                                       GCancellable *cancellable,
+                                       GAsyncReadyCallback callback,
+                                       gpointer user_data);
 GInputStream *
 msd_kube_client_stream_finish(MsdKubeClient *self, GAsyncResult *result, GError **error);
 
