@@ -411,7 +411,7 @@ def many_sessions(run, sim, nats, nc, timeout=TIMEOUT):
     wait_until(lambda: sorted(subscriptions(nats)) == base_subs,
                "the daemon's subscriptions back to the request listener's", timeout)
     sim.wait_for(lambda: sim.exec_sessions() == 0, "no exec in kubesim", timeout)
-    # the pod lookups' keep-alive connections close after a few idle seconds
+    # the pod lookups say Connection: close, so their connections go with the answer
     run.wait_until(lambda: open_fds(run) <= base_fds,
                    f"the daemon's descriptors back to {base_fds}", timeout)
 
