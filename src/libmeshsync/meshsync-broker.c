@@ -367,6 +367,21 @@ enum {
 
 static GParamSpec *props[N_PROPS];
 
+/* What the replay window and JetStream use, through broker/msd-nats-port.h. */
+static gboolean meshsync_broker_get_congested(MeshSyncBroker *self);
+static void meshsync_broker_refresh_writable(MeshSyncBroker *self);
+static gboolean meshsync_broker_publish_unchecked(
+        MeshSyncBroker *self, const gchar *subject, gconstpointer data, gsize len, GError **error);
+static gboolean meshsync_broker_publish_with_id(MeshSyncBroker *self,
+                                                const gchar *subject,
+                                                const gchar *reply,
+                                                const gchar *msg_id,
+                                                gconstpointer data,
+                                                gsize len,
+                                                GError **error);
+static natsConnection *meshsync_broker_hold_connection(MeshSyncBroker *self);
+static void meshsync_broker_release_connection(MeshSyncBroker *self);
+
 static void
 msd_broker_subscription_free(gpointer data)
 {
@@ -426,13 +441,13 @@ meshsync_broker_set_congested(MeshSyncBroker *self, gboolean congested)
 	}
 }
 
-gboolean
+static gboolean
 meshsync_broker_get_congested(MeshSyncBroker *self)
 {
 	return self->congested;
 }
 
-void
+static void
 meshsync_broker_refresh_writable(MeshSyncBroker *self)
 {
 	meshsync_broker_update_writable(self);
@@ -755,6 +770,107 @@ meshsync_broker_init(MeshSyncBroker *self)
 	self->closing = g_ptr_array_new_with_free_func(g_object_unref);
 }
 
+/* ------------------------------------------------------------------------------------------
+ * The connection as the replay window and JetStream see it (broker/msd-nats-port.h).
+ */
+
+typedef struct {
+	MsdNatsPortMessageFunc func;
+	gpointer user_data;
+} MsdBrokerPortSubscription;
+
+static const gchar *
+meshsync_broker_port_get_url(gpointer owner)
+{
+	return meshsync_broker_get_url(owner);
+}
+
+static gboolean
+meshsync_broker_port_get_congested(gpointer owner)
+{
+	return meshsync_broker_get_congested(owner);
+}
+
+static void
+meshsync_broker_port_full_changed(gpointer owner)
+{
+	meshsync_broker_refresh_writable(owner);
+}
+
+static gboolean
+meshsync_broker_port_publish_unchecked(
+        gpointer owner, const gchar *subject, gconstpointer data, gsize length, GError **error)
+{
+	return meshsync_broker_publish_unchecked(owner, subject, data, length, error);
+}
+
+static gboolean
+meshsync_broker_port_publish_with_id(gpointer owner,
+                                     const gchar *subject,
+                                     const gchar *reply,
+                                     const gchar *msg_id,
+                                     gconstpointer data,
+                                     gsize length,
+                                     GError **error)
+{
+	return meshsync_broker_publish_with_id(owner, subject, reply, msg_id, data, length, error);
+}
+
+static void
+meshsync_broker_port_message_cb(MeshSyncBroker *broker,
+                                const gchar *subject,
+                                const gchar *reply,
+                                GBytes *payload,
+                                gpointer user_data)
+{
+	MsdBrokerPortSubscription *ps = user_data;
+
+	ps->func(subject, payload, ps->user_data);
+}
+
+static guint
+meshsync_broker_port_subscribe(gpointer owner,
+                               const gchar *subject,
+                               MsdNatsPortMessageFunc func,
+                               gpointer user_data,
+                               GError **error)
+{
+	MsdBrokerPortSubscription *ps = g_new(MsdBrokerPortSubscription, 1);
+	guint id;
+
+	ps->func = func;
+	ps->user_data = user_data;
+	id = meshsync_broker_subscribe(owner, subject, NULL, meshsync_broker_port_message_cb, ps,
+	                               g_free, error);
+	/* a failed subscribe does not call its destroy notify */
+	if (id == 0)
+		g_free(ps);
+	return id;
+}
+
+static natsConnection *
+meshsync_broker_port_hold_connection(gpointer owner)
+{
+	return meshsync_broker_hold_connection(owner);
+}
+
+static void
+meshsync_broker_port_release_connection(gpointer owner)
+{
+	meshsync_broker_release_connection(owner);
+}
+
+static const MsdNatsPortFuncs meshsync_broker_port_funcs = {
+        .get_url = meshsync_broker_port_get_url,
+        .get_congested = meshsync_broker_port_get_congested,
+        .full_changed = meshsync_broker_port_full_changed,
+        .publish_unchecked = meshsync_broker_port_publish_unchecked,
+        .publish_with_id = meshsync_broker_port_publish_with_id,
+        .subscribe = meshsync_broker_port_subscribe,
+        .hold_connection = meshsync_broker_port_hold_connection,
+        .release_connection = meshsync_broker_port_release_connection,
+};
+
 /**
  * meshsync_broker_new:
  * @url: the broker: `host:port`, `nats://host:port` or `tls://host:port`, optionally with
@@ -775,6 +891,7 @@ MeshSyncBroker *
 meshsync_broker_new(const gchar *url, GError **error)
 {
 	g_autoptr(MsdBrokerUrl) parsed = msd_broker_url_parse(url, error);
+	MsdNatsPort port;
 	MeshSyncBroker *self;
 
 	if (parsed == NULL)
@@ -786,8 +903,10 @@ meshsync_broker_new(const gchar *url, GError **error)
 	msd_nats_loop_set_written_func(self->loop, meshsync_broker_written_cb, self);
 	self->link = msd_broker_link_new(self->context);
 	self->link->broker = self;
-	self->replay = msd_replay_new(self, self->context);
-	self->jetstream = msd_jetstream_new(self, self->context);
+	port.funcs = &meshsync_broker_port_funcs;
+	port.owner = G_OBJECT(self);
+	self->replay = msd_replay_new(&port, self->context);
+	self->jetstream = msd_jetstream_new(&port, self->context);
 	return self;
 }
 
@@ -1408,7 +1527,7 @@ meshsync_broker_publish(MeshSyncBroker *self, const gchar *subject, GBytes *payl
 	return meshsync_broker_publish_unchecked(self, subject, data, len, error);
 }
 
-gboolean
+static gboolean
 meshsync_broker_publish_unchecked(
         MeshSyncBroker *self, const gchar *subject, gconstpointer data, gsize len, GError **error)
 {
@@ -1505,7 +1624,7 @@ meshsync_broker_publish_event_with_id(MeshSyncBroker *self,
 	return TRUE;
 }
 
-gboolean
+static gboolean
 meshsync_broker_publish_with_id(MeshSyncBroker *self,
                                 const gchar *subject,
                                 const gchar *reply,
@@ -1786,7 +1905,7 @@ msd_flush_thread(GTask *task, gpointer source, gpointer data, GCancellable *canc
 	nats_ReleaseThreadMemory();
 }
 
-natsConnection *
+static natsConnection *
 meshsync_broker_hold_connection(MeshSyncBroker *self)
 {
 	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED)
@@ -1795,7 +1914,7 @@ meshsync_broker_hold_connection(MeshSyncBroker *self)
 	return self->nc;
 }
 
-void
+static void
 meshsync_broker_release_connection(MeshSyncBroker *self)
 {
 	g_return_if_fail(self->n_workers > 0);

@@ -11,7 +11,6 @@
 
 #include "broker/msd-jetstream.h"
 #include "broker/msd-session-subject.h"
-#include "meshsync-broker-private.h"
 #include "meshsync-error.h"
 
 /*
@@ -60,8 +59,8 @@ typedef struct {
 } MsdJsWaiter;
 
 struct _MsdJetStream {
-	MeshSyncBroker *broker; /* (unowned): owns this */
-	GMainContext *context;  /* (owned): the broker's */
+	MsdNatsPort port;      /* the connection below, and who owns this */
+	GMainContext *context; /* (owned): the connection's */
 	guint replicas;
 	guint64 max_bytes;
 	guint ack_timeout_ms;
@@ -101,11 +100,11 @@ msd_js_entry_free(MsdJsEntry *entry)
 }
 
 MsdJetStream *
-msd_jetstream_new(MeshSyncBroker *broker, GMainContext *context)
+msd_jetstream_new(const MsdNatsPort *port, GMainContext *context)
 {
 	MsdJetStream *self = g_new0(MsdJetStream, 1);
 
-	self->broker = broker;
+	self->port = *port;
 	self->context = g_main_context_ref(context);
 	self->replicas = 1;
 	self->max_bytes = MSD_JETSTREAM_DEFAULT_MAX_BYTES;
@@ -412,7 +411,7 @@ msd_jetstream_ensure_async(MsdJetStream *self,
                            GAsyncReadyCallback callback,
                            gpointer user_data)
 {
-	g_autoptr(GTask) task = g_task_new(self->broker, NULL, callback, user_data);
+	g_autoptr(GTask) task = g_task_new(self->port.owner, NULL, callback, user_data);
 	MsdEnsureData *ed = g_new0(MsdEnsureData, 1);
 
 	ed->nc = nc;
@@ -425,11 +424,7 @@ msd_jetstream_ensure_async(MsdJetStream *self,
 	g_task_run_in_thread(task, msd_jetstream_ensure_thread);
 }
 
-static void msd_jetstream_ack_cb(MeshSyncBroker *broker,
-                                 const gchar *subject,
-                                 const gchar *reply,
-                                 GBytes *payload,
-                                 gpointer user_data);
+static void msd_jetstream_ack_cb(const gchar *subject, GBytes *payload, gpointer user_data);
 
 gboolean
 msd_jetstream_ensure_finish(MsdJetStream *self, GAsyncResult *result, GError **error)
@@ -443,7 +438,7 @@ msd_jetstream_ensure_finish(MsdJetStream *self, GAsyncResult *result, GError **e
 	if (ed->absent) {
 		g_warning("the broker at %s has no JetStream: publishing resource events on core "
 		          "NATS only, without durable delivery",
-		          meshsync_broker_get_url(self->broker));
+		          msd_nats_port_get_url(&self->port));
 		self->active = FALSE;
 		return TRUE;
 	}
@@ -460,8 +455,8 @@ msd_jetstream_ensure_finish(MsdJetStream *self, GAsyncResult *result, GError **e
 		natsInbox_Destroy(inbox);
 	}
 	pattern = g_strconcat(self->inbox, ".*", NULL);
-	self->ack_subscription = meshsync_broker_subscribe(self->broker, pattern, NULL,
-	                                                   msd_jetstream_ack_cb, self, NULL, error);
+	self->ack_subscription =
+	        msd_nats_port_subscribe(&self->port, pattern, msd_jetstream_ack_cb, self, error);
 	if (self->ack_subscription == 0)
 		return FALSE;
 	self->active = TRUE;
@@ -491,7 +486,7 @@ msd_jetstream_update_full(MsdJetStream *self)
 	self->full = full;
 	g_debug("JetStream: %u events not acknowledged, %s", n,
 	        full ? "holding publishes" : "taking publishes again");
-	meshsync_broker_refresh_writable(self->broker);
+	msd_nats_port_full_changed(&self->port);
 }
 
 static void
@@ -520,7 +515,7 @@ msd_jetstream_pump(MsdJetStream *self)
 	gint64 now = g_get_monotonic_time();
 
 	while (self->connected && !self->closed && self->next_unsent != NULL &&
-	       !meshsync_broker_get_congested(self->broker)) {
+	       !msd_nats_port_get_congested(&self->port)) {
 		MsdJsEntry *entry = self->next_unsent->data;
 		g_autofree gchar *reply =
 		        g_strdup_printf("%s.%" G_GUINT64_FORMAT, self->inbox, entry->seq);
@@ -528,8 +523,8 @@ msd_jetstream_pump(MsdJetStream *self)
 		gsize len = 0;
 		gconstpointer data = g_bytes_get_data(entry->data, &len);
 
-		if (!meshsync_broker_publish_with_id(self->broker, entry->subject, reply,
-		                                     entry->msg_id, data, len, &error)) {
+		if (!msd_nats_port_publish_with_id(&self->port, entry->subject, reply,
+		                                   entry->msg_id, data, len, &error)) {
 			/* Away or out of room: the window goes again at the reconnection. */
 			g_debug("JetStream publish held: %s", error->message);
 			break;
@@ -641,11 +636,7 @@ msd_jetstream_remove(MsdJetStream *self, GList *link)
 }
 
 static void
-msd_jetstream_ack_cb(MeshSyncBroker *broker,
-                     const gchar *subject,
-                     const gchar *reply,
-                     GBytes *payload,
-                     gpointer user_data)
+msd_jetstream_ack_cb(const gchar *subject, GBytes *payload, gpointer user_data)
 {
 	MsdJetStream *self = user_data;
 	const gchar *dot = strrchr(subject, '.');
