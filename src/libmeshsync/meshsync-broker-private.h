@@ -55,16 +55,16 @@ gboolean meshsync_broker_publish_event(MeshSyncBroker *self,
                                        const MsdReplayPart *parts,
                                        guint n_parts,
                                        GError **error);
-/* meshsync_broker_publish_event() with the event's Nats-Msg-Id: on JetStream (when it is on,
- * the server has it and @subject is the core subject) the event is kept until its PubAck;
- * otherwise it goes through the replay window and @msg_id is not used. A last-state subject
- * (meshery.meshsync.state.*) goes to JetStream, and fails when that stream is not in use. */
-gboolean meshsync_broker_publish_event_with_id(MeshSyncBroker *self,
-                                               const gchar *subject,
-                                               const MsdReplayPart *parts,
-                                               guint n_parts,
-                                               const gchar *msg_id,
-                                               GError **error);
+/* meshsync_broker_publish_event() on JetStream, with the event's Nats-Msg-Id: kept until its
+ * PubAck. The caller picks this path (the broker writer does); it fails with
+ * %MESHSYNC_ERROR_NOT_SUPPORTED when the stream of @subject is not in use: the last-state
+ * stream for meshery.meshsync.state.*, the event stream otherwise. */
+gboolean meshsync_broker_publish_event_jetstream(MeshSyncBroker *self,
+                                                 const gchar *subject,
+                                                 const MsdReplayPart *parts,
+                                                 guint n_parts,
+                                                 const gchar *msg_id,
+                                                 GError **error);
 
 typedef struct {
 	guint64 pending;

@@ -1592,24 +1592,25 @@ meshsync_broker_publish_event(MeshSyncBroker *self,
 }
 
 gboolean
-meshsync_broker_publish_event_with_id(MeshSyncBroker *self,
-                                      const gchar *subject,
-                                      const MsdReplayPart *parts,
-                                      guint n_parts,
-                                      const gchar *msg_id,
-                                      GError **error)
+meshsync_broker_publish_event_jetstream(MeshSyncBroker *self,
+                                        const gchar *subject,
+                                        const MsdReplayPart *parts,
+                                        guint n_parts,
+                                        const gchar *msg_id,
+                                        GError **error)
 {
 	gboolean state = g_str_has_prefix(subject, MSD_JETSTREAM_STATE_PREFIX);
 	g_autoptr(GString) data = NULL;
 
-	if (state && !msd_jetstream_is_state_active(self->jetstream)) {
+	g_return_val_if_fail(msg_id != NULL, FALSE);
+
+	if (state ? !msd_jetstream_is_state_active(self->jetstream)
+	          : !msd_jetstream_is_active(self->jetstream)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_SUPPORTED,
-		            "cannot publish on %s: the last-state stream is not in use", subject);
+		            "cannot publish on %s: the %s stream is not in use", subject,
+		            state ? "last-state" : "event");
 		return FALSE;
 	}
-	if (!state && (msg_id == NULL || !msd_jetstream_is_active(self->jetstream) ||
-	               g_strcmp0(subject, MESHSYNC_SUBJECT_CORE) != 0))
-		return meshsync_broker_publish_event(self, subject, parts, n_parts, error);
 	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
 		            _("cannot publish on %s: the broker at %s is not connected"), subject,

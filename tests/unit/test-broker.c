@@ -2053,8 +2053,8 @@ churn_state_subjects(MeshSyncBroker *broker, guint from, guint to)
 		g_autofree gchar *msg_id = g_strdup_printf("churn-%u", i);
 		g_autoptr(GError) error = NULL;
 
-		g_assert_true(meshsync_broker_publish_event_with_id(broker, subject, &part, 1,
-		                                                    msg_id, &error));
+		g_assert_true(meshsync_broker_publish_event_jetstream(broker, subject, &part, 1,
+		                                                      msg_id, &error));
 		g_assert_no_error(error);
 		/* Keep the window small, so that what is measured is what stays after the acks. */
 		meshsync_broker_get_jetstream_stats(broker, &stats);
@@ -2112,6 +2112,31 @@ test_jetstream_state_churn_heap_flat(void)
 	remove_tree(store_dir);
 }
 
+/* The broker writer picks the durable path; the broker does not send an event it was told to
+ * put on JetStream anywhere else when that stream is not in use. */
+static void
+test_jetstream_path_not_in_use(void)
+{
+	static const gchar body[] = "{\"kind\":\"Pod\"}";
+	MsdReplayPart part = {body, sizeof body - 1};
+	g_autoptr(MeshSyncBroker) broker = NULL;
+	g_autoptr(GError) error = NULL;
+
+	broker = meshsync_broker_new("nats://127.0.0.1:4222", &error);
+	g_assert_no_error(error);
+	meshsync_broker_set_jetstream(broker, TRUE);
+	meshsync_broker_set_jetstream_state(broker, TRUE);
+	g_assert_false(meshsync_broker_get_jetstream_active(broker));
+
+	g_assert_false(meshsync_broker_publish_event_jetstream(broker, MESHSYNC_SUBJECT_CORE, &part,
+	                                                       1, "id-1", &error));
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_SUPPORTED);
+	g_clear_error(&error);
+	g_assert_false(meshsync_broker_publish_event_jetstream(
+	        broker, "meshery.meshsync.state.test.Pod.default.web", &part, 1, "id-1", &error));
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_SUPPORTED);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -2161,6 +2186,7 @@ main(int argc, char **argv)
 	g_test_add_func("/broker/replay/reconnect-resends-in-order",
 	                test_replay_reconnect_resends_in_order);
 	g_test_add_func("/broker/replay/stale-connection", test_replay_stale_connection);
+	g_test_add_func("/broker/jetstream/path-not-in-use", test_jetstream_path_not_in_use);
 	g_test_add_func("/broker/jetstream/state-churn-heap-flat",
 	                test_jetstream_state_churn_heap_flat);
 	if (g_test_perf()) {
