@@ -18,6 +18,7 @@
 #include "meshsync-broker-private.h"
 #include "broker/msd-broker-url.h"
 #include "broker/msd-jetstream.h"
+#include "broker/msd-nats-link.h"
 #include "broker/msd-nats-source.h"
 #include "broker/msd-replay.h"
 #include "util/msd-i18n.h"
@@ -70,8 +71,6 @@
  * the replay window holds seconds of events, not minutes. */
 #define MSD_BROKER_PING_INTERVAL_MS 1000
 #define MSD_BROKER_MAX_PINGS_OUT    3
-/* Messages waiting for the main loop; beyond this a stalled loop would only grow memory. */
-#define MSD_BROKER_MAX_QUEUED_MESSAGES 100000
 /* How long close() may spend pushing the write buffer out. */
 #define MSD_BROKER_CLOSE_DRAIN_MS 2000
 /* Rough protocol overhead of one PUB line, for the reconnect-buffer estimate. */
@@ -86,217 +85,6 @@
  */
 #define MSD_BROKER_WRITE_HIGH_MARK (4 * 1024 * 1024)
 #define MSD_BROKER_WRITE_LOW_MARK  (1024 * 1024)
-
-/* ------------------------------------------------------------------------------------------
- * The link: what nats.c's threads may touch. They only queue copies here and attach one
- * idle source to the broker's context; the idle runs the events on the loop thread.
- */
-
-typedef enum {
-	MSD_BROKER_EVENT_MESSAGE,
-	MSD_BROKER_EVENT_DISCONNECTED,
-	MSD_BROKER_EVENT_RECONNECTED,
-	MSD_BROKER_EVENT_CLOSED,
-	MSD_BROKER_EVENT_ERROR,
-} MsdBrokerEventKind;
-
-typedef struct {
-	MsdBrokerEventKind kind;
-	gint64 sid;
-	gchar *subject;
-	gchar *reply;
-	GBytes *payload;
-	natsStatus status;
-	guint64 reconnects; /* RECONNECTED: nats.c's count, read in the callback */
-	gint64 max_payload; /* RECONNECTED: what the new server takes */
-} MsdBrokerEvent;
-
-typedef struct {
-	gatomicrefcount ref;
-	GMainContext *context; /* (owned) */
-	GMutex lock;           /* protects the fields up to idle */
-	GQueue events;         /* (element-type MsdBrokerEvent) (owned) */
-	guint n_messages;
-	guint64 n_dropped;
-	GSource *idle;          /* (owned) (nullable): scheduled and not yet run */
-	MeshSyncBroker *broker; /* (unowned) (nullable): loop thread only */
-} MsdBrokerLink;
-
-static void
-msd_broker_event_free(MsdBrokerEvent *event)
-{
-	g_free(event->subject);
-	g_free(event->reply);
-	if (event->payload != NULL)
-		g_bytes_unref(event->payload);
-	g_free(event);
-}
-
-static MsdBrokerLink *
-msd_broker_link_new(GMainContext *context)
-{
-	MsdBrokerLink *link = g_new0(MsdBrokerLink, 1);
-
-	g_atomic_ref_count_init(&link->ref);
-	link->context = g_main_context_ref(context);
-	g_mutex_init(&link->lock);
-	g_queue_init(&link->events);
-	return link;
-}
-
-static MsdBrokerLink *
-msd_broker_link_ref(MsdBrokerLink *link)
-{
-	g_atomic_ref_count_inc(&link->ref);
-	return link;
-}
-
-static void
-msd_broker_link_unref(gpointer data)
-{
-	MsdBrokerLink *link = data;
-
-	if (!g_atomic_ref_count_dec(&link->ref))
-		return;
-	g_queue_clear_full(&link->events, (GDestroyNotify)msd_broker_event_free);
-	if (link->idle != NULL) {
-		g_source_destroy(link->idle);
-		g_source_unref(link->idle);
-	}
-	g_mutex_clear(&link->lock);
-	g_main_context_unref(link->context);
-	g_free(link);
-}
-
-static void meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event);
-
-static gboolean
-msd_broker_link_idle_cb(gpointer data)
-{
-	MsdBrokerLink *link = data;
-	GQueue events = G_QUEUE_INIT;
-	MsdBrokerEvent *event;
-
-	g_mutex_lock(&link->lock);
-	events = link->events;
-	g_queue_init(&link->events);
-	link->n_messages = 0;
-	g_clear_pointer(&link->idle, g_source_unref);
-	g_mutex_unlock(&link->lock);
-
-	while ((event = g_queue_pop_head(&events)) != NULL) {
-		/* A handler may drop the last reference to the broker. */
-		if (link->broker != NULL) {
-			g_autoptr(MeshSyncBroker) broker = g_object_ref(link->broker);
-
-			meshsync_broker_handle_event(broker, event);
-		}
-		msd_broker_event_free(event);
-	}
-	return G_SOURCE_REMOVE;
-}
-
-/* Any thread. */
-static void
-msd_broker_link_push(MsdBrokerLink *link, MsdBrokerEvent *event)
-{
-	g_mutex_lock(&link->lock);
-	if (event->kind == MSD_BROKER_EVENT_MESSAGE) {
-		if (link->n_messages >= MSD_BROKER_MAX_QUEUED_MESSAGES) {
-			link->n_dropped++;
-			g_mutex_unlock(&link->lock);
-			msd_broker_event_free(event);
-			return;
-		}
-		link->n_messages++;
-	}
-	g_queue_push_tail(&link->events, event);
-	if (link->idle == NULL) {
-		/* Not g_main_context_invoke(): from a thread without a context of its own it
-		 * may run the function right here, on the nats.c thread. */
-		link->idle = g_idle_source_new();
-		g_source_set_static_name(link->idle, "meshsync-broker-events");
-		g_source_set_priority(link->idle, G_PRIORITY_DEFAULT);
-		g_source_set_callback(link->idle, msd_broker_link_idle_cb,
-		                      msd_broker_link_ref(link), msd_broker_link_unref);
-		g_source_attach(link->idle, link->context);
-	}
-	g_mutex_unlock(&link->lock);
-}
-
-/* A subscription's delivery thread. */
-static void
-msd_broker_message_cb(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
-{
-	MsdBrokerEvent *event = g_new0(MsdBrokerEvent, 1);
-	const gchar *reply = natsMsg_GetReply(msg);
-
-	event->kind = MSD_BROKER_EVENT_MESSAGE;
-	event->sid = natsSubscription_GetID(sub);
-	event->subject = g_strdup(natsMsg_GetSubject(msg));
-	event->reply = reply != NULL && *reply != '\0' ? g_strdup(reply) : NULL;
-	event->payload = g_bytes_new(natsMsg_GetData(msg), (gsize)natsMsg_GetDataLength(msg));
-	natsMsg_Destroy(msg);
-	msd_broker_link_push(closure, event);
-}
-
-static void
-msd_broker_push_simple(void *closure, MsdBrokerEventKind kind, natsStatus status)
-{
-	MsdBrokerEvent *event = g_new0(MsdBrokerEvent, 1);
-
-	event->kind = kind;
-	event->status = status;
-	msd_broker_link_push(closure, event);
-}
-
-/* The library's async-callback thread, for the four below. */
-static void
-msd_broker_disconnected_cb(natsConnection *nc, void *closure)
-{
-	msd_broker_push_simple(closure, MSD_BROKER_EVENT_DISCONNECTED, NATS_OK);
-}
-
-/* nats.c's count of connections made after the first; G_MAXUINT64 if it cannot be read,
- * which no confirmation ever matches. Takes the connection lock: never on the loop thread. */
-static guint64
-msd_broker_read_reconnects(natsConnection *nc)
-{
-	natsStatistics *stats = NULL;
-	uint64_t reconnects = G_MAXUINT64;
-
-	if (natsStatistics_Create(&stats) == NATS_OK &&
-	    natsConnection_GetStats(nc, stats) == NATS_OK)
-		natsStatistics_GetCounts(stats, NULL, NULL, NULL, NULL, &reconnects);
-	natsStatistics_Destroy(stats);
-	return reconnects;
-}
-
-static void
-msd_broker_reconnected_cb(natsConnection *nc, void *closure)
-{
-	MsdBrokerEvent *event = g_new0(MsdBrokerEvent, 1);
-
-	event->kind = MSD_BROKER_EVENT_RECONNECTED;
-	/* Before the loop sends anything on this connection: the replay window's baseline. */
-	event->reconnects = msd_broker_read_reconnects(nc);
-	event->max_payload = natsConnection_GetMaxPayload(nc);
-	msd_broker_link_push(closure, event);
-}
-
-static void
-msd_broker_closed_cb(natsConnection *nc, void *closure)
-{
-	msd_broker_push_simple(closure, MSD_BROKER_EVENT_CLOSED, NATS_OK);
-	/* The last callback of a connection: drop the reference taken before Connect. */
-	msd_broker_link_unref(closure);
-}
-
-static void
-msd_broker_error_cb(natsConnection *nc, natsSubscription *sub, natsStatus err, void *closure)
-{
-	msd_broker_push_simple(closure, MSD_BROKER_EVENT_ERROR, err);
-}
 
 /* ------------------------------------------------------------------------------------------ */
 
@@ -327,7 +115,7 @@ struct _MeshSyncBroker {
 	guint max_pings_out;
 
 	MsdNatsLoop *loop;       /* (owned) */
-	MsdBrokerLink *link;     /* (owned) */
+	MsdNatsLink *link;       /* (owned) */
 	MsdReplay *replay;       /* (owned): the resource events not confirmed yet */
 	MsdJetStream *jetstream; /* (owned): the same on JetStream, when it is on */
 	gboolean jetstream_wanted;
@@ -490,7 +278,7 @@ meshsync_broker_written_cb(gpointer data)
 }
 
 static void
-meshsync_broker_deliver(MeshSyncBroker *self, MsdBrokerEvent *event)
+meshsync_broker_deliver(MeshSyncBroker *self, MsdNatsLinkEvent *event)
 {
 	MsdBrokerSubscription *sub = g_hash_table_lookup(self->subscriptions_by_sid, &event->sid);
 
@@ -501,13 +289,13 @@ meshsync_broker_deliver(MeshSyncBroker *self, MsdBrokerEvent *event)
 }
 
 static void
-meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
+meshsync_broker_handle_event(MeshSyncBroker *self, MsdNatsLinkEvent *event)
 {
 	switch (event->kind) {
-	case MSD_BROKER_EVENT_MESSAGE:
+	case MSD_NATS_LINK_EVENT_MESSAGE:
 		meshsync_broker_deliver(self, event);
 		break;
-	case MSD_BROKER_EVENT_DISCONNECTED:
+	case MSD_NATS_LINK_EVENT_DISCONNECTED:
 		if (self->state != MESHSYNC_BROKER_STATE_CONNECTED)
 			break;
 		msd_info_url(self->url->display,
@@ -521,7 +309,7 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 		self->congested = FALSE;
 		meshsync_broker_update_writable(self);
 		break;
-	case MSD_BROKER_EVENT_RECONNECTED:
+	case MSD_NATS_LINK_EVENT_RECONNECTED:
 		if (self->state == MESHSYNC_BROKER_STATE_CLOSED)
 			break;
 		self->reconnects++;
@@ -538,7 +326,7 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 		msd_replay_connected(self->replay, event->reconnects);
 		msd_jetstream_connected(self->jetstream);
 		break;
-	case MSD_BROKER_EVENT_CLOSED:
+	case MSD_NATS_LINK_EVENT_CLOSED:
 		if (self->state == MESHSYNC_BROKER_STATE_CLOSED)
 			break;
 		msd_info_url(self->url->display,
@@ -549,7 +337,7 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CLOSED);
 		meshsync_broker_set_writable(self, FALSE);
 		break;
-	case MSD_BROKER_EVENT_ERROR:
+	case MSD_NATS_LINK_EVENT_ERROR:
 		msd_info_url(self->url->display, "broker at %s: %s", self->url->display,
 		             natsStatus_GetText(event->status));
 		break;
@@ -557,8 +345,14 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 		g_assert_not_reached();
 	}
 	/* a connection lost while closing has nothing more to send */
-	if (event->kind != MSD_BROKER_EVENT_MESSAGE)
+	if (event->kind != MSD_NATS_LINK_EVENT_MESSAGE)
 		meshsync_broker_close_check(self);
+}
+
+static void
+meshsync_broker_link_event_cb(GObject *owner, MsdNatsLinkEvent *event)
+{
+	meshsync_broker_handle_event(MESHSYNC_BROKER(owner), event);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -682,7 +476,7 @@ meshsync_broker_dispose(GObject *object)
 		g_clear_pointer(&self->close_idle, g_source_unref);
 	}
 	if (self->link != NULL)
-		self->link->broker = NULL;
+		msd_nats_link_detach(self->link);
 	G_OBJECT_CLASS(meshsync_broker_parent_class)->dispose(object);
 }
 
@@ -700,7 +494,7 @@ meshsync_broker_finalize(GObject *object)
 		self->nc = NULL;
 	}
 	if (self->link != NULL)
-		msd_broker_link_unref(self->link);
+		msd_nats_link_unref(self->link);
 	if (self->loop != NULL)
 		msd_nats_loop_unref(self->loop);
 	msd_replay_free(self->replay);
@@ -901,8 +695,8 @@ meshsync_broker_new(const gchar *url, GError **error)
 	self->context = g_main_context_ref_thread_default();
 	self->loop = msd_nats_loop_new(self->context);
 	msd_nats_loop_set_written_func(self->loop, meshsync_broker_written_cb, self);
-	self->link = msd_broker_link_new(self->context);
-	self->link->broker = self;
+	self->link =
+	        msd_nats_link_new(self->context, meshsync_broker_link_event_cb, G_OBJECT(self));
 	port.funcs = &meshsync_broker_port_funcs;
 	port.owner = G_OBJECT(self);
 	self->replay = msd_replay_new(&port, self->context);
@@ -1151,13 +945,13 @@ meshsync_broker_build_options(MeshSyncBroker *self, natsOptions **out, GError **
 	if (s == NATS_OK && self->tls_certificate != NULL)
 		s = natsOptions_LoadCertificatesChain(opts, self->tls_certificate, self->tls_key);
 	if (s == NATS_OK)
-		s = natsOptions_SetDisconnectedCB(opts, msd_broker_disconnected_cb, self->link);
+		s = natsOptions_SetDisconnectedCB(opts, msd_nats_link_disconnected_cb, self->link);
 	if (s == NATS_OK)
-		s = natsOptions_SetReconnectedCB(opts, msd_broker_reconnected_cb, self->link);
+		s = natsOptions_SetReconnectedCB(opts, msd_nats_link_reconnected_cb, self->link);
 	if (s == NATS_OK)
-		s = natsOptions_SetClosedCB(opts, msd_broker_closed_cb, self->link);
+		s = natsOptions_SetClosedCB(opts, msd_nats_link_closed_cb, self->link);
 	if (s == NATS_OK)
-		s = natsOptions_SetErrorHandler(opts, msd_broker_error_cb, self->link);
+		s = natsOptions_SetErrorHandler(opts, msd_nats_link_error_cb, self->link);
 	if (s == NATS_OK)
 		s = msd_nats_loop_install(self->loop, opts);
 	if (s != NATS_OK) {
@@ -1184,7 +978,7 @@ msd_connect_attempt_thread(GTask *task, gpointer source, gpointer data, GCancell
 		result->nc = NULL;
 		result->reason = msd_broker_last_error(result->status);
 	} else {
-		result->reconnects = msd_broker_read_reconnects(result->nc);
+		result->reconnects = msd_nats_link_read_reconnects(result->nc);
 		result->max_payload = natsConnection_GetMaxPayload(result->nc);
 	}
 	/* GTask's pool threads live on; release the library's per-thread error state. */
@@ -1288,7 +1082,7 @@ msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 
 	cd->attempting = FALSE;
 	if (result->status != NATS_OK)
-		msd_broker_link_unref(self->link); /* no callback will ever come */
+		msd_nats_link_unref(self->link); /* no callback will ever come */
 
 	if (self->connect_task != task) {
 		/* Closed meanwhile. */
@@ -1376,7 +1170,7 @@ meshsync_broker_connect_attempt(MeshSyncBroker *self, GTask *task)
 		return;
 	}
 	/* The connection's callbacks use the link until the closed callback drops this. */
-	msd_broker_link_ref(self->link);
+	msd_nats_link_ref(self->link);
 	cd->attempting = TRUE;
 	g_task_set_source_tag(attempt, meshsync_broker_connect_attempt);
 	g_task_set_task_data(attempt, cd->opts, NULL);
@@ -1783,13 +1577,6 @@ meshsync_broker_get_jetstream_stats(MeshSyncBroker *self, MeshSyncBrokerJetStrea
 	stats->resent = msd_jetstream_get_n_resent(self->jetstream);
 }
 
-/* The delivery thread is done with the link: no message callback can follow. */
-static void
-msd_broker_subscription_complete_cb(void *closure)
-{
-	msd_broker_link_unref(closure);
-}
-
 /**
  * meshsync_broker_subscribe:
  * @self: a #MeshSyncBroker
@@ -1830,17 +1617,17 @@ meshsync_broker_subscribe(MeshSyncBroker *self,
 		return 0;
 	}
 	/* The delivery thread keeps the link until the completion callback below. */
-	msd_broker_link_ref(self->link);
+	msd_nats_link_ref(self->link);
 	if (queue_group != NULL && *queue_group != '\0')
 		s = natsConnection_QueueSubscribe(&nsub, self->nc, subject, queue_group,
-		                                  msd_broker_message_cb, self->link);
+		                                  msd_nats_link_message_cb, self->link);
 	else
-		s = natsConnection_Subscribe(&nsub, self->nc, subject, msd_broker_message_cb,
+		s = natsConnection_Subscribe(&nsub, self->nc, subject, msd_nats_link_message_cb,
 		                             self->link);
 	if (s != NATS_OK) {
 		g_autofree gchar *reason = msd_broker_last_error(s);
 
-		msd_broker_link_unref(self->link);
+		msd_nats_link_unref(self->link);
 		g_set_error(error, MESHSYNC_ERROR,
 		            s == NATS_INVALID_SUBJECT ? MESHSYNC_ERROR_INVALID_DATA
 		                                      : MESHSYNC_ERROR_CONNECTION,
@@ -1848,7 +1635,7 @@ meshsync_broker_subscribe(MeshSyncBroker *self,
 		            self->url->display, reason);
 		return 0;
 	}
-	if (natsSubscription_SetOnCompleteCB(nsub, msd_broker_subscription_complete_cb,
+	if (natsSubscription_SetOnCompleteCB(nsub, msd_nats_link_subscription_complete_cb,
 	                                     self->link) != NATS_OK)
 		/* Keep the link forever rather than free it under a running callback. */
 		g_warning("subscription to %s: no completion callback", subject);
