@@ -18,8 +18,7 @@
 #include "meshsync-broker-private.h"
 #include "broker/msd-broker-url.h"
 #include "broker/msd-jetstream.h"
-#include "broker/msd-nats-link.h"
-#include "broker/msd-nats-source.h"
+#include "broker/msd-nats-connection.h"
 #include "broker/msd-replay.h"
 #include "util/msd-i18n.h"
 #include "util/msd-log.h"
@@ -73,8 +72,6 @@
 #define MSD_BROKER_MAX_PINGS_OUT    3
 /* How long close() may spend pushing the write buffer out. */
 #define MSD_BROKER_CLOSE_DRAIN_MS 2000
-/* Rough protocol overhead of one PUB line, for the reconnect-buffer estimate. */
-#define MSD_BROKER_PUB_OVERHEAD 16
 /*
  * Marks on nats.c's write buffer, which only the loop drains and which never gives memory
  * back once grown: above the high one the broker says it is not writable, below the low one
@@ -88,11 +85,9 @@
 
 /* ------------------------------------------------------------------------------------------ */
 
+/* A subscription's callback and data, as the connection hands its messages over. */
 typedef struct {
-	guint id;
-	gint64 sid;
-	gchar *subject;
-	natsSubscription *sub; /* (owned) (nullable) */
+	MeshSyncBroker *broker; /* (unowned): the subscription goes before it */
 	MeshSyncBrokerMessageFunc func;
 	gpointer user_data;
 	GDestroyNotify destroy;
@@ -114,33 +109,19 @@ struct _MeshSyncBroker {
 	guint ping_interval_ms;
 	guint max_pings_out;
 
-	MsdNatsLoop *loop;       /* (owned) */
-	MsdNatsLink *link;       /* (owned) */
+	MsdNatsConnection *conn; /* (owned): publishing, subscriptions, the socket */
 	MsdReplay *replay;       /* (owned): the resource events not confirmed yet */
 	MsdJetStream *jetstream; /* (owned): the same on JetStream, when it is on */
 	gboolean jetstream_wanted;
-	natsConnection *nc;   /* (owned) (nullable) */
-	gint64 max_payload;   /* the server's, as of the last (re)connect */
-	GTask *connect_task;  /* (unowned) (nullable): the connect in progress */
-	guint n_workers;      /* worker threads still using nc */
-	gboolean destroy_due; /* closed while a worker used nc */
+	GTask *connect_task; /* (unowned) (nullable): the connect in progress */
 
 	MeshSyncBrokerState state;
 	gboolean writable;      /* the property: link_writable and not congested */
 	gboolean link_writable; /* connected, or away with room in the reconnect buffer */
-	gboolean congested;     /* the write buffer passed the high mark, not yet the low */
-	gsize high_mark;
-	gsize low_mark;
-	GSource *recheck; /* (owned) (nullable): idle that ends a congestion */
 	guint64 reconnects;
-	guint64 pending_bytes; /* estimate of the reconnect buffer */
 
 	GPtrArray *closing;  /* (owned) (element-type GTask): close_async() calls still waiting */
 	GSource *close_idle; /* (owned) (nullable): ends a close_async() whose buffer drained */
-
-	GHashTable *subscriptions_by_id;  /* (owned): id -> MsdBrokerSubscription */
-	GHashTable *subscriptions_by_sid; /* (unowned values): sid -> same */
-	guint next_subscription_id;
 };
 
 G_DEFINE_FINAL_TYPE(MeshSyncBroker, meshsync_broker, G_TYPE_OBJECT)
@@ -155,32 +136,27 @@ enum {
 
 static GParamSpec *props[N_PROPS];
 
-/* What the replay window and JetStream use, through broker/msd-nats-port.h. */
-static gboolean meshsync_broker_get_congested(MeshSyncBroker *self);
-static void meshsync_broker_refresh_writable(MeshSyncBroker *self);
-static gboolean meshsync_broker_publish_unchecked(
-        MeshSyncBroker *self, const gchar *subject, gconstpointer data, gsize len, GError **error);
-static gboolean meshsync_broker_publish_with_id(MeshSyncBroker *self,
-                                                const gchar *subject,
-                                                const gchar *reply,
-                                                const gchar *msg_id,
-                                                gconstpointer data,
-                                                gsize len,
-                                                GError **error);
-static natsConnection *meshsync_broker_hold_connection(MeshSyncBroker *self);
-static void meshsync_broker_release_connection(MeshSyncBroker *self);
-
 static void
 msd_broker_subscription_free(gpointer data)
 {
 	MsdBrokerSubscription *sub = data;
 
-	if (sub->sub != NULL)
-		natsSubscription_Destroy(sub->sub);
 	if (sub->destroy != NULL)
 		sub->destroy(sub->user_data);
-	g_free(sub->subject);
 	g_free(sub);
+}
+
+static void
+msd_broker_subscription_message_cb(const gchar *subject,
+                                   const gchar *reply,
+                                   GBytes *payload,
+                                   gpointer user_data)
+{
+	MsdBrokerSubscription *sub = user_data;
+	/* the link holds the connection for the call; the function may drop the broker */
+	g_autoptr(MeshSyncBroker) broker = g_object_ref(sub->broker);
+
+	sub->func(broker, subject, reply, payload, sub->user_data);
 }
 
 static void
@@ -189,13 +165,14 @@ meshsync_broker_set_state(MeshSyncBroker *self, MeshSyncBrokerState state)
 	if (self->state == state)
 		return;
 	self->state = state;
+	msd_nats_connection_set_state(self->conn, state);
 	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_STATE]);
 }
 
 static void
 meshsync_broker_update_writable(MeshSyncBroker *self)
 {
-	gboolean writable = self->link_writable && !self->congested &&
+	gboolean writable = self->link_writable && !msd_nats_connection_get_congested(self->conn) &&
 	                    !msd_replay_is_full(self->replay) &&
 	                    !msd_jetstream_is_full(self->jetstream);
 
@@ -212,16 +189,14 @@ meshsync_broker_set_writable(MeshSyncBroker *self, gboolean writable)
 	meshsync_broker_update_writable(self);
 }
 
+static void meshsync_broker_close_check(MeshSyncBroker *self);
+
+/* The connection below: its write buffer passed a mark. */
 static void
-meshsync_broker_set_congested(MeshSyncBroker *self, gboolean congested)
+meshsync_broker_congestion_changed_cb(gpointer owner, gboolean congested)
 {
-	if (self->congested == congested)
-		return;
-	self->congested = congested;
-	msd_log(G_LOG_LEVEL_DEBUG, NULL, NULL, self->url->display, "broker at %s: %s",
-	        self->url->display,
-	        congested ? "write buffer above its high mark, holding publishes"
-	                  : "write buffer drained, taking publishes again");
+	MeshSyncBroker *self = owner;
+
 	meshsync_broker_update_writable(self);
 	if (!congested) {
 		msd_replay_resume(self->replay);
@@ -229,72 +204,25 @@ meshsync_broker_set_congested(MeshSyncBroker *self, gboolean congested)
 	}
 }
 
-static gboolean
-meshsync_broker_get_congested(MeshSyncBroker *self)
+static void
+meshsync_broker_reconnect_buffer_full_cb(gpointer owner)
 {
-	return self->congested;
+	meshsync_broker_set_writable(owner, FALSE);
 }
 
 static void
-meshsync_broker_refresh_writable(MeshSyncBroker *self)
+meshsync_broker_written_cb(gpointer owner)
 {
-	meshsync_broker_update_writable(self);
-}
-
-static gboolean
-meshsync_broker_recheck_cb(gpointer data)
-{
-	MeshSyncBroker *self = data;
-	gint buffered;
-
-	g_clear_pointer(&self->recheck, g_source_unref);
-	if (!self->congested || self->nc == NULL)
-		return G_SOURCE_REMOVE;
-	buffered = natsConnection_Buffered(self->nc);
-	if (buffered <= (gint)self->low_mark)
-		meshsync_broker_set_congested(self, FALSE);
-	return G_SOURCE_REMOVE;
-}
-
-static void meshsync_broker_close_check(MeshSyncBroker *self);
-
-/* The nats source wrote to the socket. The state changes in an idle of its own, so that
- * whoever listens to notify::writable (and publishes from there) never runs inside nats.c's
- * socket dispatch. */
-static void
-meshsync_broker_written_cb(gpointer data)
-{
-	MeshSyncBroker *self = data;
-
-	meshsync_broker_close_check(self);
-	if (!self->congested || self->recheck != NULL || self->nc == NULL ||
-	    natsConnection_Buffered(self->nc) > (gint)self->low_mark)
-		return;
-	self->recheck = g_idle_source_new();
-	g_source_set_static_name(self->recheck, "meshsync-broker-drained");
-	g_source_set_priority(self->recheck, G_PRIORITY_DEFAULT);
-	g_source_set_callback(self->recheck, meshsync_broker_recheck_cb, self, NULL);
-	g_source_attach(self->recheck, self->context);
+	meshsync_broker_close_check(owner);
 }
 
 static void
-meshsync_broker_deliver(MeshSyncBroker *self, MsdNatsLinkEvent *event)
+meshsync_broker_handle_event(gpointer owner, MsdNatsLinkEvent *event)
 {
-	MsdBrokerSubscription *sub = g_hash_table_lookup(self->subscriptions_by_sid, &event->sid);
+	/* a handler of the notifications below may drop the last other reference */
+	g_autoptr(MeshSyncBroker) self = g_object_ref(owner);
 
-	/* Unsubscribed or closed since the message was queued. */
-	if (sub == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED)
-		return;
-	sub->func(self, event->subject, event->reply, event->payload, sub->user_data);
-}
-
-static void
-meshsync_broker_handle_event(MeshSyncBroker *self, MsdNatsLinkEvent *event)
-{
 	switch (event->kind) {
-	case MSD_NATS_LINK_EVENT_MESSAGE:
-		meshsync_broker_deliver(self, event);
-		break;
 	case MSD_NATS_LINK_EVENT_DISCONNECTED:
 		if (self->state != MESHSYNC_BROKER_STATE_CONNECTED)
 			break;
@@ -306,21 +234,18 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdNatsLinkEvent *event)
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_RECONNECTING);
 		/* What waited for the socket went with the connection (the window sends it
 		 * again): resource events wait in the window now, up to its bound. */
-		self->congested = FALSE;
+		msd_nats_connection_clear_congested(self->conn);
 		meshsync_broker_update_writable(self);
 		break;
 	case MSD_NATS_LINK_EVENT_RECONNECTED:
 		if (self->state == MESHSYNC_BROKER_STATE_CLOSED)
 			break;
 		self->reconnects++;
-		self->pending_bytes = 0;
-		self->max_payload = event->max_payload;
+		msd_nats_connection_reconnected(self->conn, event->max_payload);
 		msd_info_url(self->url->display, "reconnected to the broker at %s",
 		             self->url->display);
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CONNECTED);
-		/* nats.c sent the reconnect buffer before calling back: room again. What was
-		 * in the write buffer went with the old socket or into that buffer. */
-		self->congested = FALSE;
+		/* nats.c sent the reconnect buffer before calling back: room again. */
 		meshsync_broker_set_writable(self, TRUE);
 		/* The window goes again, oldest first, before anything newer. */
 		msd_replay_connected(self->replay, event->reconnects);
@@ -345,15 +270,15 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdNatsLinkEvent *event)
 		g_assert_not_reached();
 	}
 	/* a connection lost while closing has nothing more to send */
-	if (event->kind != MSD_NATS_LINK_EVENT_MESSAGE)
-		meshsync_broker_close_check(self);
+	meshsync_broker_close_check(self);
 }
 
-static void
-meshsync_broker_link_event_cb(GObject *owner, MsdNatsLinkEvent *event)
-{
-	meshsync_broker_handle_event(MESHSYNC_BROKER(owner), event);
-}
+static const MsdNatsConnectionOwnerFuncs meshsync_broker_connection_funcs = {
+        .event = meshsync_broker_handle_event,
+        .congestion_changed = meshsync_broker_congestion_changed_cb,
+        .reconnect_buffer_full = meshsync_broker_reconnect_buffer_full_cb,
+        .written = meshsync_broker_written_cb,
+};
 
 /* ------------------------------------------------------------------------------------------ */
 
@@ -400,17 +325,6 @@ meshsync_broker_clean_error_text(const gchar *text)
 	return g_string_free(out, FALSE);
 }
 
-static gchar *
-msd_broker_last_error(natsStatus status)
-{
-	natsStatus last = NATS_OK;
-	const gchar *text = nats_GetLastError(&last);
-
-	if (text != NULL && *text != '\0')
-		return meshsync_broker_clean_error_text(text);
-	return g_strdup(natsStatus_GetText(status));
-}
-
 static gboolean
 msd_broker_is_auth_failure(natsStatus status, const gchar *reason)
 {
@@ -444,39 +358,21 @@ meshsync_broker_get_property(GObject *object, guint prop_id, GValue *value, GPar
 }
 
 static void
-meshsync_broker_destroy_connection(MeshSyncBroker *self)
-{
-	if (self->nc == NULL)
-		return;
-	if (self->n_workers > 0) {
-		/* A flush still runs in a worker; the last one to finish destroys. */
-		self->destroy_due = TRUE;
-		return;
-	}
-	natsConnection_Destroy(self->nc);
-	self->nc = NULL;
-	self->destroy_due = FALSE;
-}
-
-static void
 meshsync_broker_dispose(GObject *object)
 {
 	MeshSyncBroker *self = MESHSYNC_BROKER(object);
 
-	if (self->nc != NULL && self->state != MESHSYNC_BROKER_STATE_CLOSED)
+	if (self->conn != NULL && msd_nats_connection_is_attached(self->conn) &&
+	    self->state != MESHSYNC_BROKER_STATE_CLOSED)
 		meshsync_broker_close(self);
-	if (self->loop != NULL)
-		msd_nats_loop_set_written_func(self->loop, NULL, NULL);
-	if (self->recheck != NULL) {
-		g_source_destroy(self->recheck);
-		g_clear_pointer(&self->recheck, g_source_unref);
-	}
 	if (self->close_idle != NULL) {
 		g_source_destroy(self->close_idle);
 		g_clear_pointer(&self->close_idle, g_source_unref);
 	}
-	if (self->link != NULL)
-		msd_nats_link_detach(self->link);
+	if (self->conn != NULL) {
+		msd_nats_connection_detach(self->conn);
+		g_object_run_dispose(G_OBJECT(self->conn));
+	}
 	G_OBJECT_CLASS(meshsync_broker_parent_class)->dispose(object);
 }
 
@@ -485,18 +381,9 @@ meshsync_broker_finalize(GObject *object)
 {
 	MeshSyncBroker *self = MESHSYNC_BROKER(object);
 
-	/* Workers hold a reference, so none is left here and nc can go. */
-	g_hash_table_unref(self->subscriptions_by_sid);
-	g_hash_table_unref(self->subscriptions_by_id);
+	/* Workers hold a reference, so none is left here and the connection can go. */
 	g_ptr_array_unref(self->closing);
-	if (self->nc != NULL) {
-		natsConnection_Destroy(self->nc);
-		self->nc = NULL;
-	}
-	if (self->link != NULL)
-		msd_nats_link_unref(self->link);
-	if (self->loop != NULL)
-		msd_nats_loop_unref(self->loop);
+	g_clear_object(&self->conn);
 	msd_replay_free(self->replay);
 	msd_jetstream_free(self->jetstream);
 	msd_broker_url_free(self->url);
@@ -554,19 +441,18 @@ meshsync_broker_init(MeshSyncBroker *self)
 	self->connect_timeout_s = 300;
 	self->max_reconnects = -1;
 	self->state = MESHSYNC_BROKER_STATE_DISCONNECTED;
-	self->high_mark = MSD_BROKER_WRITE_HIGH_MARK;
-	self->low_mark = MSD_BROKER_WRITE_LOW_MARK;
 	self->ping_interval_ms = MSD_BROKER_PING_INTERVAL_MS;
 	self->max_pings_out = MSD_BROKER_MAX_PINGS_OUT;
-	self->subscriptions_by_id = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
-	                                                  msd_broker_subscription_free);
-	self->subscriptions_by_sid = g_hash_table_new(g_int64_hash, g_int64_equal);
 	self->closing = g_ptr_array_new_with_free_func(g_object_unref);
 }
 
 /* ------------------------------------------------------------------------------------------
  * The connection as the replay window and JetStream see it (broker/msd-nats-port.h).
  */
+
+/* The broker stays the port's owner, so that a worker task of the window or of JetStream
+ * (which takes the owner as its source object) keeps the broker and both of them alive; the
+ * work is the connection's. */
 
 typedef struct {
 	MsdNatsPortMessageFunc func;
@@ -582,20 +468,21 @@ meshsync_broker_port_get_url(gpointer owner)
 static gboolean
 meshsync_broker_port_get_congested(gpointer owner)
 {
-	return meshsync_broker_get_congested(owner);
+	return msd_nats_connection_get_congested(MESHSYNC_BROKER(owner)->conn);
 }
 
 static void
 meshsync_broker_port_full_changed(gpointer owner)
 {
-	meshsync_broker_refresh_writable(owner);
+	meshsync_broker_update_writable(owner);
 }
 
 static gboolean
 meshsync_broker_port_publish_unchecked(
         gpointer owner, const gchar *subject, gconstpointer data, gsize length, GError **error)
 {
-	return meshsync_broker_publish_unchecked(owner, subject, data, length, error);
+	return msd_nats_connection_publish_unchecked(MESHSYNC_BROKER(owner)->conn, subject, data,
+	                                             length, error);
 }
 
 static gboolean
@@ -607,12 +494,12 @@ meshsync_broker_port_publish_with_id(gpointer owner,
                                      gsize length,
                                      GError **error)
 {
-	return meshsync_broker_publish_with_id(owner, subject, reply, msg_id, data, length, error);
+	return msd_nats_connection_publish_with_id(MESHSYNC_BROKER(owner)->conn, subject, reply,
+	                                           msg_id, data, length, error);
 }
 
 static void
-meshsync_broker_port_message_cb(MeshSyncBroker *broker,
-                                const gchar *subject,
+meshsync_broker_port_message_cb(const gchar *subject,
                                 const gchar *reply,
                                 GBytes *payload,
                                 gpointer user_data)
@@ -634,8 +521,8 @@ meshsync_broker_port_subscribe(gpointer owner,
 
 	ps->func = func;
 	ps->user_data = user_data;
-	id = meshsync_broker_subscribe(owner, subject, NULL, meshsync_broker_port_message_cb, ps,
-	                               g_free, error);
+	id = msd_nats_connection_subscribe(MESHSYNC_BROKER(owner)->conn, subject, NULL,
+	                                   meshsync_broker_port_message_cb, ps, g_free, error);
 	/* a failed subscribe does not call its destroy notify */
 	if (id == 0)
 		g_free(ps);
@@ -645,13 +532,13 @@ meshsync_broker_port_subscribe(gpointer owner,
 static natsConnection *
 meshsync_broker_port_hold_connection(gpointer owner)
 {
-	return meshsync_broker_hold_connection(owner);
+	return msd_nats_connection_hold(MESHSYNC_BROKER(owner)->conn);
 }
 
 static void
 meshsync_broker_port_release_connection(gpointer owner)
 {
-	meshsync_broker_release_connection(owner);
+	msd_nats_connection_release(MESHSYNC_BROKER(owner)->conn);
 }
 
 static const MsdNatsPortFuncs meshsync_broker_port_funcs = {
@@ -693,10 +580,10 @@ meshsync_broker_new(const gchar *url, GError **error)
 	self = g_object_new(MESHSYNC_TYPE_BROKER, NULL);
 	self->url = g_steal_pointer(&parsed);
 	self->context = g_main_context_ref_thread_default();
-	self->loop = msd_nats_loop_new(self->context);
-	msd_nats_loop_set_written_func(self->loop, meshsync_broker_written_cb, self);
-	self->link =
-	        msd_nats_link_new(self->context, meshsync_broker_link_event_cb, G_OBJECT(self));
+	self->conn = msd_nats_connection_new(self->context, self->url->display,
+	                                     &meshsync_broker_connection_funcs, self);
+	msd_nats_connection_set_marks(self->conn, MSD_BROKER_WRITE_HIGH_MARK,
+	                              MSD_BROKER_WRITE_LOW_MARK);
 	port.funcs = &meshsync_broker_port_funcs;
 	port.owner = G_OBJECT(self);
 	self->replay = msd_replay_new(&port, self->context);
@@ -804,8 +691,7 @@ meshsync_broker_set_write_buffer_marks(MeshSyncBroker *self, gsize high, gsize l
 {
 	g_return_if_fail(MESHSYNC_IS_BROKER(self));
 	g_return_if_fail(low <= high && high <= G_MAXINT);
-	self->high_mark = high;
-	self->low_mark = low;
+	msd_nats_connection_set_marks(self->conn, high, low);
 }
 
 void
@@ -945,17 +831,9 @@ meshsync_broker_build_options(MeshSyncBroker *self, natsOptions **out, GError **
 	if (s == NATS_OK && self->tls_certificate != NULL)
 		s = natsOptions_LoadCertificatesChain(opts, self->tls_certificate, self->tls_key);
 	if (s == NATS_OK)
-		s = natsOptions_SetDisconnectedCB(opts, msd_nats_link_disconnected_cb, self->link);
-	if (s == NATS_OK)
-		s = natsOptions_SetReconnectedCB(opts, msd_nats_link_reconnected_cb, self->link);
-	if (s == NATS_OK)
-		s = natsOptions_SetClosedCB(opts, msd_nats_link_closed_cb, self->link);
-	if (s == NATS_OK)
-		s = natsOptions_SetErrorHandler(opts, msd_nats_link_error_cb, self->link);
-	if (s == NATS_OK)
-		s = msd_nats_loop_install(self->loop, opts);
+		s = msd_nats_connection_configure(self->conn, opts);
 	if (s != NATS_OK) {
-		g_autofree gchar *reason = msd_broker_last_error(s);
+		g_autofree gchar *reason = msd_nats_connection_last_error(s);
 
 		natsOptions_Destroy(opts);
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
@@ -976,7 +854,7 @@ msd_connect_attempt_thread(GTask *task, gpointer source, gpointer data, GCancell
 	result->status = natsConnection_Connect(&result->nc, opts);
 	if (result->status != NATS_OK) {
 		result->nc = NULL;
-		result->reason = msd_broker_last_error(result->status);
+		result->reason = msd_nats_connection_last_error(result->status);
 	} else {
 		result->reconnects = msd_nats_link_read_reconnects(result->nc);
 		result->max_payload = natsConnection_GetMaxPayload(result->nc);
@@ -1031,8 +909,7 @@ static void
 meshsync_broker_connect_complete(MeshSyncBroker *self, GTask *task)
 {
 	self->connect_task = NULL;
-	self->pending_bytes = 0;
-	self->congested = FALSE;
+	msd_nats_connection_clear_congested(self->conn);
 	msd_info_url(self->url->display, "connected to the broker at %s%s", self->url->display,
 	             msd_jetstream_is_active(self->jetstream) ? " (JetStream)" : "");
 	meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CONNECTED);
@@ -1044,12 +921,12 @@ meshsync_broker_connect_complete(MeshSyncBroker *self, GTask *task)
 static void
 msd_connect_jetstream_done(GObject *source, GAsyncResult *res, gpointer data)
 {
-	MeshSyncBroker *self = MESHSYNC_BROKER(source);
 	GTask *task = data;
+	MeshSyncBroker *self = g_task_get_source_object(task);
 	GError *error = NULL;
 	gboolean ok = msd_jetstream_ensure_finish(self->jetstream, res, &error);
 
-	meshsync_broker_release_connection(self);
+	msd_nats_connection_release(self->conn);
 	if (self->connect_task != task) {
 		g_clear_error(&error);
 		meshsync_broker_connect_fail(
@@ -1061,9 +938,7 @@ msd_connect_jetstream_done(GObject *source, GAsyncResult *res, gpointer data)
 	}
 	if (!ok) {
 		/* A stream that is not ours is never changed: no connection, the error says why. */
-		if (self->nc != NULL)
-			natsConnection_Close(self->nc);
-		meshsync_broker_destroy_connection(self);
+		msd_nats_connection_close(self->conn);
 		meshsync_broker_connect_fail(self, task, error);
 		return;
 	}
@@ -1082,7 +957,7 @@ msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 
 	cd->attempting = FALSE;
 	if (result->status != NATS_OK)
-		msd_nats_link_unref(self->link); /* no callback will ever come */
+		msd_nats_connection_attempt_failed(self->conn);
 
 	if (self->connect_task != task) {
 		/* Closed meanwhile. */
@@ -1101,14 +976,14 @@ msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 	}
 
 	if (result->status == NATS_OK) {
-		self->nc = g_steal_pointer(&result->nc);
-		self->max_payload = result->max_payload;
+		msd_nats_connection_attach(self->conn, g_steal_pointer(&result->nc),
+		                           result->max_payload);
 		msd_replay_connected(self->replay, result->reconnects);
 		msd_attempt_result_free(result);
 		if (self->jetstream_wanted) {
 			/* Connected only once the stream is there (or known absent). */
 			msd_jetstream_ensure_async(
-			        self->jetstream, meshsync_broker_hold_connection(self),
+			        self->jetstream, msd_nats_connection_hold(self->conn),
 			        MESHSYNC_SUBJECT_CORE, msd_connect_jetstream_done, task);
 			return;
 		}
@@ -1169,8 +1044,7 @@ meshsync_broker_connect_attempt(MeshSyncBroker *self, GTask *task)
 		                    self->url->display));
 		return;
 	}
-	/* The connection's callbacks use the link until the closed callback drops this. */
-	msd_nats_link_ref(self->link);
+	msd_nats_connection_attempt_started(self->conn);
 	cd->attempting = TRUE;
 	g_task_set_source_tag(attempt, meshsync_broker_connect_attempt);
 	g_task_set_task_data(attempt, cd->opts, NULL);
@@ -1207,7 +1081,7 @@ meshsync_broker_connect_async(MeshSyncBroker *self,
 	task = g_task_new(self, cancellable, callback, user_data);
 	g_task_set_source_tag(task, meshsync_broker_connect_async);
 
-	if (self->nc != NULL || self->connect_task != NULL) {
+	if (msd_nats_connection_is_attached(self->conn) || self->connect_task != NULL) {
 		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
 		                        _("the broker at %s is already connected or connecting"),
 		                        self->url->display);
@@ -1318,53 +1192,7 @@ meshsync_broker_publish(MeshSyncBroker *self, const gchar *subject, GBytes *payl
 		            subject, len, self->url->display, max_payload);
 		return FALSE;
 	}
-	return meshsync_broker_publish_unchecked(self, subject, data, len, error);
-}
-
-static gboolean
-meshsync_broker_publish_unchecked(
-        MeshSyncBroker *self, const gchar *subject, gconstpointer data, gsize len, GError **error)
-{
-	natsStatus s;
-
-	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            _("cannot publish on %s: the broker at %s is not connected"), subject,
-		            self->url->display);
-		return FALSE;
-	}
-
-	s = natsConnection_Publish(self->nc, subject, data, (int)len);
-	switch (s) {
-	case NATS_OK:
-		if (self->state == MESHSYNC_BROKER_STATE_RECONNECTING)
-			self->pending_bytes += len + strlen(subject) + MSD_BROKER_PUB_OVERHEAD;
-		else if (!self->congested &&
-		         natsConnection_Buffered(self->nc) > (gint)self->high_mark)
-			meshsync_broker_set_congested(self, TRUE);
-		return TRUE;
-	case NATS_INSUFFICIENT_BUFFER:
-		meshsync_broker_set_writable(self, FALSE);
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            _("cannot publish on %s: the broker at %s is away and the reconnect "
-		              "buffer is full"),
-		            subject, self->url->display);
-		return FALSE;
-	case NATS_MAX_PAYLOAD:
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            _("message on %s is %zu bytes; more than the broker at "
-		              "%s takes"),
-		            subject, len, self->url->display);
-		return FALSE;
-	default: {
-		g_autofree gchar *reason = msd_broker_last_error(s);
-
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            _("cannot publish on %s to the broker at %s: %s"), subject,
-		            self->url->display, reason);
-		return FALSE;
-	}
-	}
+	return msd_nats_connection_publish_unchecked(self->conn, subject, data, len, error);
 }
 
 gboolean
@@ -1374,7 +1202,8 @@ meshsync_broker_publish_event(MeshSyncBroker *self,
                               guint n_parts,
                               GError **error)
 {
-	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
+	if (!msd_nats_connection_is_attached(self->conn) ||
+	    self->state == MESHSYNC_BROKER_STATE_CLOSED) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
 		            _("cannot publish on %s: the broker at %s is not connected"), subject,
 		            self->url->display);
@@ -1405,7 +1234,8 @@ meshsync_broker_publish_event_jetstream(MeshSyncBroker *self,
 		            state ? "last-state" : "event");
 		return FALSE;
 	}
-	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
+	if (!msd_nats_connection_is_attached(self->conn) ||
+	    self->state == MESHSYNC_BROKER_STATE_CLOSED) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
 		            _("cannot publish on %s: the broker at %s is not connected"), subject,
 		            self->url->display);
@@ -1417,46 +1247,6 @@ meshsync_broker_publish_event_jetstream(MeshSyncBroker *self,
 		g_string_append_len(data, parts[i].data, (gssize)parts[i].len);
 	msd_jetstream_publish(self->jetstream, subject, data->str, data->len, msg_id);
 	return TRUE;
-}
-
-static gboolean
-meshsync_broker_publish_with_id(MeshSyncBroker *self,
-                                const gchar *subject,
-                                const gchar *reply,
-                                const gchar *msg_id,
-                                gconstpointer data,
-                                gsize len,
-                                GError **error)
-{
-	natsMsg *msg = NULL;
-	natsStatus s;
-
-	/* Nothing goes to nats.c's reconnect buffer: the window sends it again itself. */
-	if (self->nc == NULL || self->state != MESHSYNC_BROKER_STATE_CONNECTED) {
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            "cannot publish on %s: the broker at %s is not connected", subject,
-		            self->url->display);
-		return FALSE;
-	}
-	s = natsMsg_Create(&msg, subject, reply, data, (int)len);
-	if (s == NATS_OK)
-		s = natsMsgHeader_Set(msg, "Nats-Msg-Id", msg_id);
-	if (s == NATS_OK)
-		s = natsConnection_PublishMsg(self->nc, msg);
-	natsMsg_Destroy(msg);
-	if (s == NATS_OK) {
-		if (!self->congested && natsConnection_Buffered(self->nc) > (gint)self->high_mark)
-			meshsync_broker_set_congested(self, TRUE);
-		return TRUE;
-	}
-	{
-		g_autofree gchar *reason = msd_broker_last_error(s);
-
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            "cannot publish on %s to the broker at %s: %s", subject,
-		            self->url->display, reason);
-	}
-	return FALSE;
 }
 
 /**
@@ -1603,54 +1393,24 @@ meshsync_broker_subscribe(MeshSyncBroker *self,
                           GError **error)
 {
 	MsdBrokerSubscription *sub;
-	natsSubscription *nsub = NULL;
-	natsStatus s;
+	guint id;
 
 	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), 0);
 	g_return_val_if_fail(subject != NULL, 0);
 	g_return_val_if_fail(func != NULL, 0);
 
-	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            _("cannot subscribe to %s: the broker at %s is not connected"), subject,
-		            self->url->display);
-		return 0;
-	}
-	/* The delivery thread keeps the link until the completion callback below. */
-	msd_nats_link_ref(self->link);
-	if (queue_group != NULL && *queue_group != '\0')
-		s = natsConnection_QueueSubscribe(&nsub, self->nc, subject, queue_group,
-		                                  msd_nats_link_message_cb, self->link);
-	else
-		s = natsConnection_Subscribe(&nsub, self->nc, subject, msd_nats_link_message_cb,
-		                             self->link);
-	if (s != NATS_OK) {
-		g_autofree gchar *reason = msd_broker_last_error(s);
-
-		msd_nats_link_unref(self->link);
-		g_set_error(error, MESHSYNC_ERROR,
-		            s == NATS_INVALID_SUBJECT ? MESHSYNC_ERROR_INVALID_DATA
-		                                      : MESHSYNC_ERROR_CONNECTION,
-		            _("cannot subscribe to %s at the broker at %s: %s"), subject,
-		            self->url->display, reason);
-		return 0;
-	}
-	if (natsSubscription_SetOnCompleteCB(nsub, msd_nats_link_subscription_complete_cb,
-	                                     self->link) != NATS_OK)
-		/* Keep the link forever rather than free it under a running callback. */
-		g_warning("subscription to %s: no completion callback", subject);
-
 	sub = g_new0(MsdBrokerSubscription, 1);
-	sub->id = ++self->next_subscription_id;
-	sub->sid = natsSubscription_GetID(nsub);
-	sub->subject = g_strdup(subject);
-	sub->sub = nsub;
+	sub->broker = self;
 	sub->func = func;
 	sub->user_data = user_data;
 	sub->destroy = destroy;
-	g_hash_table_insert(self->subscriptions_by_id, GUINT_TO_POINTER(sub->id), sub);
-	g_hash_table_insert(self->subscriptions_by_sid, &sub->sid, sub);
-	return sub->id;
+	id = msd_nats_connection_subscribe(self->conn, subject, queue_group,
+	                                   msd_broker_subscription_message_cb, sub,
+	                                   msd_broker_subscription_free, error);
+	/* a failed subscribe does not call its destroy notify, nor @destroy */
+	if (id == 0)
+		g_free(sub);
+	return id;
 }
 
 /**
@@ -1663,16 +1423,8 @@ meshsync_broker_subscribe(MeshSyncBroker *self,
 void
 meshsync_broker_unsubscribe(MeshSyncBroker *self, guint subscription_id)
 {
-	MsdBrokerSubscription *sub;
-
 	g_return_if_fail(MESHSYNC_IS_BROKER(self));
-	sub = g_hash_table_lookup(self->subscriptions_by_id, GUINT_TO_POINTER(subscription_id));
-	if (sub == NULL)
-		return;
-	if (self->nc != NULL && self->state != MESHSYNC_BROKER_STATE_CLOSED)
-		natsSubscription_Unsubscribe(sub->sub);
-	g_hash_table_remove(self->subscriptions_by_sid, &sub->sid);
-	g_hash_table_remove(self->subscriptions_by_id, GUINT_TO_POINTER(subscription_id));
+	msd_nats_connection_unsubscribe(self->conn, subscription_id);
 }
 
 /* ------------------------------------------------------------------------------------------ */
@@ -1689,26 +1441,9 @@ msd_flush_thread(GTask *task, gpointer source, gpointer data, GCancellable *canc
 	natsStatus s = natsConnection_FlushTimeout(fd->nc, fd->timeout_ms);
 
 	/* NULL on success, else the reason. */
-	g_task_return_pointer(task, s == NATS_OK ? NULL : msd_broker_last_error(s), g_free);
+	g_task_return_pointer(task, s == NATS_OK ? NULL : msd_nats_connection_last_error(s),
+	                      g_free);
 	nats_ReleaseThreadMemory();
-}
-
-static natsConnection *
-meshsync_broker_hold_connection(MeshSyncBroker *self)
-{
-	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED)
-		return NULL;
-	self->n_workers++;
-	return self->nc;
-}
-
-static void
-meshsync_broker_release_connection(MeshSyncBroker *self)
-{
-	g_return_if_fail(self->n_workers > 0);
-	self->n_workers--;
-	if (self->n_workers == 0 && self->destroy_due)
-		meshsync_broker_destroy_connection(self);
 }
 
 static void
@@ -1721,7 +1456,7 @@ msd_flush_done(GObject *source, GAsyncResult *res, gpointer data)
 	g_autofree gchar *reason = NULL;
 
 	reason = g_task_propagate_pointer(G_TASK(res), NULL);
-	meshsync_broker_release_connection(self);
+	msd_nats_connection_release(self->conn);
 
 	if (reason != NULL)
 		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
@@ -1760,7 +1495,8 @@ meshsync_broker_flush_async(MeshSyncBroker *self,
 	g_return_if_fail(MESHSYNC_IS_BROKER(self));
 	task = g_task_new(self, cancellable, callback, user_data);
 	g_task_set_source_tag(task, meshsync_broker_flush_async);
-	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
+	if (!msd_nats_connection_is_attached(self->conn) ||
+	    self->state == MESHSYNC_BROKER_STATE_CLOSED) {
 		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
 		                        _("cannot flush: the broker at %s is not connected"),
 		                        self->url->display);
@@ -1778,7 +1514,7 @@ meshsync_broker_flush_async(MeshSyncBroker *self,
 		return;
 	}
 	fd = g_new0(MsdFlushData, 1);
-	fd->nc = meshsync_broker_hold_connection(self);
+	fd->nc = msd_nats_connection_hold(self->conn);
 	fd->timeout_ms = MAX(timeout_ms, 1);
 	worker = g_task_new(self, NULL, msd_flush_done, g_steal_pointer(&task));
 	g_task_set_source_tag(worker, msd_flush_thread);
@@ -1803,36 +1539,13 @@ meshsync_broker_flush_finish(MeshSyncBroker *self, GAsyncResult *result, GError 
 	return g_task_propagate_boolean(G_TASK(result), error);
 }
 
-/*
- * Pushes the write buffer into the socket from the loop thread, without waiting for the
- * server's answer. Close needs this: natsConnection_Close() otherwise waits for a PONG that
- * only this very thread could read.
- */
+/* The connection's write buffer into the socket from the loop thread (see
+ * msd_nats_connection_drain_output()). */
 gboolean
 meshsync_broker_drain_output(MeshSyncBroker *self, guint timeout_ms, GError **error)
 {
-	gint64 deadline = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
-
 	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), FALSE);
-	if (self->nc == NULL)
-		return TRUE;
-	while (natsConnection_Status(self->nc) == NATS_CONN_STATUS_CONNECTED &&
-	       natsConnection_Buffered(self->nc) > 0) {
-		gint64 left_ms = (deadline - g_get_monotonic_time()) / 1000;
-
-		/* No socket (the connection just dropped) or no room in time: stop here. */
-		if (left_ms <= 0 || !msd_nats_loop_wait_writable(self->loop, (gint)left_ms))
-			break;
-		natsConnection_ProcessWriteEvent(self->nc);
-	}
-	if (natsConnection_Status(self->nc) == NATS_CONN_STATUS_CONNECTED &&
-	    natsConnection_Buffered(self->nc) > 0) {
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            _("the broker at %s took no data for %u ms"), self->url->display,
-		            timeout_ms);
-		return FALSE;
-	}
-	return TRUE;
+	return msd_nats_connection_drain_output(self->conn, timeout_ms, error);
 }
 
 /* Closes for good. @left says what was left unsent when the caller gave up on it; without
@@ -1847,16 +1560,11 @@ meshsync_broker_shut(MeshSyncBroker *self, guint drain_ms, GError *left, GError 
 
 	/* A connect in progress notices this when its attempt returns. */
 	self->connect_task = NULL;
-	if (local_error == NULL && drain_ms > 0 && self->nc != NULL &&
-	    self->state != MESHSYNC_BROKER_STATE_CLOSED)
-		meshsync_broker_drain_output(self, drain_ms, &local_error);
-	if (self->nc != NULL)
-		natsConnection_Close(self->nc);
+	if (local_error == NULL && drain_ms > 0 && self->state != MESHSYNC_BROKER_STATE_CLOSED)
+		msd_nats_connection_drain_output(self->conn, drain_ms, &local_error);
+	msd_nats_connection_close(self->conn);
 	msd_replay_closed(self->replay);
 	msd_jetstream_closed(self->jetstream);
-	g_hash_table_remove_all(self->subscriptions_by_sid);
-	g_hash_table_remove_all(self->subscriptions_by_id);
-	meshsync_broker_destroy_connection(self);
 	meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CLOSED);
 	meshsync_broker_set_writable(self, FALSE);
 
@@ -1911,9 +1619,7 @@ meshsync_broker_close(MeshSyncBroker *self)
 static gboolean
 meshsync_broker_has_output(MeshSyncBroker *self)
 {
-	return self->nc != NULL && self->state != MESHSYNC_BROKER_STATE_CLOSED &&
-	       natsConnection_Status(self->nc) == NATS_CONN_STATUS_CONNECTED &&
-	       natsConnection_Buffered(self->nc) > 0;
+	return msd_nats_connection_has_output(self->conn);
 }
 
 static gboolean
@@ -2023,7 +1729,8 @@ meshsync_broker_close_async(MeshSyncBroker *self,
 	task = g_task_new(self, cancellable, callback, user_data);
 	g_task_set_source_tag(task, meshsync_broker_close_async);
 	g_task_set_name(task, "[meshsync] broker close");
-	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED ||
+	if (!msd_nats_connection_is_attached(self->conn) ||
+	    self->state == MESHSYNC_BROKER_STATE_CLOSED ||
 	    g_cancellable_is_cancelled(cancellable)) {
 		meshsync_broker_shut(self, 0, NULL, NULL);
 		if (!g_task_return_error_if_cancelled(task))
@@ -2112,9 +1819,7 @@ gint64
 meshsync_broker_get_max_payload(MeshSyncBroker *self)
 {
 	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), 0);
-	/* Kept from the connect: asking nats.c takes the connection lock, which its reconnect
-	 * thread holds through a whole connect attempt. */
-	return self->nc != NULL ? self->max_payload : 0;
+	return msd_nats_connection_get_max_payload(self->conn);
 }
 
 /**
@@ -2130,16 +1835,10 @@ meshsync_broker_get_max_payload(MeshSyncBroker *self)
 guint64
 meshsync_broker_get_buffered_bytes(MeshSyncBroker *self)
 {
-	gint buffered = 0;
-
 	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), 0);
-	if (self->nc == NULL)
+	if (!msd_nats_connection_is_attached(self->conn))
 		return 0;
-	/* nats.c drops its write buffer at the reconnection; while it reconnects its lock may be
-	 * held for a whole attempt. */
-	if (self->state == MESHSYNC_BROKER_STATE_CONNECTED)
-		buffered = natsConnection_Buffered(self->nc);
-	return (buffered > 0 ? (guint64)buffered : 0) + self->pending_bytes +
+	return msd_nats_connection_get_buffered(self->conn) +
 	       msd_replay_get_unsent_bytes(self->replay);
 }
 

@@ -1,0 +1,105 @@
+/*
+ * Copyright the meshsync authors
+ * SPDX-License-Identifier: Apache-2.0
+ */
+
+#pragma once
+
+#include <gio/gio.h>
+#include <nats/nats.h>
+
+#include "meshsync-broker.h"
+#include "broker/msd-nats-link.h"
+
+G_BEGIN_DECLS
+
+/*
+ * One NATS connection as the loop sees it: the natsConnection once connected, the link that
+ * brings nats.c's callbacks to the loop, the source that drives its socket, the write-buffer
+ * marks, the holds of worker threads, publishing and subscriptions. The broker connects and
+ * reconnects, keeps the state and the writable property, and sits above this with the replay
+ * window and JetStream; what changes here reaches it through MsdNatsConnectionOwnerFuncs.
+ * Loop thread only, except the nats.c callbacks the link takes.
+ */
+
+#define MSD_TYPE_NATS_CONNECTION (msd_nats_connection_get_type())
+G_DECLARE_FINAL_TYPE(MsdNatsConnection, msd_nats_connection, MSD, NATS_CONNECTION, GObject)
+
+typedef struct {
+	/* a link event other than a message: disconnected, reconnected, closed, error */
+	void (*event)(gpointer owner, MsdNatsLinkEvent *event);
+	/* the write buffer passed the high mark, or drained below the low one */
+	void (*congestion_changed)(gpointer owner, gboolean congested);
+	/* a publish found nats.c's reconnect buffer full */
+	void (*reconnect_buffer_full)(gpointer owner);
+	/* the source pushed the write buffer into the socket */
+	void (*written)(gpointer owner);
+} MsdNatsConnectionOwnerFuncs;
+
+/* Messages of a subscription, on the loop. */
+typedef void (*MsdNatsConnectionMessageFunc)(const gchar *subject,
+                                             const gchar *reply,
+                                             GBytes *payload,
+                                             gpointer user_data);
+
+MsdNatsConnection *msd_nats_connection_new(GMainContext *context,
+                                           const gchar *url,
+                                           const MsdNatsConnectionOwnerFuncs *funcs,
+                                           gpointer owner);
+/* The owner is going away: nothing reaches it any more. */
+void msd_nats_connection_detach(MsdNatsConnection *self);
+
+/* Hooks the link's callbacks and the source into @opts. */
+natsStatus msd_nats_connection_configure(MsdNatsConnection *self, natsOptions *opts);
+/* A connect attempt's reference on the link, for the callbacks of the connection it may make;
+ * dropped with msd_nats_connection_attempt_failed() when it made none. */
+void msd_nats_connection_attempt_started(MsdNatsConnection *self);
+void msd_nats_connection_attempt_failed(MsdNatsConnection *self);
+/* The connect made @nc (transfer full). */
+void msd_nats_connection_attach(MsdNatsConnection *self, natsConnection *nc, gint64 max_payload);
+gboolean msd_nats_connection_is_attached(MsdNatsConnection *self);
+/* The broker's state, which decides what publishing may do. */
+void msd_nats_connection_set_state(MsdNatsConnection *self, MeshSyncBrokerState state);
+void msd_nats_connection_reconnected(MsdNatsConnection *self, gint64 max_payload);
+/* Closes the natsConnection, drops the subscriptions and destroys it once no worker holds it. */
+void msd_nats_connection_close(MsdNatsConnection *self);
+
+void msd_nats_connection_set_marks(MsdNatsConnection *self, gsize high, gsize low);
+gboolean msd_nats_connection_get_congested(MsdNatsConnection *self);
+/* What waited for the socket went with it: no congestion, without telling the owner. */
+void msd_nats_connection_clear_congested(MsdNatsConnection *self);
+gint64 msd_nats_connection_get_max_payload(MsdNatsConnection *self);
+guint64 msd_nats_connection_get_buffered(MsdNatsConnection *self);
+gboolean msd_nats_connection_has_output(MsdNatsConnection *self);
+gboolean
+msd_nats_connection_drain_output(MsdNatsConnection *self, guint timeout_ms, GError **error);
+
+gboolean msd_nats_connection_publish_unchecked(MsdNatsConnection *self,
+                                               const gchar *subject,
+                                               gconstpointer data,
+                                               gsize len,
+                                               GError **error);
+gboolean msd_nats_connection_publish_with_id(MsdNatsConnection *self,
+                                             const gchar *subject,
+                                             const gchar *reply,
+                                             const gchar *msg_id,
+                                             gconstpointer data,
+                                             gsize len,
+                                             GError **error);
+guint msd_nats_connection_subscribe(MsdNatsConnection *self,
+                                    const gchar *subject,
+                                    const gchar *queue_group,
+                                    MsdNatsConnectionMessageFunc func,
+                                    gpointer user_data,
+                                    GDestroyNotify destroy,
+                                    GError **error);
+void msd_nats_connection_unsubscribe(MsdNatsConnection *self, guint id);
+
+/* A worker thread's hold on the natsConnection (NULL: none), and its release. */
+natsConnection *msd_nats_connection_hold(MsdNatsConnection *self);
+void msd_nats_connection_release(MsdNatsConnection *self);
+
+/* nats.c's last error for @status, cleaned of its source places. */
+gchar *msd_nats_connection_last_error(natsStatus status);
+
+G_END_DECLS
