@@ -38,10 +38,6 @@ typedef struct {
 
 void meshsync_broker_get_replay_stats(MeshSyncBroker *self, MeshSyncBrokerReplayStats *stats);
 
-/* nats.c's error text without the "(conn.c:2088)" places of its sources, which say nothing to
- * the person reading the message. */
-gchar *meshsync_broker_clean_error_text(const gchar *text);
-
 /* Whether meshsync_broker_publish() takes @subject. */
 gboolean meshsync_broker_subject_is_valid(const gchar *subject);
 

@@ -282,49 +282,6 @@ static const MsdNatsConnectionOwnerFuncs meshsync_broker_connection_funcs = {
 
 /* ------------------------------------------------------------------------------------------ */
 
-gchar *
-meshsync_broker_clean_error_text(const gchar *text)
-{
-	GString *out = g_string_sized_new(strlen(text));
-	const gchar *p = text;
-
-	while (*p != '\0') {
-		/* "(" name ".c:" digits ")", the form nats_setError() writes */
-		const gchar *q = p + 1;
-		gboolean place = FALSE;
-
-		if (*p == '(') {
-			while (g_ascii_isalnum(*q) || *q == '_' || *q == '-' || *q == '.' ||
-			       *q == '/')
-				q++;
-			if (q - p > 3 && q[-2] == '.' && q[-1] == 'c' && q[0] == ':' &&
-			    g_ascii_isdigit(q[1])) {
-				q++;
-				while (g_ascii_isdigit(*q))
-					q++;
-				place = *q == ')';
-			}
-		}
-		if (!place) {
-			g_string_append_c(out, *p++);
-			continue;
-		}
-		p = q + 1;
-		/* a leading "(conn.c:2088): " goes with its separator, " (conn.c:2088)" with
-		 * the space before it */
-		if (out->len == 0) {
-			if (*p == ':')
-				p++;
-			while (*p == ' ')
-				p++;
-		} else {
-			while (out->len > 0 && out->str[out->len - 1] == ' ')
-				g_string_truncate(out, out->len - 1);
-		}
-	}
-	return g_string_free(out, FALSE);
-}
-
 static gboolean
 msd_broker_is_auth_failure(natsStatus status, const gchar *reason)
 {
@@ -782,67 +739,29 @@ msd_attempt_result_free(gpointer data)
 	g_free(result);
 }
 
-static gboolean
-meshsync_broker_build_options(MeshSyncBroker *self, natsOptions **out, GError **error)
+static natsOptions *
+meshsync_broker_build_options(MeshSyncBroker *self, GError **error)
 {
-	natsOptions *opts = NULL;
-	natsStatus s;
-	guint n = g_strv_length(self->url->servers);
-	const gchar *token = self->token != NULL ? self->token : self->url->token;
-	gint64 attempt_ms = MIN((gint64)MSD_BROKER_ATTEMPT_TIMEOUT_MS,
-	                        MAX((gint64)self->connect_timeout_s * 1000, 250));
+	MsdNatsSettings settings = {
+	        .servers = (const gchar *const *)self->url->servers,
+	        .user = self->url->user,
+	        .password = self->url->password,
+	        .token = self->token != NULL ? self->token : self->url->token,
+	        .credentials_file = self->credentials_file,
+	        .tls = self->url->tls,
+	        .tls_ca = self->tls_ca,
+	        .tls_certificate = self->tls_certificate,
+	        .tls_key = self->tls_key,
+	        .attempt_timeout_ms = MIN((gint64)MSD_BROKER_ATTEMPT_TIMEOUT_MS,
+	                                  MAX((gint64)self->connect_timeout_s * 1000, 250)),
+	        .max_reconnects = self->max_reconnects,
+	        .reconnect_wait_ms = MSD_BROKER_RECONNECT_WAIT_MS,
+	        .reconnect_buffer_size = self->reconnect_buffer_size,
+	        .ping_interval_ms = self->ping_interval_ms,
+	        .max_pings_out = (gint)self->max_pings_out,
+	};
 
-	s = natsOptions_Create(&opts);
-	if (s == NATS_OK)
-		s = natsOptions_SetServers(opts, (const char **)self->url->servers, (int)n);
-	if (s == NATS_OK)
-		s = natsOptions_SetNoRandomize(opts, true);
-	if (s == NATS_OK)
-		s = natsOptions_SetName(opts, "meshsync");
-	if (s == NATS_OK)
-		s = natsOptions_SetTimeout(opts, attempt_ms);
-	/* A publish asks the loop for the socket's write side at once, instead of signalling
-	 * nats.c's flusher thread, which woke about 1 ms later only to ask the same: one futex
-	 * round and a thread switch less per burst, and replies leave without that delay. */
-	if (s == NATS_OK)
-		s = natsOptions_SetSendAsap(opts, true);
-	if (s == NATS_OK)
-		s = natsOptions_SetAllowReconnect(opts, true);
-	if (s == NATS_OK)
-		s = natsOptions_SetMaxReconnect(opts, self->max_reconnects);
-	if (s == NATS_OK)
-		s = natsOptions_SetReconnectWait(opts, MSD_BROKER_RECONNECT_WAIT_MS);
-	if (s == NATS_OK && self->reconnect_buffer_size > 0)
-		s = natsOptions_SetReconnectBufSize(opts, (int)self->reconnect_buffer_size);
-	if (s == NATS_OK)
-		s = natsOptions_SetPingInterval(opts, self->ping_interval_ms);
-	if (s == NATS_OK)
-		s = natsOptions_SetMaxPingsOut(opts, (int)self->max_pings_out);
-	if (s == NATS_OK && self->url->user != NULL)
-		s = natsOptions_SetUserInfo(opts, self->url->user, self->url->password);
-	if (s == NATS_OK && token != NULL)
-		s = natsOptions_SetToken(opts, token);
-	if (s == NATS_OK && self->credentials_file != NULL)
-		s = natsOptions_SetUserCredentialsFromFiles(opts, self->credentials_file, NULL);
-	if (s == NATS_OK && self->url->tls)
-		s = natsOptions_SetSecure(opts, true);
-	if (s == NATS_OK && self->tls_ca != NULL)
-		s = natsOptions_LoadCATrustedCertificates(opts, self->tls_ca);
-	if (s == NATS_OK && self->tls_certificate != NULL)
-		s = natsOptions_LoadCertificatesChain(opts, self->tls_certificate, self->tls_key);
-	if (s == NATS_OK)
-		s = msd_nats_connection_configure(self->conn, opts);
-	if (s != NATS_OK) {
-		g_autofree gchar *reason = msd_nats_connection_last_error(s);
-
-		natsOptions_Destroy(opts);
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            _("cannot configure the connection to the broker at %s: %s"),
-		            self->url->display, reason);
-		return FALSE;
-	}
-	*out = opts;
-	return TRUE;
+	return msd_nats_connection_build_options(self->conn, &settings, error);
 }
 
 static void
@@ -1087,7 +1006,8 @@ meshsync_broker_connect_async(MeshSyncBroker *self,
 		                        self->url->display);
 		return;
 	}
-	if (!meshsync_broker_build_options(self, &opts, &error)) {
+	opts = meshsync_broker_build_options(self, &error);
+	if (opts == NULL) {
 		g_task_return_error(task, error);
 		return;
 	}

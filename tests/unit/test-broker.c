@@ -403,30 +403,6 @@ test_publish_subscribe(void)
 	nats_server_clear(&server);
 }
 
-/* What nats.c says reaches the user without the places in its sources. */
-static void
-test_clean_error_text(void)
-{
-	static const struct {
-		const gchar *in;
-		const gchar *out;
-	} cases[] = {
-	        {"(conn.c:2088): No server available for connection",
-	         "No server available for connection"},
-	        {"SSL handshake error (opts.c:12) (conn.c:88)", "SSL handshake error"},
-	        {"Authorization Violation", "Authorization Violation"},
-	        {"bad value (expected 3)", "bad value (expected 3)"},
-	        {"(x.c:)", "(x.c:)"},
-	        {"", ""},
-	};
-
-	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
-		g_autofree gchar *text = meshsync_broker_clean_error_text(cases[i].in);
-
-		g_assert_cmpstr(text, ==, cases[i].out);
-	}
-}
-
 static void
 test_bad_subjects(void)
 {
@@ -2143,7 +2119,6 @@ main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/broker/publish-subscribe", test_publish_subscribe);
 	g_test_add_func("/broker/bad-subjects", test_bad_subjects);
-	g_test_add_func("/broker/clean-error-text", test_clean_error_text);
 	g_test_add_func("/broker/queue-groups", test_queue_groups);
 	g_test_add_func("/broker/unsubscribe", test_unsubscribe);
 	g_test_add_func("/broker/envelope-exact", test_envelope_exact);

@@ -88,10 +88,35 @@ test_unattached(void)
 	g_assert_cmpuint(owner_calls, ==, 0);
 }
 
+/* What nats.c says reaches the user without the places in its sources. */
+static void
+test_clean_error_text(void)
+{
+	static const struct {
+		const gchar *in;
+		const gchar *out;
+	} cases[] = {
+	        {"(conn.c:2088): No server available for connection",
+	         "No server available for connection"},
+	        {"SSL handshake error (opts.c:12) (conn.c:88)", "SSL handshake error"},
+	        {"Authorization Violation", "Authorization Violation"},
+	        {"bad value (expected 3)", "bad value (expected 3)"},
+	        {"(x.c:)", "(x.c:)"},
+	        {"", ""},
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree gchar *text = msd_nats_connection_clean_error_text(cases[i].in);
+
+		g_assert_cmpstr(text, ==, cases[i].out);
+	}
+}
+
 int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/nats-connection/unattached", test_unattached);
+	g_test_add_func("/nats-connection/clean-error-text", test_clean_error_text);
 	return g_test_run();
 }

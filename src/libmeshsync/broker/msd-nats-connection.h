@@ -49,8 +49,30 @@ MsdNatsConnection *msd_nats_connection_new(GMainContext *context,
 /* The owner is going away: nothing reaches it any more. */
 void msd_nats_connection_detach(MsdNatsConnection *self);
 
-/* Hooks the link's callbacks and the source into @opts. */
-natsStatus msd_nats_connection_configure(MsdNatsConnection *self, natsOptions *opts);
+/* What a connect is made with; the owner keeps these settings and decides on the retries. */
+typedef struct {
+	const gchar *const *servers;
+	const gchar *user;             /* (nullable) */
+	const gchar *password;         /* (nullable) */
+	const gchar *token;            /* (nullable) */
+	const gchar *credentials_file; /* (nullable) */
+	gboolean tls;
+	const gchar *tls_ca;          /* (nullable) */
+	const gchar *tls_certificate; /* (nullable) */
+	const gchar *tls_key;         /* (nullable) */
+	gint64 attempt_timeout_ms;    /* one connect attempt, handshake included */
+	gint max_reconnects;
+	gint64 reconnect_wait_ms;
+	gsize reconnect_buffer_size; /* 0: nats.c's default */
+	gint64 ping_interval_ms;
+	gint max_pings_out;
+} MsdNatsSettings;
+
+/* The natsOptions of one connect from @settings, with the link's callbacks and the source
+ * hooked in; NULL and %MESHSYNC_ERROR_INVALID_CONFIG when nats.c refuses one of them. */
+natsOptions *msd_nats_connection_build_options(MsdNatsConnection *self,
+                                               const MsdNatsSettings *settings,
+                                               GError **error);
 /* A connect attempt's reference on the link, for the callbacks of the connection it may make;
  * dropped with msd_nats_connection_attempt_failed() when it made none. */
 void msd_nats_connection_attempt_started(MsdNatsConnection *self);
@@ -101,5 +123,8 @@ void msd_nats_connection_release(MsdNatsConnection *self);
 
 /* nats.c's last error for @status, cleaned of its source places. */
 gchar *msd_nats_connection_last_error(natsStatus status);
+/* nats.c's error text without the "(conn.c:2088)" places of its sources, which say nothing to
+ * the person reading the message. */
+gchar *msd_nats_connection_clean_error_text(const gchar *text);
 
 G_END_DECLS
