@@ -403,111 +403,12 @@ meshsync_broker_init(MeshSyncBroker *self)
 	self->closing = g_ptr_array_new_with_free_func(g_object_unref);
 }
 
-/* ------------------------------------------------------------------------------------------
- * The connection as the replay window and JetStream see it (broker/msd-nats-port.h).
- */
-
-/* The broker stays the port's owner, so that a worker task of the window or of JetStream
- * (which takes the owner as its source object) keeps the broker and both of them alive; the
- * work is the connection's. */
-
-typedef struct {
-	MsdNatsPortMessageFunc func;
-	gpointer user_data;
-} MsdBrokerPortSubscription;
-
-static const gchar *
-meshsync_broker_port_get_url(gpointer owner)
-{
-	return meshsync_broker_get_url(owner);
-}
-
-static gboolean
-meshsync_broker_port_get_congested(gpointer owner)
-{
-	return msd_nats_connection_get_congested(MESHSYNC_BROKER(owner)->conn);
-}
-
+/* The replay window or JetStream says that whether it is full changed. */
 static void
-meshsync_broker_port_full_changed(gpointer owner)
+meshsync_broker_full_changed_cb(GObject *owner)
 {
-	meshsync_broker_update_writable(owner);
+	meshsync_broker_update_writable(MESHSYNC_BROKER(owner));
 }
-
-static gboolean
-meshsync_broker_port_publish_unchecked(
-        gpointer owner, const gchar *subject, gconstpointer data, gsize length, GError **error)
-{
-	return msd_nats_connection_publish_unchecked(MESHSYNC_BROKER(owner)->conn, subject, data,
-	                                             length, error);
-}
-
-static gboolean
-meshsync_broker_port_publish_with_id(gpointer owner,
-                                     const gchar *subject,
-                                     const gchar *reply,
-                                     const gchar *msg_id,
-                                     gconstpointer data,
-                                     gsize length,
-                                     GError **error)
-{
-	return msd_nats_connection_publish_with_id(MESHSYNC_BROKER(owner)->conn, subject, reply,
-	                                           msg_id, data, length, error);
-}
-
-static void
-meshsync_broker_port_message_cb(const gchar *subject,
-                                const gchar *reply,
-                                GBytes *payload,
-                                gpointer user_data)
-{
-	MsdBrokerPortSubscription *ps = user_data;
-
-	ps->func(subject, payload, ps->user_data);
-}
-
-static guint
-meshsync_broker_port_subscribe(gpointer owner,
-                               const gchar *subject,
-                               MsdNatsPortMessageFunc func,
-                               gpointer user_data,
-                               GError **error)
-{
-	MsdBrokerPortSubscription *ps = g_new(MsdBrokerPortSubscription, 1);
-	guint id;
-
-	ps->func = func;
-	ps->user_data = user_data;
-	id = msd_nats_connection_subscribe(MESHSYNC_BROKER(owner)->conn, subject, NULL,
-	                                   meshsync_broker_port_message_cb, ps, g_free, error);
-	/* a failed subscribe does not call its destroy notify */
-	if (id == 0)
-		g_free(ps);
-	return id;
-}
-
-static natsConnection *
-meshsync_broker_port_hold_connection(gpointer owner)
-{
-	return msd_nats_connection_hold(MESHSYNC_BROKER(owner)->conn);
-}
-
-static void
-meshsync_broker_port_release_connection(gpointer owner)
-{
-	msd_nats_connection_release(MESHSYNC_BROKER(owner)->conn);
-}
-
-static const MsdNatsPortFuncs meshsync_broker_port_funcs = {
-        .get_url = meshsync_broker_port_get_url,
-        .get_congested = meshsync_broker_port_get_congested,
-        .full_changed = meshsync_broker_port_full_changed,
-        .publish_unchecked = meshsync_broker_port_publish_unchecked,
-        .publish_with_id = meshsync_broker_port_publish_with_id,
-        .subscribe = meshsync_broker_port_subscribe,
-        .hold_connection = meshsync_broker_port_hold_connection,
-        .release_connection = meshsync_broker_port_release_connection,
-};
 
 /**
  * meshsync_broker_new:
@@ -529,7 +430,6 @@ MeshSyncBroker *
 meshsync_broker_new(const gchar *url, GError **error)
 {
 	g_autoptr(MsdBrokerUrl) parsed = msd_broker_url_parse(url, error);
-	MsdNatsPort port;
 	MeshSyncBroker *self;
 
 	if (parsed == NULL)
@@ -541,10 +441,12 @@ meshsync_broker_new(const gchar *url, GError **error)
 	                                     &meshsync_broker_connection_funcs, self);
 	msd_nats_connection_set_marks(self->conn, MSD_BROKER_WRITE_HIGH_MARK,
 	                              MSD_BROKER_WRITE_LOW_MARK);
-	port.funcs = &meshsync_broker_port_funcs;
-	port.owner = G_OBJECT(self);
-	self->replay = msd_replay_new(&port, self->context);
-	self->jetstream = msd_jetstream_new(&port, self->context);
+	/* The broker, not the connection, is their owner: a worker task of either holds the
+	 * broker, which owns both of them. */
+	self->replay = msd_replay_new(self->conn, G_OBJECT(self), meshsync_broker_full_changed_cb,
+	                              self->context);
+	self->jetstream = msd_jetstream_new(self->conn, G_OBJECT(self),
+	                                    meshsync_broker_full_changed_cb, self->context);
 	return self;
 }
 

@@ -389,6 +389,12 @@ msd_nats_connection_is_attached(MsdNatsConnection *self)
 	return self->nc != NULL;
 }
 
+const gchar *
+msd_nats_connection_get_url(MsdNatsConnection *self)
+{
+	return self->url;
+}
+
 void
 msd_nats_connection_set_state(MsdNatsConnection *self, MeshSyncBrokerState state)
 {

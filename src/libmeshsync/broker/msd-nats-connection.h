@@ -36,6 +36,10 @@ typedef struct {
 	void (*written)(gpointer owner);
 } MsdNatsConnectionOwnerFuncs;
 
+/* How a layer on this connection (the replay window, JetStream) tells its owner that whether
+ * it is full changed, so that the owner recomputes what it reports as writable. */
+typedef void (*MsdNatsFullChangedFunc)(GObject *owner);
+
 /* Messages of a subscription, on the loop. */
 typedef void (*MsdNatsConnectionMessageFunc)(const gchar *subject,
                                              const gchar *reply,
@@ -80,6 +84,8 @@ void msd_nats_connection_attempt_failed(MsdNatsConnection *self);
 /* The connect made @nc (transfer full). */
 void msd_nats_connection_attach(MsdNatsConnection *self, natsConnection *nc, gint64 max_payload);
 gboolean msd_nats_connection_is_attached(MsdNatsConnection *self);
+/* The URL without its credentials, for messages. */
+const gchar *msd_nats_connection_get_url(MsdNatsConnection *self);
 /* The broker's state, which decides what publishing may do. */
 void msd_nats_connection_set_state(MsdNatsConnection *self, MeshSyncBrokerState state);
 void msd_nats_connection_reconnected(MsdNatsConnection *self, gint64 max_payload);
