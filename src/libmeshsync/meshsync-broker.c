@@ -589,8 +589,8 @@ meshsync_broker_get_replay_stats(MeshSyncBroker *self, MeshSyncBrokerReplayStats
 }
 
 /* ------------------------------------------------------------------------------------------
- * Connect: each attempt runs natsConnection_Connect in a worker (it blocks on TCP and the
- * handshake); the backoff between attempts is a timeout source on the loop.
+ * Connect: each attempt is the connection's (a worker blocks on TCP and the handshake); the
+ * backoff between attempts is a timeout source on the loop.
  */
 
 typedef struct {
@@ -603,14 +603,6 @@ typedef struct {
 	gboolean attempting;
 	gboolean logged;
 } MsdConnectData;
-
-typedef struct {
-	natsConnection *nc;
-	natsStatus status;
-	gchar *reason;
-	guint64 reconnects;
-	gint64 max_payload;
-} MsdAttemptResult;
 
 static void
 msd_connect_data_free(gpointer data)
@@ -628,17 +620,6 @@ msd_connect_data_free(gpointer data)
 	natsOptions_Destroy(cd->opts);
 	g_free(cd->last_reason);
 	g_free(cd);
-}
-
-static void
-msd_attempt_result_free(gpointer data)
-{
-	MsdAttemptResult *result = data;
-
-	if (result->nc != NULL)
-		natsConnection_Destroy(result->nc);
-	g_free(result->reason);
-	g_free(result);
 }
 
 static natsOptions *
@@ -664,25 +645,6 @@ meshsync_broker_build_options(MeshSyncBroker *self, GError **error)
 	};
 
 	return msd_nats_connection_build_options(self->conn, &settings, error);
-}
-
-static void
-msd_connect_attempt_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
-{
-	natsOptions *opts = data;
-	MsdAttemptResult *result = g_new0(MsdAttemptResult, 1);
-
-	result->status = natsConnection_Connect(&result->nc, opts);
-	if (result->status != NATS_OK) {
-		result->nc = NULL;
-		result->reason = msd_nats_connection_last_error(result->status);
-	} else {
-		result->reconnects = msd_nats_link_read_reconnects(result->nc);
-		result->max_payload = natsConnection_GetMaxPayload(result->nc);
-	}
-	/* GTask's pool threads live on; release the library's per-thread error state. */
-	nats_ReleaseThreadMemory();
-	g_task_return_pointer(task, result, msd_attempt_result_free);
 }
 
 static void meshsync_broker_connect_attempt(MeshSyncBroker *self, GTask *task);
@@ -769,20 +731,22 @@ msd_connect_jetstream_done(GObject *source, GAsyncResult *res, gpointer data)
 static void
 msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 {
-	MeshSyncBroker *self = MESHSYNC_BROKER(source);
 	GTask *task = data;
+	MeshSyncBroker *self = g_task_get_source_object(task);
 	MsdConnectData *cd = g_task_get_task_data(task);
-	MsdAttemptResult *result = g_task_propagate_pointer(G_TASK(res), NULL);
 	GError *error = NULL;
 	gint64 now = g_get_monotonic_time();
+	/* Closed or cancelled meanwhile: a connection made now is not kept. */
+	gboolean wanted = self->connect_task == task &&
+	                  !g_cancellable_is_cancelled(g_task_get_cancellable(task));
+	guint64 reconnects = 0;
+	natsStatus status = NATS_OK;
+	g_autofree gchar *reason = NULL;
+	gboolean connected = msd_nats_connection_connect_finish(self->conn, res, wanted,
+	                                                        &reconnects, &status, &reason);
 
 	cd->attempting = FALSE;
-	if (result->status != NATS_OK)
-		msd_nats_connection_attempt_failed(self->conn);
-
 	if (self->connect_task != task) {
-		/* Closed meanwhile. */
-		msd_attempt_result_free(result);
 		meshsync_broker_connect_fail(
 		        self, task,
 		        g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
@@ -791,16 +755,12 @@ msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 		return;
 	}
 	if (g_cancellable_set_error_if_cancelled(g_task_get_cancellable(task), &error)) {
-		msd_attempt_result_free(result);
 		meshsync_broker_connect_fail(self, task, error);
 		return;
 	}
 
-	if (result->status == NATS_OK) {
-		msd_nats_connection_attach(self->conn, g_steal_pointer(&result->nc),
-		                           result->max_payload);
-		msd_replay_connected(self->replay, result->reconnects);
-		msd_attempt_result_free(result);
+	if (connected) {
+		msd_replay_connected(self->replay, reconnects);
 		if (self->jetstream_wanted) {
 			/* Connected only once the stream is there (or known absent). */
 			msd_jetstream_ensure_async(
@@ -812,26 +772,23 @@ msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 		return;
 	}
 
-	if (msd_broker_is_auth_failure(result->status, result->reason)) {
+	if (msd_broker_is_auth_failure(status, reason)) {
 		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_UNAUTHORIZED,
 		                    _("the broker at %s refused the credentials: %s"),
-		                    self->url->display, result->reason);
-		msd_attempt_result_free(result);
+		                    self->url->display, reason);
 		meshsync_broker_connect_fail(self, task, error);
 		return;
 	}
-	if (result->status == NATS_SSL_ERROR) {
+	if (status == NATS_SSL_ERROR) {
 		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_TLS,
 		                    _("TLS with the broker at %s failed: %s"), self->url->display,
-		                    result->reason);
-		msd_attempt_result_free(result);
+		                    reason);
 		meshsync_broker_connect_fail(self, task, error);
 		return;
 	}
 
 	g_free(cd->last_reason);
-	cd->last_reason = g_steal_pointer(&result->reason);
-	msd_attempt_result_free(result);
+	cd->last_reason = g_steal_pointer(&reason);
 	if (now + (gint64)cd->delay_ms * 1000 > cd->deadline_us) {
 		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
 		                    _("cannot reach the broker at %s within %u s: %s"),
@@ -855,7 +812,6 @@ static void
 meshsync_broker_connect_attempt(MeshSyncBroker *self, GTask *task)
 {
 	MsdConnectData *cd = g_task_get_task_data(task);
-	g_autoptr(GTask) attempt = g_task_new(self, NULL, msd_connect_attempt_done, task);
 
 	if (self->connect_task != task) {
 		meshsync_broker_connect_fail(
@@ -865,11 +821,9 @@ meshsync_broker_connect_attempt(MeshSyncBroker *self, GTask *task)
 		                    self->url->display));
 		return;
 	}
-	msd_nats_connection_attempt_started(self->conn);
 	cd->attempting = TRUE;
-	g_task_set_source_tag(attempt, meshsync_broker_connect_attempt);
-	g_task_set_task_data(attempt, cd->opts, NULL);
-	g_task_run_in_thread(attempt, msd_connect_attempt_thread);
+	/* cd->opts lives as long as @task, which the attempt's callback completes */
+	msd_nats_connection_connect_async(self->conn, cd->opts, msd_connect_attempt_done, task);
 }
 
 /**
@@ -1251,43 +1205,16 @@ meshsync_broker_unsubscribe(MeshSyncBroker *self, guint subscription_id)
 
 /* ------------------------------------------------------------------------------------------ */
 
-typedef struct {
-	natsConnection *nc; /* (unowned): destroying it waits for this worker */
-	guint timeout_ms;
-} MsdFlushData;
-
-static void
-msd_flush_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
-{
-	MsdFlushData *fd = data;
-	natsStatus s = natsConnection_FlushTimeout(fd->nc, fd->timeout_ms);
-
-	/* NULL on success, else the reason. */
-	g_task_return_pointer(task, s == NATS_OK ? NULL : msd_nats_connection_last_error(s),
-	                      g_free);
-	nats_ReleaseThreadMemory();
-}
-
 static void
 msd_flush_done(GObject *source, GAsyncResult *res, gpointer data)
 {
-	MeshSyncBroker *self = MESHSYNC_BROKER(source);
 	g_autoptr(GTask) task = data;
-	MsdFlushData *fd = g_task_get_task_data(G_TASK(res));
 	GError *error = NULL;
-	g_autofree gchar *reason = NULL;
 
-	reason = g_task_propagate_pointer(G_TASK(res), NULL);
-	msd_nats_connection_release(self->conn);
-
-	if (reason != NULL)
-		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		                    _("flushing to the broker at %s failed within %u ms: %s"),
-		                    self->url->display, fd->timeout_ms, reason);
-	if (error != NULL)
-		g_task_return_error(task, error);
-	else
+	if (msd_nats_connection_flush_finish(MSD_NATS_CONNECTION(source), res, &error))
 		g_task_return_boolean(task, TRUE);
+	else
+		g_task_return_error(task, error);
 }
 
 /**
@@ -1311,8 +1238,6 @@ meshsync_broker_flush_async(MeshSyncBroker *self,
                             gpointer user_data)
 {
 	g_autoptr(GTask) task = NULL;
-	g_autoptr(GTask) worker = NULL;
-	MsdFlushData *fd;
 
 	g_return_if_fail(MESHSYNC_IS_BROKER(self));
 	task = g_task_new(self, cancellable, callback, user_data);
@@ -1335,13 +1260,8 @@ meshsync_broker_flush_async(MeshSyncBroker *self,
 		msd_replay_wait(self->replay, g_steal_pointer(&task), timeout_ms);
 		return;
 	}
-	fd = g_new0(MsdFlushData, 1);
-	fd->nc = msd_nats_connection_hold(self->conn);
-	fd->timeout_ms = MAX(timeout_ms, 1);
-	worker = g_task_new(self, NULL, msd_flush_done, g_steal_pointer(&task));
-	g_task_set_source_tag(worker, msd_flush_thread);
-	g_task_set_task_data(worker, fd, g_free);
-	g_task_run_in_thread(worker, msd_flush_thread);
+	msd_nats_connection_flush_async(self->conn, timeout_ms, msd_flush_done,
+	                                g_steal_pointer(&task));
 }
 
 /**

@@ -360,27 +360,88 @@ msd_nats_connection_build_options(MsdNatsConnection *self,
 	return opts;
 }
 
-void
-msd_nats_connection_attempt_started(MsdNatsConnection *self)
+typedef struct {
+	natsConnection *nc; /* (owned) (nullable) */
+	natsStatus status;
+	gchar *reason;
+	guint64 reconnects;
+	gint64 max_payload;
+} MsdNatsAttempt;
+
+static void
+msd_nats_attempt_free(gpointer data)
 {
+	MsdNatsAttempt *attempt = data;
+
+	if (attempt->nc != NULL)
+		natsConnection_Destroy(attempt->nc);
+	g_free(attempt->reason);
+	g_free(attempt);
+}
+
+static void
+msd_nats_connection_connect_thread(GTask *task,
+                                   gpointer source,
+                                   gpointer data,
+                                   GCancellable *cancellable)
+{
+	natsOptions *opts = data;
+	MsdNatsAttempt *attempt = g_new0(MsdNatsAttempt, 1);
+
+	attempt->status = natsConnection_Connect(&attempt->nc, opts);
+	if (attempt->status != NATS_OK) {
+		attempt->nc = NULL;
+		attempt->reason = msd_nats_connection_last_error(attempt->status);
+	} else {
+		attempt->reconnects = msd_nats_link_read_reconnects(attempt->nc);
+		attempt->max_payload = natsConnection_GetMaxPayload(attempt->nc);
+	}
+	/* GTask's pool threads live on; release the library's per-thread error state. */
+	nats_ReleaseThreadMemory();
+	g_task_return_pointer(task, attempt, msd_nats_attempt_free);
+}
+
+void
+msd_nats_connection_connect_async(MsdNatsConnection *self,
+                                  natsOptions *opts,
+                                  GAsyncReadyCallback callback,
+                                  gpointer user_data)
+{
+	g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
+
+	g_return_if_fail(self->nc == NULL);
 	/* The connection's callbacks use the link until the closed callback drops this. */
 	msd_nats_link_ref(self->link);
+	g_task_set_source_tag(task, msd_nats_connection_connect_async);
+	g_task_set_task_data(task, opts, NULL);
+	g_task_run_in_thread(task, msd_nats_connection_connect_thread);
 }
 
-void
-msd_nats_connection_attempt_failed(MsdNatsConnection *self)
+gboolean
+msd_nats_connection_connect_finish(MsdNatsConnection *self,
+                                   GAsyncResult *result,
+                                   gboolean attach,
+                                   guint64 *reconnects,
+                                   natsStatus *status,
+                                   gchar **reason)
 {
-	msd_nats_link_unref(self->link); /* no callback will ever come */
-}
+	MsdNatsAttempt *attempt = g_task_propagate_pointer(G_TASK(result), NULL);
+	gboolean ok = attempt->status == NATS_OK;
 
-void
-msd_nats_connection_attach(MsdNatsConnection *self, natsConnection *nc, gint64 max_payload)
-{
-	g_return_if_fail(self->nc == NULL);
-	self->nc = nc;
-	self->max_payload = max_payload;
-	self->pending_bytes = 0;
-	self->congested = FALSE;
+	*status = attempt->status;
+	*reconnects = attempt->reconnects;
+	*reason = g_steal_pointer(&attempt->reason);
+	if (!ok) {
+		msd_nats_link_unref(self->link); /* no callback will ever come */
+	} else if (attach) {
+		self->nc = g_steal_pointer(&attempt->nc);
+		self->max_payload = attempt->max_payload;
+		self->pending_bytes = 0;
+		self->congested = FALSE;
+	}
+	/* not attached: destroying it closes it, and its closed callback drops the link */
+	msd_nats_attempt_free(attempt);
+	return ok;
 }
 
 gboolean
@@ -496,6 +557,71 @@ msd_nats_connection_drain_output(MsdNatsConnection *self, guint timeout_ms, GErr
 	    natsConnection_Buffered(self->nc) > 0) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
 		            _("the broker at %s took no data for %u ms"), self->url, timeout_ms);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+typedef struct {
+	natsConnection *nc; /* (unowned): held, destroying it waits for this worker */
+	guint timeout_ms;
+} MsdNatsFlush;
+
+static void
+msd_nats_connection_flush_thread(GTask *task,
+                                 gpointer source,
+                                 gpointer data,
+                                 GCancellable *cancellable)
+{
+	MsdNatsFlush *flush = data;
+	natsStatus s = natsConnection_FlushTimeout(flush->nc, flush->timeout_ms);
+
+	/* NULL on success, else the reason. */
+	g_task_return_pointer(task, s == NATS_OK ? NULL : msd_nats_connection_last_error(s),
+	                      g_free);
+	nats_ReleaseThreadMemory();
+}
+
+void
+msd_nats_connection_flush_async(MsdNatsConnection *self,
+                                guint timeout_ms,
+                                GAsyncReadyCallback callback,
+                                gpointer user_data)
+{
+	g_autoptr(GTask) task = g_task_new(self, NULL, callback, user_data);
+	MsdNatsFlush *flush;
+
+	g_task_set_source_tag(task, msd_nats_connection_flush_async);
+	flush = g_new0(MsdNatsFlush, 1);
+	flush->nc = msd_nats_connection_hold(self);
+	flush->timeout_ms = MAX(timeout_ms, 1);
+	g_task_set_task_data(task, flush, g_free);
+	if (flush->nc == NULL) {
+		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		                        _("cannot flush: the broker at %s is not connected"),
+		                        self->url);
+		return;
+	}
+	g_task_run_in_thread(task, msd_nats_connection_flush_thread);
+}
+
+gboolean
+msd_nats_connection_flush_finish(MsdNatsConnection *self, GAsyncResult *result, GError **error)
+{
+	MsdNatsFlush *flush = g_task_get_task_data(G_TASK(result));
+	g_autoptr(GError) local_error = NULL;
+	g_autofree gchar *reason = NULL;
+
+	reason = g_task_propagate_pointer(G_TASK(result), &local_error);
+	if (local_error != NULL) {
+		g_propagate_error(error, g_steal_pointer(&local_error));
+		return FALSE;
+	}
+	msd_nats_connection_release(self);
+	if (reason != NULL) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		            _("flushing to the broker at %s failed within %u ms: %s"), self->url,
+		            flush->timeout_ms, reason);
 		return FALSE;
 	}
 	return TRUE;

@@ -77,12 +77,22 @@ typedef struct {
 natsOptions *msd_nats_connection_build_options(MsdNatsConnection *self,
                                                const MsdNatsSettings *settings,
                                                GError **error);
-/* A connect attempt's reference on the link, for the callbacks of the connection it may make;
- * dropped with msd_nats_connection_attempt_failed() when it made none. */
-void msd_nats_connection_attempt_started(MsdNatsConnection *self);
-void msd_nats_connection_attempt_failed(MsdNatsConnection *self);
-/* The connect made @nc (transfer full). */
-void msd_nats_connection_attach(MsdNatsConnection *self, natsConnection *nc, gint64 max_payload);
+/* One connect attempt with @opts (kept by the caller until the callback ran) in a worker
+ * thread, which it blocks on TCP and the handshake. The callback runs on the loop, with @self
+ * as the source object. */
+void msd_nats_connection_connect_async(MsdNatsConnection *self,
+                                       natsOptions *opts,
+                                       GAsyncReadyCallback callback,
+                                       gpointer user_data);
+/* TRUE when the attempt connected: the natsConnection is attached if @attach (the owner still
+ * wants it), destroyed otherwise, and @reconnects is nats.c's count so far. FALSE with @status
+ * and @reason (transfer full), nats.c's status and text, when it did not. */
+gboolean msd_nats_connection_connect_finish(MsdNatsConnection *self,
+                                            GAsyncResult *result,
+                                            gboolean attach,
+                                            guint64 *reconnects,
+                                            natsStatus *status,
+                                            gchar **reason);
 gboolean msd_nats_connection_is_attached(MsdNatsConnection *self);
 /* The URL without its credentials, for messages. */
 const gchar *msd_nats_connection_get_url(MsdNatsConnection *self);
@@ -101,6 +111,14 @@ guint64 msd_nats_connection_get_buffered(MsdNatsConnection *self);
 gboolean msd_nats_connection_has_output(MsdNatsConnection *self);
 gboolean
 msd_nats_connection_drain_output(MsdNatsConnection *self, guint timeout_ms, GError **error);
+/* Waits in a worker thread until the server answered a PING sent after everything published
+ * so far, within @timeout_ms; the callback runs on the loop. */
+void msd_nats_connection_flush_async(MsdNatsConnection *self,
+                                     guint timeout_ms,
+                                     GAsyncReadyCallback callback,
+                                     gpointer user_data);
+gboolean
+msd_nats_connection_flush_finish(MsdNatsConnection *self, GAsyncResult *result, GError **error);
 
 gboolean msd_nats_connection_publish_unchecked(MsdNatsConnection *self,
                                                const gchar *subject,
