@@ -3,6 +3,13 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file for one public class: the settings, the connect with its backoff, the state and
+ * writable property, publish, subscribe, flush and close are MeshSyncBroker's API over one
+ * set of fields (state, connect task, close waiters) that each of them reads; the work below
+ * it lives beside it (broker/msd-nats-connection.c, msd-replay.c, msd-jetstream.c).
+ */
+
 #define G_LOG_DOMAIN "MeshSyncBroker"
 
 #include "config.h"

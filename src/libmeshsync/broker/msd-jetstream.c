@@ -3,6 +3,12 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file: the stream set-up, the window of events waiting for their PubAck, the ack
+ * handler and the re-sends are one state machine over that window (send position, sequence
+ * numbers, state subjects), as the comment below the includes explains.
+ */
+
 #define G_LOG_DOMAIN "MeshSyncBroker"
 
 #include "config.h"

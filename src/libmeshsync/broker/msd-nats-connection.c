@@ -3,6 +3,13 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file for one object: publishing, subscriptions, the write marks, the holds, the
+ * connect attempt and the flush all read and change the one natsConnection and its state; the
+ * thread-to-loop link (msd-nats-link.c) and the socket's source (msd-nats-source.c) stand
+ * alone beside it.
+ */
+
 /* Its messages are the broker's, under the broker's domain, as before the split. */
 #define G_LOG_DOMAIN "MeshSyncBroker"
 
