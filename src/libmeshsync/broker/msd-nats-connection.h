@@ -14,10 +14,11 @@
 G_BEGIN_DECLS
 
 /*
- * One NATS connection as the loop sees it: the natsConnection once connected, the link that
- * brings nats.c's callbacks to the loop, the source that drives its socket, the write-buffer
- * marks, the holds of worker threads, publishing and subscriptions. The broker connects and
- * reconnects, keeps the state and the writable property, and sits above this with the replay
+ * One NATS connection as the loop sees it: the natsOptions of a connect and the connect
+ * attempt, the natsConnection once connected, the link that brings nats.c's callbacks to the
+ * loop, the source that drives its socket, the write-buffer marks, the holds of worker threads,
+ * publishing, subscriptions, flush and drain. The broker keeps the settings, decides when to
+ * try again, keeps the state and the writable property, and sits above this with the replay
  * window and JetStream; what changes here reaches it through MsdNatsConnectionOwnerFuncs.
  * Loop thread only, except the nats.c callbacks the link takes.
  */
@@ -36,8 +37,8 @@ typedef struct {
 	void (*written)(gpointer owner);
 } MsdNatsConnectionOwnerFuncs;
 
-/* How a layer on this connection (the replay window, JetStream) tells its owner that whether
- * it is full changed, so that the owner recomputes what it reports as writable. */
+/* How a layer on this connection (the replay window, JetStream) tells its owner that it became
+ * full or stopped being full, so that the owner recomputes what it reports as writable. */
 typedef void (*MsdNatsFullChangedFunc)(GObject *owner);
 
 /* Messages of a subscription, on the loop. */
