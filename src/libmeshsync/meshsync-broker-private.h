@@ -38,50 +38,29 @@ typedef struct {
 
 void meshsync_broker_get_replay_stats(MeshSyncBroker *self, MeshSyncBrokerReplayStats *stats);
 
-/* nats.c's error text without the "(conn.c:2088)" places of its sources, which say nothing to
- * the person reading the message. */
-gchar *meshsync_broker_clean_error_text(const gchar *text);
-
 /* Whether meshsync_broker_publish() takes @subject. */
 gboolean meshsync_broker_subject_is_valid(const gchar *subject);
 
-/* meshsync_broker_publish() for a caller that checked the subject with
- * meshsync_broker_subject_is_valid() and the size against meshsync_broker_get_max_payload()
- * itself: neither is checked again. Connection errors are reported as publish reports them. */
-gboolean meshsync_broker_publish_unchecked(MeshSyncBroker *self,
-                                           const gchar *subject,
-                                           gconstpointer data,
-                                           gsize length,
-                                           GError **error);
-
 /* Publishes a resource event through the replay window: kept until the broker confirmed it,
- * sent again after a reconnection. Checked like meshsync_broker_publish_unchecked(); fails
- * only before the first connect and after close. The message is the @n_parts pieces one
- * after the other, copied once, into the window. */
+ * sent again after a reconnection. The caller checked the subject with
+ * meshsync_broker_subject_is_valid() and the size against meshsync_broker_get_max_payload(),
+ * neither is checked again; fails only before the first connect and after close. The message is the
+ * @n_parts pieces one after the other, copied once, into the window. */
 gboolean meshsync_broker_publish_event(MeshSyncBroker *self,
                                        const gchar *subject,
                                        const MsdReplayPart *parts,
                                        guint n_parts,
                                        GError **error);
-/* meshsync_broker_publish_event() with the event's Nats-Msg-Id: on JetStream (when it is on,
- * the server has it and @subject is the core subject) the event is kept until its PubAck;
- * otherwise it goes through the replay window and @msg_id is not used. A last-state subject
- * (meshery.meshsync.state.*) goes to JetStream, and fails when that stream is not in use. */
-gboolean meshsync_broker_publish_event_with_id(MeshSyncBroker *self,
-                                               const gchar *subject,
-                                               const MsdReplayPart *parts,
-                                               guint n_parts,
-                                               const gchar *msg_id,
-                                               GError **error);
-/* For broker/msd-jetstream.c: one HPUB with a reply subject and a Nats-Msg-Id header, checked
- * like meshsync_broker_publish_unchecked(). */
-gboolean meshsync_broker_publish_with_id(MeshSyncBroker *self,
-                                         const gchar *subject,
-                                         const gchar *reply,
-                                         const gchar *msg_id,
-                                         gconstpointer data,
-                                         gsize length,
-                                         GError **error);
+/* meshsync_broker_publish_event() on JetStream, with the event's Nats-Msg-Id: kept until its
+ * PubAck. The caller picks this path (the broker writer does); it fails with
+ * %MESHSYNC_ERROR_NOT_SUPPORTED when the stream of @subject is not in use: the last-state
+ * stream for meshery.meshsync.state.*, the event stream otherwise. */
+gboolean meshsync_broker_publish_event_jetstream(MeshSyncBroker *self,
+                                                 const gchar *subject,
+                                                 const MsdReplayPart *parts,
+                                                 guint n_parts,
+                                                 const gchar *msg_id,
+                                                 GError **error);
 
 typedef struct {
 	guint64 pending;
@@ -93,13 +72,5 @@ typedef struct {
 void meshsync_broker_get_jetstream_stats(MeshSyncBroker *self, MeshSyncBrokerJetStreamStats *stats);
 
 gboolean meshsync_broker_drain_output(MeshSyncBroker *self, guint timeout_ms, GError **error);
-
-/* For the replay window (broker/msd-replay.c). */
-gboolean meshsync_broker_get_congested(MeshSyncBroker *self);
-void meshsync_broker_refresh_writable(MeshSyncBroker *self);
-/* A worker thread that uses the connection holds it: it is destroyed only after the last
- * holder released it. NULL when there is no connection. */
-natsConnection *meshsync_broker_hold_connection(MeshSyncBroker *self);
-void meshsync_broker_release_connection(MeshSyncBroker *self);
 
 G_END_DECLS

@@ -92,6 +92,7 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 	MsdReplayPart parts[MSD_ENVELOPE_N_PARTS];
 	gsize envelope_len;
 	g_autofree gchar *msg_id = NULL;
+	gboolean published;
 
 	if (self->closed) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
@@ -138,10 +139,19 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 		            meshsync_broker_get_url(self->broker), max_payload);
 		return FALSE;
 	}
+	/* The durable path is picked here: JetStream for the core subject when the server has it
+	 * (kept until its PubAck, the id lets the stream drop a re-sent copy), the replay window
+	 * (kept until a PONG confirmed it) for everything else. */
 	if (meshsync_broker_get_jetstream_active(self->broker))
 		msg_id = msd_jetstream_msg_id(resource, event_type);
-	if (!meshsync_broker_publish_event_with_id(self->broker, self->subject, parts,
-	                                           G_N_ELEMENTS(parts), msg_id, &local_error)) {
+	if (msg_id != NULL && g_strcmp0(self->subject, MESHSYNC_SUBJECT_CORE) == 0)
+		published = meshsync_broker_publish_event_jetstream(self->broker, self->subject,
+		                                                    parts, G_N_ELEMENTS(parts),
+		                                                    msg_id, &local_error);
+	else
+		published = meshsync_broker_publish_event(self->broker, self->subject, parts,
+		                                          G_N_ELEMENTS(parts), &local_error);
+	if (!published) {
 		self->n_errors++;
 		g_propagate_error(error, g_steal_pointer(&local_error));
 		return FALSE;
@@ -150,9 +160,9 @@ meshsync_broker_writer_write(MeshSyncWriter *writer,
 		g_autofree gchar *state = msd_jetstream_state_subject(resource);
 
 		/* Its own stream keeps the newest per object; a DELETED is the tombstone. */
-		if (!meshsync_broker_publish_event_with_id(self->broker, state, parts,
-		                                           G_N_ELEMENTS(parts), msg_id,
-		                                           &local_error)) {
+		if (!meshsync_broker_publish_event_jetstream(self->broker, state, parts,
+		                                             G_N_ELEMENTS(parts), msg_id,
+		                                             &local_error)) {
 			self->n_errors++;
 			g_propagate_error(error, g_steal_pointer(&local_error));
 			return FALSE;

@@ -3,6 +3,13 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file for one public class: the settings, the connect with its backoff, the state and
+ * writable property, publish, subscribe, flush and close are MeshSyncBroker's API over one
+ * set of fields (state, connect task, close waiters) that each of them reads; the work below
+ * it lives beside it (broker/msd-nats-connection.c, msd-replay.c, msd-jetstream.c).
+ */
+
 #define G_LOG_DOMAIN "MeshSyncBroker"
 
 #include "config.h"
@@ -18,7 +25,7 @@
 #include "meshsync-broker-private.h"
 #include "broker/msd-broker-url.h"
 #include "broker/msd-jetstream.h"
-#include "broker/msd-nats-source.h"
+#include "broker/msd-nats-connection.h"
 #include "broker/msd-replay.h"
 #include "util/msd-i18n.h"
 #include "util/msd-log.h"
@@ -70,12 +77,8 @@
  * the replay window holds seconds of events, not minutes. */
 #define MSD_BROKER_PING_INTERVAL_MS 1000
 #define MSD_BROKER_MAX_PINGS_OUT    3
-/* Messages waiting for the main loop; beyond this a stalled loop would only grow memory. */
-#define MSD_BROKER_MAX_QUEUED_MESSAGES 100000
 /* How long close() may spend pushing the write buffer out. */
 #define MSD_BROKER_CLOSE_DRAIN_MS 2000
-/* Rough protocol overhead of one PUB line, for the reconnect-buffer estimate. */
-#define MSD_BROKER_PUB_OVERHEAD 16
 /*
  * Marks on nats.c's write buffer, which only the loop drains and which never gives memory
  * back once grown: above the high one the broker says it is not writable, below the low one
@@ -87,224 +90,11 @@
 #define MSD_BROKER_WRITE_HIGH_MARK (4 * 1024 * 1024)
 #define MSD_BROKER_WRITE_LOW_MARK  (1024 * 1024)
 
-/* ------------------------------------------------------------------------------------------
- * The link: what nats.c's threads may touch. They only queue copies here and attach one
- * idle source to the broker's context; the idle runs the events on the loop thread.
- */
-
-typedef enum {
-	MSD_BROKER_EVENT_MESSAGE,
-	MSD_BROKER_EVENT_DISCONNECTED,
-	MSD_BROKER_EVENT_RECONNECTED,
-	MSD_BROKER_EVENT_CLOSED,
-	MSD_BROKER_EVENT_ERROR,
-} MsdBrokerEventKind;
-
-typedef struct {
-	MsdBrokerEventKind kind;
-	gint64 sid;
-	gchar *subject;
-	gchar *reply;
-	GBytes *payload;
-	natsStatus status;
-	guint64 reconnects; /* RECONNECTED: nats.c's count, read in the callback */
-	gint64 max_payload; /* RECONNECTED: what the new server takes */
-} MsdBrokerEvent;
-
-typedef struct {
-	gatomicrefcount ref;
-	GMainContext *context; /* (owned) */
-	GMutex lock;           /* protects the fields up to idle */
-	GQueue events;         /* (element-type MsdBrokerEvent) (owned) */
-	guint n_messages;
-	guint64 n_dropped;
-	GSource *idle;          /* (owned) (nullable): scheduled and not yet run */
-	MeshSyncBroker *broker; /* (unowned) (nullable): loop thread only */
-} MsdBrokerLink;
-
-static void
-msd_broker_event_free(MsdBrokerEvent *event)
-{
-	g_free(event->subject);
-	g_free(event->reply);
-	if (event->payload != NULL)
-		g_bytes_unref(event->payload);
-	g_free(event);
-}
-
-static MsdBrokerLink *
-msd_broker_link_new(GMainContext *context)
-{
-	MsdBrokerLink *link = g_new0(MsdBrokerLink, 1);
-
-	g_atomic_ref_count_init(&link->ref);
-	link->context = g_main_context_ref(context);
-	g_mutex_init(&link->lock);
-	g_queue_init(&link->events);
-	return link;
-}
-
-static MsdBrokerLink *
-msd_broker_link_ref(MsdBrokerLink *link)
-{
-	g_atomic_ref_count_inc(&link->ref);
-	return link;
-}
-
-static void
-msd_broker_link_unref(gpointer data)
-{
-	MsdBrokerLink *link = data;
-
-	if (!g_atomic_ref_count_dec(&link->ref))
-		return;
-	g_queue_clear_full(&link->events, (GDestroyNotify)msd_broker_event_free);
-	if (link->idle != NULL) {
-		g_source_destroy(link->idle);
-		g_source_unref(link->idle);
-	}
-	g_mutex_clear(&link->lock);
-	g_main_context_unref(link->context);
-	g_free(link);
-}
-
-static void meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event);
-
-static gboolean
-msd_broker_link_idle_cb(gpointer data)
-{
-	MsdBrokerLink *link = data;
-	GQueue events = G_QUEUE_INIT;
-	MsdBrokerEvent *event;
-
-	g_mutex_lock(&link->lock);
-	events = link->events;
-	g_queue_init(&link->events);
-	link->n_messages = 0;
-	g_clear_pointer(&link->idle, g_source_unref);
-	g_mutex_unlock(&link->lock);
-
-	while ((event = g_queue_pop_head(&events)) != NULL) {
-		/* A handler may drop the last reference to the broker. */
-		if (link->broker != NULL) {
-			g_autoptr(MeshSyncBroker) broker = g_object_ref(link->broker);
-
-			meshsync_broker_handle_event(broker, event);
-		}
-		msd_broker_event_free(event);
-	}
-	return G_SOURCE_REMOVE;
-}
-
-/* Any thread. */
-static void
-msd_broker_link_push(MsdBrokerLink *link, MsdBrokerEvent *event)
-{
-	g_mutex_lock(&link->lock);
-	if (event->kind == MSD_BROKER_EVENT_MESSAGE) {
-		if (link->n_messages >= MSD_BROKER_MAX_QUEUED_MESSAGES) {
-			link->n_dropped++;
-			g_mutex_unlock(&link->lock);
-			msd_broker_event_free(event);
-			return;
-		}
-		link->n_messages++;
-	}
-	g_queue_push_tail(&link->events, event);
-	if (link->idle == NULL) {
-		/* Not g_main_context_invoke(): from a thread without a context of its own it
-		 * may run the function right here, on the nats.c thread. */
-		link->idle = g_idle_source_new();
-		g_source_set_static_name(link->idle, "meshsync-broker-events");
-		g_source_set_priority(link->idle, G_PRIORITY_DEFAULT);
-		g_source_set_callback(link->idle, msd_broker_link_idle_cb,
-		                      msd_broker_link_ref(link), msd_broker_link_unref);
-		g_source_attach(link->idle, link->context);
-	}
-	g_mutex_unlock(&link->lock);
-}
-
-/* A subscription's delivery thread. */
-static void
-msd_broker_message_cb(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
-{
-	MsdBrokerEvent *event = g_new0(MsdBrokerEvent, 1);
-	const gchar *reply = natsMsg_GetReply(msg);
-
-	event->kind = MSD_BROKER_EVENT_MESSAGE;
-	event->sid = natsSubscription_GetID(sub);
-	event->subject = g_strdup(natsMsg_GetSubject(msg));
-	event->reply = reply != NULL && *reply != '\0' ? g_strdup(reply) : NULL;
-	event->payload = g_bytes_new(natsMsg_GetData(msg), (gsize)natsMsg_GetDataLength(msg));
-	natsMsg_Destroy(msg);
-	msd_broker_link_push(closure, event);
-}
-
-static void
-msd_broker_push_simple(void *closure, MsdBrokerEventKind kind, natsStatus status)
-{
-	MsdBrokerEvent *event = g_new0(MsdBrokerEvent, 1);
-
-	event->kind = kind;
-	event->status = status;
-	msd_broker_link_push(closure, event);
-}
-
-/* The library's async-callback thread, for the four below. */
-static void
-msd_broker_disconnected_cb(natsConnection *nc, void *closure)
-{
-	msd_broker_push_simple(closure, MSD_BROKER_EVENT_DISCONNECTED, NATS_OK);
-}
-
-/* nats.c's count of connections made after the first; G_MAXUINT64 if it cannot be read,
- * which no confirmation ever matches. Takes the connection lock: never on the loop thread. */
-static guint64
-msd_broker_read_reconnects(natsConnection *nc)
-{
-	natsStatistics *stats = NULL;
-	uint64_t reconnects = G_MAXUINT64;
-
-	if (natsStatistics_Create(&stats) == NATS_OK &&
-	    natsConnection_GetStats(nc, stats) == NATS_OK)
-		natsStatistics_GetCounts(stats, NULL, NULL, NULL, NULL, &reconnects);
-	natsStatistics_Destroy(stats);
-	return reconnects;
-}
-
-static void
-msd_broker_reconnected_cb(natsConnection *nc, void *closure)
-{
-	MsdBrokerEvent *event = g_new0(MsdBrokerEvent, 1);
-
-	event->kind = MSD_BROKER_EVENT_RECONNECTED;
-	/* Before the loop sends anything on this connection: the replay window's baseline. */
-	event->reconnects = msd_broker_read_reconnects(nc);
-	event->max_payload = natsConnection_GetMaxPayload(nc);
-	msd_broker_link_push(closure, event);
-}
-
-static void
-msd_broker_closed_cb(natsConnection *nc, void *closure)
-{
-	msd_broker_push_simple(closure, MSD_BROKER_EVENT_CLOSED, NATS_OK);
-	/* The last callback of a connection: drop the reference taken before Connect. */
-	msd_broker_link_unref(closure);
-}
-
-static void
-msd_broker_error_cb(natsConnection *nc, natsSubscription *sub, natsStatus err, void *closure)
-{
-	msd_broker_push_simple(closure, MSD_BROKER_EVENT_ERROR, err);
-}
-
 /* ------------------------------------------------------------------------------------------ */
 
+/* A subscription's callback and data, as the connection hands its messages over. */
 typedef struct {
-	guint id;
-	gint64 sid;
-	gchar *subject;
-	natsSubscription *sub; /* (owned) (nullable) */
+	MeshSyncBroker *broker; /* (unowned): the subscription goes before it */
 	MeshSyncBrokerMessageFunc func;
 	gpointer user_data;
 	GDestroyNotify destroy;
@@ -326,33 +116,19 @@ struct _MeshSyncBroker {
 	guint ping_interval_ms;
 	guint max_pings_out;
 
-	MsdNatsLoop *loop;       /* (owned) */
-	MsdBrokerLink *link;     /* (owned) */
+	MsdNatsConnection *conn; /* (owned): publishing, subscriptions, the socket */
 	MsdReplay *replay;       /* (owned): the resource events not confirmed yet */
 	MsdJetStream *jetstream; /* (owned): the same on JetStream, when it is on */
 	gboolean jetstream_wanted;
-	natsConnection *nc;   /* (owned) (nullable) */
-	gint64 max_payload;   /* the server's, as of the last (re)connect */
-	GTask *connect_task;  /* (unowned) (nullable): the connect in progress */
-	guint n_workers;      /* worker threads still using nc */
-	gboolean destroy_due; /* closed while a worker used nc */
+	GTask *connect_task; /* (unowned) (nullable): the connect in progress */
 
 	MeshSyncBrokerState state;
 	gboolean writable;      /* the property: link_writable and not congested */
 	gboolean link_writable; /* connected, or away with room in the reconnect buffer */
-	gboolean congested;     /* the write buffer passed the high mark, not yet the low */
-	gsize high_mark;
-	gsize low_mark;
-	GSource *recheck; /* (owned) (nullable): idle that ends a congestion */
 	guint64 reconnects;
-	guint64 pending_bytes; /* estimate of the reconnect buffer */
 
 	GPtrArray *closing;  /* (owned) (element-type GTask): close_async() calls still waiting */
 	GSource *close_idle; /* (owned) (nullable): ends a close_async() whose buffer drained */
-
-	GHashTable *subscriptions_by_id;  /* (owned): id -> MsdBrokerSubscription */
-	GHashTable *subscriptions_by_sid; /* (unowned values): sid -> same */
-	guint next_subscription_id;
 };
 
 G_DEFINE_FINAL_TYPE(MeshSyncBroker, meshsync_broker, G_TYPE_OBJECT)
@@ -372,12 +148,22 @@ msd_broker_subscription_free(gpointer data)
 {
 	MsdBrokerSubscription *sub = data;
 
-	if (sub->sub != NULL)
-		natsSubscription_Destroy(sub->sub);
 	if (sub->destroy != NULL)
 		sub->destroy(sub->user_data);
-	g_free(sub->subject);
 	g_free(sub);
+}
+
+static void
+msd_broker_subscription_message_cb(const gchar *subject,
+                                   const gchar *reply,
+                                   GBytes *payload,
+                                   gpointer user_data)
+{
+	MsdBrokerSubscription *sub = user_data;
+	/* the link holds the connection for the call; the function may drop the broker */
+	g_autoptr(MeshSyncBroker) broker = g_object_ref(sub->broker);
+
+	sub->func(broker, subject, reply, payload, sub->user_data);
 }
 
 static void
@@ -386,13 +172,14 @@ meshsync_broker_set_state(MeshSyncBroker *self, MeshSyncBrokerState state)
 	if (self->state == state)
 		return;
 	self->state = state;
+	msd_nats_connection_set_state(self->conn, state);
 	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_STATE]);
 }
 
 static void
 meshsync_broker_update_writable(MeshSyncBroker *self)
 {
-	gboolean writable = self->link_writable && !self->congested &&
+	gboolean writable = self->link_writable && !msd_nats_connection_get_congested(self->conn) &&
 	                    !msd_replay_is_full(self->replay) &&
 	                    !msd_jetstream_is_full(self->jetstream);
 
@@ -409,16 +196,14 @@ meshsync_broker_set_writable(MeshSyncBroker *self, gboolean writable)
 	meshsync_broker_update_writable(self);
 }
 
+static void meshsync_broker_close_check(MeshSyncBroker *self);
+
+/* The connection below: its write buffer passed a mark. */
 static void
-meshsync_broker_set_congested(MeshSyncBroker *self, gboolean congested)
+meshsync_broker_congestion_changed_cb(gpointer owner, gboolean congested)
 {
-	if (self->congested == congested)
-		return;
-	self->congested = congested;
-	msd_log(G_LOG_LEVEL_DEBUG, NULL, NULL, self->url->display, "broker at %s: %s",
-	        self->url->display,
-	        congested ? "write buffer above its high mark, holding publishes"
-	                  : "write buffer drained, taking publishes again");
+	MeshSyncBroker *self = owner;
+
 	meshsync_broker_update_writable(self);
 	if (!congested) {
 		msd_replay_resume(self->replay);
@@ -426,73 +211,26 @@ meshsync_broker_set_congested(MeshSyncBroker *self, gboolean congested)
 	}
 }
 
-gboolean
-meshsync_broker_get_congested(MeshSyncBroker *self)
-{
-	return self->congested;
-}
-
-void
-meshsync_broker_refresh_writable(MeshSyncBroker *self)
-{
-	meshsync_broker_update_writable(self);
-}
-
-static gboolean
-meshsync_broker_recheck_cb(gpointer data)
-{
-	MeshSyncBroker *self = data;
-	gint buffered;
-
-	g_clear_pointer(&self->recheck, g_source_unref);
-	if (!self->congested || self->nc == NULL)
-		return G_SOURCE_REMOVE;
-	buffered = natsConnection_Buffered(self->nc);
-	if (buffered <= (gint)self->low_mark)
-		meshsync_broker_set_congested(self, FALSE);
-	return G_SOURCE_REMOVE;
-}
-
-static void meshsync_broker_close_check(MeshSyncBroker *self);
-
-/* The nats source wrote to the socket. The state changes in an idle of its own, so that
- * whoever listens to notify::writable (and publishes from there) never runs inside nats.c's
- * socket dispatch. */
 static void
-meshsync_broker_written_cb(gpointer data)
+meshsync_broker_reconnect_buffer_full_cb(gpointer owner)
 {
-	MeshSyncBroker *self = data;
-
-	meshsync_broker_close_check(self);
-	if (!self->congested || self->recheck != NULL || self->nc == NULL ||
-	    natsConnection_Buffered(self->nc) > (gint)self->low_mark)
-		return;
-	self->recheck = g_idle_source_new();
-	g_source_set_static_name(self->recheck, "meshsync-broker-drained");
-	g_source_set_priority(self->recheck, G_PRIORITY_DEFAULT);
-	g_source_set_callback(self->recheck, meshsync_broker_recheck_cb, self, NULL);
-	g_source_attach(self->recheck, self->context);
+	meshsync_broker_set_writable(owner, FALSE);
 }
 
 static void
-meshsync_broker_deliver(MeshSyncBroker *self, MsdBrokerEvent *event)
+meshsync_broker_written_cb(gpointer owner)
 {
-	MsdBrokerSubscription *sub = g_hash_table_lookup(self->subscriptions_by_sid, &event->sid);
-
-	/* Unsubscribed or closed since the message was queued. */
-	if (sub == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED)
-		return;
-	sub->func(self, event->subject, event->reply, event->payload, sub->user_data);
+	meshsync_broker_close_check(owner);
 }
 
 static void
-meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
+meshsync_broker_handle_event(gpointer owner, MsdNatsLinkEvent *event)
 {
+	/* a handler of the notifications below may drop the last other reference */
+	g_autoptr(MeshSyncBroker) self = g_object_ref(owner);
+
 	switch (event->kind) {
-	case MSD_BROKER_EVENT_MESSAGE:
-		meshsync_broker_deliver(self, event);
-		break;
-	case MSD_BROKER_EVENT_DISCONNECTED:
+	case MSD_NATS_LINK_EVENT_DISCONNECTED:
 		if (self->state != MESHSYNC_BROKER_STATE_CONNECTED)
 			break;
 		msd_info_url(self->url->display,
@@ -503,27 +241,24 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_RECONNECTING);
 		/* What waited for the socket went with the connection (the window sends it
 		 * again): resource events wait in the window now, up to its bound. */
-		self->congested = FALSE;
+		msd_nats_connection_clear_congested(self->conn);
 		meshsync_broker_update_writable(self);
 		break;
-	case MSD_BROKER_EVENT_RECONNECTED:
+	case MSD_NATS_LINK_EVENT_RECONNECTED:
 		if (self->state == MESHSYNC_BROKER_STATE_CLOSED)
 			break;
 		self->reconnects++;
-		self->pending_bytes = 0;
-		self->max_payload = event->max_payload;
+		msd_nats_connection_reconnected(self->conn, event->max_payload);
 		msd_info_url(self->url->display, "reconnected to the broker at %s",
 		             self->url->display);
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CONNECTED);
-		/* nats.c sent the reconnect buffer before calling back: room again. What was
-		 * in the write buffer went with the old socket or into that buffer. */
-		self->congested = FALSE;
+		/* nats.c sent the reconnect buffer before calling back: room again. */
 		meshsync_broker_set_writable(self, TRUE);
 		/* The window goes again, oldest first, before anything newer. */
 		msd_replay_connected(self->replay, event->reconnects);
 		msd_jetstream_connected(self->jetstream);
 		break;
-	case MSD_BROKER_EVENT_CLOSED:
+	case MSD_NATS_LINK_EVENT_CLOSED:
 		if (self->state == MESHSYNC_BROKER_STATE_CLOSED)
 			break;
 		msd_info_url(self->url->display,
@@ -534,7 +269,7 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 		meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CLOSED);
 		meshsync_broker_set_writable(self, FALSE);
 		break;
-	case MSD_BROKER_EVENT_ERROR:
+	case MSD_NATS_LINK_EVENT_ERROR:
 		msd_info_url(self->url->display, "broker at %s: %s", self->url->display,
 		             natsStatus_GetText(event->status));
 		break;
@@ -542,65 +277,17 @@ meshsync_broker_handle_event(MeshSyncBroker *self, MsdBrokerEvent *event)
 		g_assert_not_reached();
 	}
 	/* a connection lost while closing has nothing more to send */
-	if (event->kind != MSD_BROKER_EVENT_MESSAGE)
-		meshsync_broker_close_check(self);
+	meshsync_broker_close_check(self);
 }
+
+static const MsdNatsConnectionOwnerFuncs meshsync_broker_connection_funcs = {
+        .event = meshsync_broker_handle_event,
+        .congestion_changed = meshsync_broker_congestion_changed_cb,
+        .reconnect_buffer_full = meshsync_broker_reconnect_buffer_full_cb,
+        .written = meshsync_broker_written_cb,
+};
 
 /* ------------------------------------------------------------------------------------------ */
-
-gchar *
-meshsync_broker_clean_error_text(const gchar *text)
-{
-	GString *out = g_string_sized_new(strlen(text));
-	const gchar *p = text;
-
-	while (*p != '\0') {
-		/* "(" name ".c:" digits ")", the form nats_setError() writes */
-		const gchar *q = p + 1;
-		gboolean place = FALSE;
-
-		if (*p == '(') {
-			while (g_ascii_isalnum(*q) || *q == '_' || *q == '-' || *q == '.' ||
-			       *q == '/')
-				q++;
-			if (q - p > 3 && q[-2] == '.' && q[-1] == 'c' && q[0] == ':' &&
-			    g_ascii_isdigit(q[1])) {
-				q++;
-				while (g_ascii_isdigit(*q))
-					q++;
-				place = *q == ')';
-			}
-		}
-		if (!place) {
-			g_string_append_c(out, *p++);
-			continue;
-		}
-		p = q + 1;
-		/* a leading "(conn.c:2088): " goes with its separator, " (conn.c:2088)" with
-		 * the space before it */
-		if (out->len == 0) {
-			if (*p == ':')
-				p++;
-			while (*p == ' ')
-				p++;
-		} else {
-			while (out->len > 0 && out->str[out->len - 1] == ' ')
-				g_string_truncate(out, out->len - 1);
-		}
-	}
-	return g_string_free(out, FALSE);
-}
-
-static gchar *
-msd_broker_last_error(natsStatus status)
-{
-	natsStatus last = NATS_OK;
-	const gchar *text = nats_GetLastError(&last);
-
-	if (text != NULL && *text != '\0')
-		return meshsync_broker_clean_error_text(text);
-	return g_strdup(natsStatus_GetText(status));
-}
 
 static gboolean
 msd_broker_is_auth_failure(natsStatus status, const gchar *reason)
@@ -635,39 +322,21 @@ meshsync_broker_get_property(GObject *object, guint prop_id, GValue *value, GPar
 }
 
 static void
-meshsync_broker_destroy_connection(MeshSyncBroker *self)
-{
-	if (self->nc == NULL)
-		return;
-	if (self->n_workers > 0) {
-		/* A flush still runs in a worker; the last one to finish destroys. */
-		self->destroy_due = TRUE;
-		return;
-	}
-	natsConnection_Destroy(self->nc);
-	self->nc = NULL;
-	self->destroy_due = FALSE;
-}
-
-static void
 meshsync_broker_dispose(GObject *object)
 {
 	MeshSyncBroker *self = MESHSYNC_BROKER(object);
 
-	if (self->nc != NULL && self->state != MESHSYNC_BROKER_STATE_CLOSED)
+	if (self->conn != NULL && msd_nats_connection_is_attached(self->conn) &&
+	    self->state != MESHSYNC_BROKER_STATE_CLOSED)
 		meshsync_broker_close(self);
-	if (self->loop != NULL)
-		msd_nats_loop_set_written_func(self->loop, NULL, NULL);
-	if (self->recheck != NULL) {
-		g_source_destroy(self->recheck);
-		g_clear_pointer(&self->recheck, g_source_unref);
-	}
 	if (self->close_idle != NULL) {
 		g_source_destroy(self->close_idle);
 		g_clear_pointer(&self->close_idle, g_source_unref);
 	}
-	if (self->link != NULL)
-		self->link->broker = NULL;
+	if (self->conn != NULL) {
+		msd_nats_connection_detach(self->conn);
+		g_object_run_dispose(G_OBJECT(self->conn));
+	}
 	G_OBJECT_CLASS(meshsync_broker_parent_class)->dispose(object);
 }
 
@@ -676,18 +345,9 @@ meshsync_broker_finalize(GObject *object)
 {
 	MeshSyncBroker *self = MESHSYNC_BROKER(object);
 
-	/* Workers hold a reference, so none is left here and nc can go. */
-	g_hash_table_unref(self->subscriptions_by_sid);
-	g_hash_table_unref(self->subscriptions_by_id);
+	/* Workers hold a reference, so none is left here and the connection can go. */
 	g_ptr_array_unref(self->closing);
-	if (self->nc != NULL) {
-		natsConnection_Destroy(self->nc);
-		self->nc = NULL;
-	}
-	if (self->link != NULL)
-		msd_broker_link_unref(self->link);
-	if (self->loop != NULL)
-		msd_nats_loop_unref(self->loop);
+	g_clear_object(&self->conn);
 	msd_replay_free(self->replay);
 	msd_jetstream_free(self->jetstream);
 	msd_broker_url_free(self->url);
@@ -745,14 +405,16 @@ meshsync_broker_init(MeshSyncBroker *self)
 	self->connect_timeout_s = 300;
 	self->max_reconnects = -1;
 	self->state = MESHSYNC_BROKER_STATE_DISCONNECTED;
-	self->high_mark = MSD_BROKER_WRITE_HIGH_MARK;
-	self->low_mark = MSD_BROKER_WRITE_LOW_MARK;
 	self->ping_interval_ms = MSD_BROKER_PING_INTERVAL_MS;
 	self->max_pings_out = MSD_BROKER_MAX_PINGS_OUT;
-	self->subscriptions_by_id = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
-	                                                  msd_broker_subscription_free);
-	self->subscriptions_by_sid = g_hash_table_new(g_int64_hash, g_int64_equal);
 	self->closing = g_ptr_array_new_with_free_func(g_object_unref);
+}
+
+/* The replay window or JetStream says that whether it is full changed. */
+static void
+meshsync_broker_full_changed_cb(GObject *owner)
+{
+	meshsync_broker_update_writable(MESHSYNC_BROKER(owner));
 }
 
 /**
@@ -782,12 +444,16 @@ meshsync_broker_new(const gchar *url, GError **error)
 	self = g_object_new(MESHSYNC_TYPE_BROKER, NULL);
 	self->url = g_steal_pointer(&parsed);
 	self->context = g_main_context_ref_thread_default();
-	self->loop = msd_nats_loop_new(self->context);
-	msd_nats_loop_set_written_func(self->loop, meshsync_broker_written_cb, self);
-	self->link = msd_broker_link_new(self->context);
-	self->link->broker = self;
-	self->replay = msd_replay_new(self, self->context);
-	self->jetstream = msd_jetstream_new(self, self->context);
+	self->conn = msd_nats_connection_new(self->context, self->url->display,
+	                                     &meshsync_broker_connection_funcs, self);
+	msd_nats_connection_set_marks(self->conn, MSD_BROKER_WRITE_HIGH_MARK,
+	                              MSD_BROKER_WRITE_LOW_MARK);
+	/* The broker, not the connection, is their owner: a worker task of either holds the
+	 * broker, which owns both of them. */
+	self->replay = msd_replay_new(self->conn, G_OBJECT(self), meshsync_broker_full_changed_cb,
+	                              self->context);
+	self->jetstream = msd_jetstream_new(self->conn, G_OBJECT(self),
+	                                    meshsync_broker_full_changed_cb, self->context);
 	return self;
 }
 
@@ -891,8 +557,7 @@ meshsync_broker_set_write_buffer_marks(MeshSyncBroker *self, gsize high, gsize l
 {
 	g_return_if_fail(MESHSYNC_IS_BROKER(self));
 	g_return_if_fail(low <= high && high <= G_MAXINT);
-	self->high_mark = high;
-	self->low_mark = low;
+	msd_nats_connection_set_marks(self->conn, high, low);
 }
 
 void
@@ -931,8 +596,8 @@ meshsync_broker_get_replay_stats(MeshSyncBroker *self, MeshSyncBrokerReplayStats
 }
 
 /* ------------------------------------------------------------------------------------------
- * Connect: each attempt runs natsConnection_Connect in a worker (it blocks on TCP and the
- * handshake); the backoff between attempts is a timeout source on the loop.
+ * Connect: each attempt is the connection's (a worker blocks on TCP and the handshake); the
+ * backoff between attempts is a timeout source on the loop.
  */
 
 typedef struct {
@@ -945,14 +610,6 @@ typedef struct {
 	gboolean attempting;
 	gboolean logged;
 } MsdConnectData;
-
-typedef struct {
-	natsConnection *nc;
-	natsStatus status;
-	gchar *reason;
-	guint64 reconnects;
-	gint64 max_payload;
-} MsdAttemptResult;
 
 static void
 msd_connect_data_free(gpointer data)
@@ -972,105 +629,29 @@ msd_connect_data_free(gpointer data)
 	g_free(cd);
 }
 
-static void
-msd_attempt_result_free(gpointer data)
+static natsOptions *
+meshsync_broker_build_options(MeshSyncBroker *self, GError **error)
 {
-	MsdAttemptResult *result = data;
+	MsdNatsSettings settings = {
+	        .servers = (const gchar *const *)self->url->servers,
+	        .user = self->url->user,
+	        .password = self->url->password,
+	        .token = self->token != NULL ? self->token : self->url->token,
+	        .credentials_file = self->credentials_file,
+	        .tls = self->url->tls,
+	        .tls_ca = self->tls_ca,
+	        .tls_certificate = self->tls_certificate,
+	        .tls_key = self->tls_key,
+	        .attempt_timeout_ms = MIN((gint64)MSD_BROKER_ATTEMPT_TIMEOUT_MS,
+	                                  MAX((gint64)self->connect_timeout_s * 1000, 250)),
+	        .max_reconnects = self->max_reconnects,
+	        .reconnect_wait_ms = MSD_BROKER_RECONNECT_WAIT_MS,
+	        .reconnect_buffer_size = self->reconnect_buffer_size,
+	        .ping_interval_ms = self->ping_interval_ms,
+	        .max_pings_out = (gint)self->max_pings_out,
+	};
 
-	if (result->nc != NULL)
-		natsConnection_Destroy(result->nc);
-	g_free(result->reason);
-	g_free(result);
-}
-
-static gboolean
-meshsync_broker_build_options(MeshSyncBroker *self, natsOptions **out, GError **error)
-{
-	natsOptions *opts = NULL;
-	natsStatus s;
-	guint n = g_strv_length(self->url->servers);
-	const gchar *token = self->token != NULL ? self->token : self->url->token;
-	gint64 attempt_ms = MIN((gint64)MSD_BROKER_ATTEMPT_TIMEOUT_MS,
-	                        MAX((gint64)self->connect_timeout_s * 1000, 250));
-
-	s = natsOptions_Create(&opts);
-	if (s == NATS_OK)
-		s = natsOptions_SetServers(opts, (const char **)self->url->servers, (int)n);
-	if (s == NATS_OK)
-		s = natsOptions_SetNoRandomize(opts, true);
-	if (s == NATS_OK)
-		s = natsOptions_SetName(opts, "meshsync");
-	if (s == NATS_OK)
-		s = natsOptions_SetTimeout(opts, attempt_ms);
-	/* A publish asks the loop for the socket's write side at once, instead of signalling
-	 * nats.c's flusher thread, which woke about 1 ms later only to ask the same: one futex
-	 * round and a thread switch less per burst, and replies leave without that delay. */
-	if (s == NATS_OK)
-		s = natsOptions_SetSendAsap(opts, true);
-	if (s == NATS_OK)
-		s = natsOptions_SetAllowReconnect(opts, true);
-	if (s == NATS_OK)
-		s = natsOptions_SetMaxReconnect(opts, self->max_reconnects);
-	if (s == NATS_OK)
-		s = natsOptions_SetReconnectWait(opts, MSD_BROKER_RECONNECT_WAIT_MS);
-	if (s == NATS_OK && self->reconnect_buffer_size > 0)
-		s = natsOptions_SetReconnectBufSize(opts, (int)self->reconnect_buffer_size);
-	if (s == NATS_OK)
-		s = natsOptions_SetPingInterval(opts, self->ping_interval_ms);
-	if (s == NATS_OK)
-		s = natsOptions_SetMaxPingsOut(opts, (int)self->max_pings_out);
-	if (s == NATS_OK && self->url->user != NULL)
-		s = natsOptions_SetUserInfo(opts, self->url->user, self->url->password);
-	if (s == NATS_OK && token != NULL)
-		s = natsOptions_SetToken(opts, token);
-	if (s == NATS_OK && self->credentials_file != NULL)
-		s = natsOptions_SetUserCredentialsFromFiles(opts, self->credentials_file, NULL);
-	if (s == NATS_OK && self->url->tls)
-		s = natsOptions_SetSecure(opts, true);
-	if (s == NATS_OK && self->tls_ca != NULL)
-		s = natsOptions_LoadCATrustedCertificates(opts, self->tls_ca);
-	if (s == NATS_OK && self->tls_certificate != NULL)
-		s = natsOptions_LoadCertificatesChain(opts, self->tls_certificate, self->tls_key);
-	if (s == NATS_OK)
-		s = natsOptions_SetDisconnectedCB(opts, msd_broker_disconnected_cb, self->link);
-	if (s == NATS_OK)
-		s = natsOptions_SetReconnectedCB(opts, msd_broker_reconnected_cb, self->link);
-	if (s == NATS_OK)
-		s = natsOptions_SetClosedCB(opts, msd_broker_closed_cb, self->link);
-	if (s == NATS_OK)
-		s = natsOptions_SetErrorHandler(opts, msd_broker_error_cb, self->link);
-	if (s == NATS_OK)
-		s = msd_nats_loop_install(self->loop, opts);
-	if (s != NATS_OK) {
-		g_autofree gchar *reason = msd_broker_last_error(s);
-
-		natsOptions_Destroy(opts);
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            _("cannot configure the connection to the broker at %s: %s"),
-		            self->url->display, reason);
-		return FALSE;
-	}
-	*out = opts;
-	return TRUE;
-}
-
-static void
-msd_connect_attempt_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
-{
-	natsOptions *opts = data;
-	MsdAttemptResult *result = g_new0(MsdAttemptResult, 1);
-
-	result->status = natsConnection_Connect(&result->nc, opts);
-	if (result->status != NATS_OK) {
-		result->nc = NULL;
-		result->reason = msd_broker_last_error(result->status);
-	} else {
-		result->reconnects = msd_broker_read_reconnects(result->nc);
-		result->max_payload = natsConnection_GetMaxPayload(result->nc);
-	}
-	/* GTask's pool threads live on; release the library's per-thread error state. */
-	nats_ReleaseThreadMemory();
-	g_task_return_pointer(task, result, msd_attempt_result_free);
+	return msd_nats_connection_build_options(self->conn, &settings, error);
 }
 
 static void meshsync_broker_connect_attempt(MeshSyncBroker *self, GTask *task);
@@ -1118,8 +699,7 @@ static void
 meshsync_broker_connect_complete(MeshSyncBroker *self, GTask *task)
 {
 	self->connect_task = NULL;
-	self->pending_bytes = 0;
-	self->congested = FALSE;
+	msd_nats_connection_clear_congested(self->conn);
 	msd_info_url(self->url->display, "connected to the broker at %s%s", self->url->display,
 	             msd_jetstream_is_active(self->jetstream) ? " (JetStream)" : "");
 	meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CONNECTED);
@@ -1131,12 +711,12 @@ meshsync_broker_connect_complete(MeshSyncBroker *self, GTask *task)
 static void
 msd_connect_jetstream_done(GObject *source, GAsyncResult *res, gpointer data)
 {
-	MeshSyncBroker *self = MESHSYNC_BROKER(source);
 	GTask *task = data;
+	MeshSyncBroker *self = g_task_get_source_object(task);
 	GError *error = NULL;
 	gboolean ok = msd_jetstream_ensure_finish(self->jetstream, res, &error);
 
-	meshsync_broker_release_connection(self);
+	msd_nats_connection_release(self->conn);
 	if (self->connect_task != task) {
 		g_clear_error(&error);
 		meshsync_broker_connect_fail(
@@ -1148,9 +728,7 @@ msd_connect_jetstream_done(GObject *source, GAsyncResult *res, gpointer data)
 	}
 	if (!ok) {
 		/* A stream that is not ours is never changed: no connection, the error says why. */
-		if (self->nc != NULL)
-			natsConnection_Close(self->nc);
-		meshsync_broker_destroy_connection(self);
+		msd_nats_connection_close(self->conn);
 		meshsync_broker_connect_fail(self, task, error);
 		return;
 	}
@@ -1160,20 +738,22 @@ msd_connect_jetstream_done(GObject *source, GAsyncResult *res, gpointer data)
 static void
 msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 {
-	MeshSyncBroker *self = MESHSYNC_BROKER(source);
 	GTask *task = data;
+	MeshSyncBroker *self = g_task_get_source_object(task);
 	MsdConnectData *cd = g_task_get_task_data(task);
-	MsdAttemptResult *result = g_task_propagate_pointer(G_TASK(res), NULL);
 	GError *error = NULL;
 	gint64 now = g_get_monotonic_time();
+	/* Closed or cancelled meanwhile: a connection made now is not kept. */
+	gboolean wanted = self->connect_task == task &&
+	                  !g_cancellable_is_cancelled(g_task_get_cancellable(task));
+	guint64 reconnects = 0;
+	natsStatus status = NATS_OK;
+	g_autofree gchar *reason = NULL;
+	gboolean connected = msd_nats_connection_connect_finish(self->conn, res, wanted,
+	                                                        &reconnects, &status, &reason);
 
 	cd->attempting = FALSE;
-	if (result->status != NATS_OK)
-		msd_broker_link_unref(self->link); /* no callback will ever come */
-
 	if (self->connect_task != task) {
-		/* Closed meanwhile. */
-		msd_attempt_result_free(result);
 		meshsync_broker_connect_fail(
 		        self, task,
 		        g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
@@ -1182,20 +762,16 @@ msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 		return;
 	}
 	if (g_cancellable_set_error_if_cancelled(g_task_get_cancellable(task), &error)) {
-		msd_attempt_result_free(result);
 		meshsync_broker_connect_fail(self, task, error);
 		return;
 	}
 
-	if (result->status == NATS_OK) {
-		self->nc = g_steal_pointer(&result->nc);
-		self->max_payload = result->max_payload;
-		msd_replay_connected(self->replay, result->reconnects);
-		msd_attempt_result_free(result);
+	if (connected) {
+		msd_replay_connected(self->replay, reconnects);
 		if (self->jetstream_wanted) {
 			/* Connected only once the stream is there (or known absent). */
 			msd_jetstream_ensure_async(
-			        self->jetstream, meshsync_broker_hold_connection(self),
+			        self->jetstream, msd_nats_connection_hold(self->conn),
 			        MESHSYNC_SUBJECT_CORE, msd_connect_jetstream_done, task);
 			return;
 		}
@@ -1203,26 +779,23 @@ msd_connect_attempt_done(GObject *source, GAsyncResult *res, gpointer data)
 		return;
 	}
 
-	if (msd_broker_is_auth_failure(result->status, result->reason)) {
+	if (msd_broker_is_auth_failure(status, reason)) {
 		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_UNAUTHORIZED,
 		                    _("the broker at %s refused the credentials: %s"),
-		                    self->url->display, result->reason);
-		msd_attempt_result_free(result);
+		                    self->url->display, reason);
 		meshsync_broker_connect_fail(self, task, error);
 		return;
 	}
-	if (result->status == NATS_SSL_ERROR) {
+	if (status == NATS_SSL_ERROR) {
 		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_TLS,
 		                    _("TLS with the broker at %s failed: %s"), self->url->display,
-		                    result->reason);
-		msd_attempt_result_free(result);
+		                    reason);
 		meshsync_broker_connect_fail(self, task, error);
 		return;
 	}
 
 	g_free(cd->last_reason);
-	cd->last_reason = g_steal_pointer(&result->reason);
-	msd_attempt_result_free(result);
+	cd->last_reason = g_steal_pointer(&reason);
 	if (now + (gint64)cd->delay_ms * 1000 > cd->deadline_us) {
 		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
 		                    _("cannot reach the broker at %s within %u s: %s"),
@@ -1246,7 +819,6 @@ static void
 meshsync_broker_connect_attempt(MeshSyncBroker *self, GTask *task)
 {
 	MsdConnectData *cd = g_task_get_task_data(task);
-	g_autoptr(GTask) attempt = g_task_new(self, NULL, msd_connect_attempt_done, task);
 
 	if (self->connect_task != task) {
 		meshsync_broker_connect_fail(
@@ -1256,12 +828,9 @@ meshsync_broker_connect_attempt(MeshSyncBroker *self, GTask *task)
 		                    self->url->display));
 		return;
 	}
-	/* The connection's callbacks use the link until the closed callback drops this. */
-	msd_broker_link_ref(self->link);
 	cd->attempting = TRUE;
-	g_task_set_source_tag(attempt, meshsync_broker_connect_attempt);
-	g_task_set_task_data(attempt, cd->opts, NULL);
-	g_task_run_in_thread(attempt, msd_connect_attempt_thread);
+	/* cd->opts lives as long as @task, which the attempt's callback completes */
+	msd_nats_connection_connect_async(self->conn, cd->opts, msd_connect_attempt_done, task);
 }
 
 /**
@@ -1294,13 +863,14 @@ meshsync_broker_connect_async(MeshSyncBroker *self,
 	task = g_task_new(self, cancellable, callback, user_data);
 	g_task_set_source_tag(task, meshsync_broker_connect_async);
 
-	if (self->nc != NULL || self->connect_task != NULL) {
+	if (msd_nats_connection_is_attached(self->conn) || self->connect_task != NULL) {
 		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED,
 		                        _("the broker at %s is already connected or connecting"),
 		                        self->url->display);
 		return;
 	}
-	if (!meshsync_broker_build_options(self, &opts, &error)) {
+	opts = meshsync_broker_build_options(self, &error);
+	if (opts == NULL) {
 		g_task_return_error(task, error);
 		return;
 	}
@@ -1405,53 +975,7 @@ meshsync_broker_publish(MeshSyncBroker *self, const gchar *subject, GBytes *payl
 		            subject, len, self->url->display, max_payload);
 		return FALSE;
 	}
-	return meshsync_broker_publish_unchecked(self, subject, data, len, error);
-}
-
-gboolean
-meshsync_broker_publish_unchecked(
-        MeshSyncBroker *self, const gchar *subject, gconstpointer data, gsize len, GError **error)
-{
-	natsStatus s;
-
-	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            _("cannot publish on %s: the broker at %s is not connected"), subject,
-		            self->url->display);
-		return FALSE;
-	}
-
-	s = natsConnection_Publish(self->nc, subject, data, (int)len);
-	switch (s) {
-	case NATS_OK:
-		if (self->state == MESHSYNC_BROKER_STATE_RECONNECTING)
-			self->pending_bytes += len + strlen(subject) + MSD_BROKER_PUB_OVERHEAD;
-		else if (!self->congested &&
-		         natsConnection_Buffered(self->nc) > (gint)self->high_mark)
-			meshsync_broker_set_congested(self, TRUE);
-		return TRUE;
-	case NATS_INSUFFICIENT_BUFFER:
-		meshsync_broker_set_writable(self, FALSE);
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            _("cannot publish on %s: the broker at %s is away and the reconnect "
-		              "buffer is full"),
-		            subject, self->url->display);
-		return FALSE;
-	case NATS_MAX_PAYLOAD:
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
-		            _("message on %s is %zu bytes; more than the broker at "
-		              "%s takes"),
-		            subject, len, self->url->display);
-		return FALSE;
-	default: {
-		g_autofree gchar *reason = msd_broker_last_error(s);
-
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            _("cannot publish on %s to the broker at %s: %s"), subject,
-		            self->url->display, reason);
-		return FALSE;
-	}
-	}
+	return msd_nats_connection_publish_unchecked(self->conn, subject, data, len, error);
 }
 
 gboolean
@@ -1461,7 +985,8 @@ meshsync_broker_publish_event(MeshSyncBroker *self,
                               guint n_parts,
                               GError **error)
 {
-	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
+	if (!msd_nats_connection_is_attached(self->conn) ||
+	    self->state == MESHSYNC_BROKER_STATE_CLOSED) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
 		            _("cannot publish on %s: the broker at %s is not connected"), subject,
 		            self->url->display);
@@ -1473,25 +998,27 @@ meshsync_broker_publish_event(MeshSyncBroker *self,
 }
 
 gboolean
-meshsync_broker_publish_event_with_id(MeshSyncBroker *self,
-                                      const gchar *subject,
-                                      const MsdReplayPart *parts,
-                                      guint n_parts,
-                                      const gchar *msg_id,
-                                      GError **error)
+meshsync_broker_publish_event_jetstream(MeshSyncBroker *self,
+                                        const gchar *subject,
+                                        const MsdReplayPart *parts,
+                                        guint n_parts,
+                                        const gchar *msg_id,
+                                        GError **error)
 {
 	gboolean state = g_str_has_prefix(subject, MSD_JETSTREAM_STATE_PREFIX);
 	g_autoptr(GString) data = NULL;
 
-	if (state && !msd_jetstream_is_state_active(self->jetstream)) {
+	g_return_val_if_fail(msg_id != NULL, FALSE);
+
+	if (state ? !msd_jetstream_is_state_active(self->jetstream)
+	          : !msd_jetstream_is_active(self->jetstream)) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_SUPPORTED,
-		            "cannot publish on %s: the last-state stream is not in use", subject);
+		            "cannot publish on %s: the %s stream is not in use", subject,
+		            state ? "last-state" : "event");
 		return FALSE;
 	}
-	if (!state && (msg_id == NULL || !msd_jetstream_is_active(self->jetstream) ||
-	               g_strcmp0(subject, MESHSYNC_SUBJECT_CORE) != 0))
-		return meshsync_broker_publish_event(self, subject, parts, n_parts, error);
-	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
+	if (!msd_nats_connection_is_attached(self->conn) ||
+	    self->state == MESHSYNC_BROKER_STATE_CLOSED) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
 		            _("cannot publish on %s: the broker at %s is not connected"), subject,
 		            self->url->display);
@@ -1503,46 +1030,6 @@ meshsync_broker_publish_event_with_id(MeshSyncBroker *self,
 		g_string_append_len(data, parts[i].data, (gssize)parts[i].len);
 	msd_jetstream_publish(self->jetstream, subject, data->str, data->len, msg_id);
 	return TRUE;
-}
-
-gboolean
-meshsync_broker_publish_with_id(MeshSyncBroker *self,
-                                const gchar *subject,
-                                const gchar *reply,
-                                const gchar *msg_id,
-                                gconstpointer data,
-                                gsize len,
-                                GError **error)
-{
-	natsMsg *msg = NULL;
-	natsStatus s;
-
-	/* Nothing goes to nats.c's reconnect buffer: the window sends it again itself. */
-	if (self->nc == NULL || self->state != MESHSYNC_BROKER_STATE_CONNECTED) {
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            "cannot publish on %s: the broker at %s is not connected", subject,
-		            self->url->display);
-		return FALSE;
-	}
-	s = natsMsg_Create(&msg, subject, reply, data, (int)len);
-	if (s == NATS_OK)
-		s = natsMsgHeader_Set(msg, "Nats-Msg-Id", msg_id);
-	if (s == NATS_OK)
-		s = natsConnection_PublishMsg(self->nc, msg);
-	natsMsg_Destroy(msg);
-	if (s == NATS_OK) {
-		if (!self->congested && natsConnection_Buffered(self->nc) > (gint)self->high_mark)
-			meshsync_broker_set_congested(self, TRUE);
-		return TRUE;
-	}
-	{
-		g_autofree gchar *reason = msd_broker_last_error(s);
-
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            "cannot publish on %s to the broker at %s: %s", subject,
-		            self->url->display, reason);
-	}
-	return FALSE;
 }
 
 /**
@@ -1663,13 +1150,6 @@ meshsync_broker_get_jetstream_stats(MeshSyncBroker *self, MeshSyncBrokerJetStrea
 	stats->resent = msd_jetstream_get_n_resent(self->jetstream);
 }
 
-/* The delivery thread is done with the link: no message callback can follow. */
-static void
-msd_broker_subscription_complete_cb(void *closure)
-{
-	msd_broker_link_unref(closure);
-}
-
 /**
  * meshsync_broker_subscribe:
  * @self: a #MeshSyncBroker
@@ -1696,54 +1176,24 @@ meshsync_broker_subscribe(MeshSyncBroker *self,
                           GError **error)
 {
 	MsdBrokerSubscription *sub;
-	natsSubscription *nsub = NULL;
-	natsStatus s;
+	guint id;
 
 	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), 0);
 	g_return_val_if_fail(subject != NULL, 0);
 	g_return_val_if_fail(func != NULL, 0);
 
-	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            _("cannot subscribe to %s: the broker at %s is not connected"), subject,
-		            self->url->display);
-		return 0;
-	}
-	/* The delivery thread keeps the link until the completion callback below. */
-	msd_broker_link_ref(self->link);
-	if (queue_group != NULL && *queue_group != '\0')
-		s = natsConnection_QueueSubscribe(&nsub, self->nc, subject, queue_group,
-		                                  msd_broker_message_cb, self->link);
-	else
-		s = natsConnection_Subscribe(&nsub, self->nc, subject, msd_broker_message_cb,
-		                             self->link);
-	if (s != NATS_OK) {
-		g_autofree gchar *reason = msd_broker_last_error(s);
-
-		msd_broker_link_unref(self->link);
-		g_set_error(error, MESHSYNC_ERROR,
-		            s == NATS_INVALID_SUBJECT ? MESHSYNC_ERROR_INVALID_DATA
-		                                      : MESHSYNC_ERROR_CONNECTION,
-		            _("cannot subscribe to %s at the broker at %s: %s"), subject,
-		            self->url->display, reason);
-		return 0;
-	}
-	if (natsSubscription_SetOnCompleteCB(nsub, msd_broker_subscription_complete_cb,
-	                                     self->link) != NATS_OK)
-		/* Keep the link forever rather than free it under a running callback. */
-		g_warning("subscription to %s: no completion callback", subject);
-
 	sub = g_new0(MsdBrokerSubscription, 1);
-	sub->id = ++self->next_subscription_id;
-	sub->sid = natsSubscription_GetID(nsub);
-	sub->subject = g_strdup(subject);
-	sub->sub = nsub;
+	sub->broker = self;
 	sub->func = func;
 	sub->user_data = user_data;
 	sub->destroy = destroy;
-	g_hash_table_insert(self->subscriptions_by_id, GUINT_TO_POINTER(sub->id), sub);
-	g_hash_table_insert(self->subscriptions_by_sid, &sub->sid, sub);
-	return sub->id;
+	id = msd_nats_connection_subscribe(self->conn, subject, queue_group,
+	                                   msd_broker_subscription_message_cb, sub,
+	                                   msd_broker_subscription_free, error);
+	/* a failed subscribe does not call its destroy notify, nor @destroy */
+	if (id == 0)
+		g_free(sub);
+	return id;
 }
 
 /**
@@ -1756,74 +1206,22 @@ meshsync_broker_subscribe(MeshSyncBroker *self,
 void
 meshsync_broker_unsubscribe(MeshSyncBroker *self, guint subscription_id)
 {
-	MsdBrokerSubscription *sub;
-
 	g_return_if_fail(MESHSYNC_IS_BROKER(self));
-	sub = g_hash_table_lookup(self->subscriptions_by_id, GUINT_TO_POINTER(subscription_id));
-	if (sub == NULL)
-		return;
-	if (self->nc != NULL && self->state != MESHSYNC_BROKER_STATE_CLOSED)
-		natsSubscription_Unsubscribe(sub->sub);
-	g_hash_table_remove(self->subscriptions_by_sid, &sub->sid);
-	g_hash_table_remove(self->subscriptions_by_id, GUINT_TO_POINTER(subscription_id));
+	msd_nats_connection_unsubscribe(self->conn, subscription_id);
 }
 
 /* ------------------------------------------------------------------------------------------ */
 
-typedef struct {
-	natsConnection *nc; /* (unowned): destroying it waits for this worker */
-	guint timeout_ms;
-} MsdFlushData;
-
-static void
-msd_flush_thread(GTask *task, gpointer source, gpointer data, GCancellable *cancellable)
-{
-	MsdFlushData *fd = data;
-	natsStatus s = natsConnection_FlushTimeout(fd->nc, fd->timeout_ms);
-
-	/* NULL on success, else the reason. */
-	g_task_return_pointer(task, s == NATS_OK ? NULL : msd_broker_last_error(s), g_free);
-	nats_ReleaseThreadMemory();
-}
-
-natsConnection *
-meshsync_broker_hold_connection(MeshSyncBroker *self)
-{
-	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED)
-		return NULL;
-	self->n_workers++;
-	return self->nc;
-}
-
-void
-meshsync_broker_release_connection(MeshSyncBroker *self)
-{
-	g_return_if_fail(self->n_workers > 0);
-	self->n_workers--;
-	if (self->n_workers == 0 && self->destroy_due)
-		meshsync_broker_destroy_connection(self);
-}
-
 static void
 msd_flush_done(GObject *source, GAsyncResult *res, gpointer data)
 {
-	MeshSyncBroker *self = MESHSYNC_BROKER(source);
 	g_autoptr(GTask) task = data;
-	MsdFlushData *fd = g_task_get_task_data(G_TASK(res));
 	GError *error = NULL;
-	g_autofree gchar *reason = NULL;
 
-	reason = g_task_propagate_pointer(G_TASK(res), NULL);
-	meshsync_broker_release_connection(self);
-
-	if (reason != NULL)
-		error = g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		                    _("flushing to the broker at %s failed within %u ms: %s"),
-		                    self->url->display, fd->timeout_ms, reason);
-	if (error != NULL)
-		g_task_return_error(task, error);
-	else
+	if (msd_nats_connection_flush_finish(MSD_NATS_CONNECTION(source), res, &error))
 		g_task_return_boolean(task, TRUE);
+	else
+		g_task_return_error(task, error);
 }
 
 /**
@@ -1847,13 +1245,12 @@ meshsync_broker_flush_async(MeshSyncBroker *self,
                             gpointer user_data)
 {
 	g_autoptr(GTask) task = NULL;
-	g_autoptr(GTask) worker = NULL;
-	MsdFlushData *fd;
 
 	g_return_if_fail(MESHSYNC_IS_BROKER(self));
 	task = g_task_new(self, cancellable, callback, user_data);
 	g_task_set_source_tag(task, meshsync_broker_flush_async);
-	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
+	if (!msd_nats_connection_is_attached(self->conn) ||
+	    self->state == MESHSYNC_BROKER_STATE_CLOSED) {
 		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
 		                        _("cannot flush: the broker at %s is not connected"),
 		                        self->url->display);
@@ -1870,13 +1267,8 @@ meshsync_broker_flush_async(MeshSyncBroker *self,
 		msd_replay_wait(self->replay, g_steal_pointer(&task), timeout_ms);
 		return;
 	}
-	fd = g_new0(MsdFlushData, 1);
-	fd->nc = meshsync_broker_hold_connection(self);
-	fd->timeout_ms = MAX(timeout_ms, 1);
-	worker = g_task_new(self, NULL, msd_flush_done, g_steal_pointer(&task));
-	g_task_set_source_tag(worker, msd_flush_thread);
-	g_task_set_task_data(worker, fd, g_free);
-	g_task_run_in_thread(worker, msd_flush_thread);
+	msd_nats_connection_flush_async(self->conn, timeout_ms, msd_flush_done,
+	                                g_steal_pointer(&task));
 }
 
 /**
@@ -1896,36 +1288,13 @@ meshsync_broker_flush_finish(MeshSyncBroker *self, GAsyncResult *result, GError 
 	return g_task_propagate_boolean(G_TASK(result), error);
 }
 
-/*
- * Pushes the write buffer into the socket from the loop thread, without waiting for the
- * server's answer. Close needs this: natsConnection_Close() otherwise waits for a PONG that
- * only this very thread could read.
- */
+/* The connection's write buffer into the socket from the loop thread (see
+ * msd_nats_connection_drain_output()). */
 gboolean
 meshsync_broker_drain_output(MeshSyncBroker *self, guint timeout_ms, GError **error)
 {
-	gint64 deadline = g_get_monotonic_time() + (gint64)timeout_ms * 1000;
-
 	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), FALSE);
-	if (self->nc == NULL)
-		return TRUE;
-	while (natsConnection_Status(self->nc) == NATS_CONN_STATUS_CONNECTED &&
-	       natsConnection_Buffered(self->nc) > 0) {
-		gint64 left_ms = (deadline - g_get_monotonic_time()) / 1000;
-
-		/* No socket (the connection just dropped) or no room in time: stop here. */
-		if (left_ms <= 0 || !msd_nats_loop_wait_writable(self->loop, (gint)left_ms))
-			break;
-		natsConnection_ProcessWriteEvent(self->nc);
-	}
-	if (natsConnection_Status(self->nc) == NATS_CONN_STATUS_CONNECTED &&
-	    natsConnection_Buffered(self->nc) > 0) {
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            _("the broker at %s took no data for %u ms"), self->url->display,
-		            timeout_ms);
-		return FALSE;
-	}
-	return TRUE;
+	return msd_nats_connection_drain_output(self->conn, timeout_ms, error);
 }
 
 /* Closes for good. @left says what was left unsent when the caller gave up on it; without
@@ -1940,16 +1309,11 @@ meshsync_broker_shut(MeshSyncBroker *self, guint drain_ms, GError *left, GError 
 
 	/* A connect in progress notices this when its attempt returns. */
 	self->connect_task = NULL;
-	if (local_error == NULL && drain_ms > 0 && self->nc != NULL &&
-	    self->state != MESHSYNC_BROKER_STATE_CLOSED)
-		meshsync_broker_drain_output(self, drain_ms, &local_error);
-	if (self->nc != NULL)
-		natsConnection_Close(self->nc);
+	if (local_error == NULL && drain_ms > 0 && self->state != MESHSYNC_BROKER_STATE_CLOSED)
+		msd_nats_connection_drain_output(self->conn, drain_ms, &local_error);
+	msd_nats_connection_close(self->conn);
 	msd_replay_closed(self->replay);
 	msd_jetstream_closed(self->jetstream);
-	g_hash_table_remove_all(self->subscriptions_by_sid);
-	g_hash_table_remove_all(self->subscriptions_by_id);
-	meshsync_broker_destroy_connection(self);
 	meshsync_broker_set_state(self, MESHSYNC_BROKER_STATE_CLOSED);
 	meshsync_broker_set_writable(self, FALSE);
 
@@ -2004,9 +1368,7 @@ meshsync_broker_close(MeshSyncBroker *self)
 static gboolean
 meshsync_broker_has_output(MeshSyncBroker *self)
 {
-	return self->nc != NULL && self->state != MESHSYNC_BROKER_STATE_CLOSED &&
-	       natsConnection_Status(self->nc) == NATS_CONN_STATUS_CONNECTED &&
-	       natsConnection_Buffered(self->nc) > 0;
+	return msd_nats_connection_has_output(self->conn);
 }
 
 static gboolean
@@ -2116,7 +1478,8 @@ meshsync_broker_close_async(MeshSyncBroker *self,
 	task = g_task_new(self, cancellable, callback, user_data);
 	g_task_set_source_tag(task, meshsync_broker_close_async);
 	g_task_set_name(task, "[meshsync] broker close");
-	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED ||
+	if (!msd_nats_connection_is_attached(self->conn) ||
+	    self->state == MESHSYNC_BROKER_STATE_CLOSED ||
 	    g_cancellable_is_cancelled(cancellable)) {
 		meshsync_broker_shut(self, 0, NULL, NULL);
 		if (!g_task_return_error_if_cancelled(task))
@@ -2205,9 +1568,7 @@ gint64
 meshsync_broker_get_max_payload(MeshSyncBroker *self)
 {
 	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), 0);
-	/* Kept from the connect: asking nats.c takes the connection lock, which its reconnect
-	 * thread holds through a whole connect attempt. */
-	return self->nc != NULL ? self->max_payload : 0;
+	return msd_nats_connection_get_max_payload(self->conn);
 }
 
 /**
@@ -2223,16 +1584,10 @@ meshsync_broker_get_max_payload(MeshSyncBroker *self)
 guint64
 meshsync_broker_get_buffered_bytes(MeshSyncBroker *self)
 {
-	gint buffered = 0;
-
 	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), 0);
-	if (self->nc == NULL)
+	if (!msd_nats_connection_is_attached(self->conn))
 		return 0;
-	/* nats.c drops its write buffer at the reconnection; while it reconnects its lock may be
-	 * held for a whole attempt. */
-	if (self->state == MESHSYNC_BROKER_STATE_CONNECTED)
-		buffered = natsConnection_Buffered(self->nc);
-	return (buffered > 0 ? (guint64)buffered : 0) + self->pending_bytes +
+	return msd_nats_connection_get_buffered(self->conn) +
 	       msd_replay_get_unsent_bytes(self->replay);
 }
 

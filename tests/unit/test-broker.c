@@ -403,30 +403,6 @@ test_publish_subscribe(void)
 	nats_server_clear(&server);
 }
 
-/* What nats.c says reaches the user without the places in its sources. */
-static void
-test_clean_error_text(void)
-{
-	static const struct {
-		const gchar *in;
-		const gchar *out;
-	} cases[] = {
-	        {"(conn.c:2088): No server available for connection",
-	         "No server available for connection"},
-	        {"SSL handshake error (opts.c:12) (conn.c:88)", "SSL handshake error"},
-	        {"Authorization Violation", "Authorization Violation"},
-	        {"bad value (expected 3)", "bad value (expected 3)"},
-	        {"(x.c:)", "(x.c:)"},
-	        {"", ""},
-	};
-
-	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
-		g_autofree gchar *text = meshsync_broker_clean_error_text(cases[i].in);
-
-		g_assert_cmpstr(text, ==, cases[i].out);
-	}
-}
-
 static void
 test_bad_subjects(void)
 {
@@ -2053,8 +2029,8 @@ churn_state_subjects(MeshSyncBroker *broker, guint from, guint to)
 		g_autofree gchar *msg_id = g_strdup_printf("churn-%u", i);
 		g_autoptr(GError) error = NULL;
 
-		g_assert_true(meshsync_broker_publish_event_with_id(broker, subject, &part, 1,
-		                                                    msg_id, &error));
+		g_assert_true(meshsync_broker_publish_event_jetstream(broker, subject, &part, 1,
+		                                                      msg_id, &error));
 		g_assert_no_error(error);
 		/* Keep the window small, so that what is measured is what stays after the acks. */
 		meshsync_broker_get_jetstream_stats(broker, &stats);
@@ -2112,13 +2088,37 @@ test_jetstream_state_churn_heap_flat(void)
 	remove_tree(store_dir);
 }
 
+/* The broker writer picks the durable path; the broker does not send an event it was told to
+ * put on JetStream anywhere else when that stream is not in use. */
+static void
+test_jetstream_path_not_in_use(void)
+{
+	static const gchar body[] = "{\"kind\":\"Pod\"}";
+	MsdReplayPart part = {body, sizeof body - 1};
+	g_autoptr(MeshSyncBroker) broker = NULL;
+	g_autoptr(GError) error = NULL;
+
+	broker = meshsync_broker_new("nats://127.0.0.1:4222", &error);
+	g_assert_no_error(error);
+	meshsync_broker_set_jetstream(broker, TRUE);
+	meshsync_broker_set_jetstream_state(broker, TRUE);
+	g_assert_false(meshsync_broker_get_jetstream_active(broker));
+
+	g_assert_false(meshsync_broker_publish_event_jetstream(broker, MESHSYNC_SUBJECT_CORE, &part,
+	                                                       1, "id-1", &error));
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_SUPPORTED);
+	g_clear_error(&error);
+	g_assert_false(meshsync_broker_publish_event_jetstream(
+	        broker, "meshery.meshsync.state.test.Pod.default.web", &part, 1, "id-1", &error));
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_SUPPORTED);
+}
+
 int
 main(int argc, char **argv)
 {
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/broker/publish-subscribe", test_publish_subscribe);
 	g_test_add_func("/broker/bad-subjects", test_bad_subjects);
-	g_test_add_func("/broker/clean-error-text", test_clean_error_text);
 	g_test_add_func("/broker/queue-groups", test_queue_groups);
 	g_test_add_func("/broker/unsubscribe", test_unsubscribe);
 	g_test_add_func("/broker/envelope-exact", test_envelope_exact);
@@ -2161,6 +2161,7 @@ main(int argc, char **argv)
 	g_test_add_func("/broker/replay/reconnect-resends-in-order",
 	                test_replay_reconnect_resends_in_order);
 	g_test_add_func("/broker/replay/stale-connection", test_replay_stale_connection);
+	g_test_add_func("/broker/jetstream/path-not-in-use", test_jetstream_path_not_in_use);
 	g_test_add_func("/broker/jetstream/state-churn-heap-flat",
 	                test_jetstream_state_churn_heap_flat);
 	if (g_test_perf()) {

@@ -3,6 +3,12 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file: the stream set-up, the window of events waiting for their PubAck, the ack
+ * handler and the re-sends are one state machine over that window (send position, sequence
+ * numbers, state subjects), as the comment below the includes explains.
+ */
+
 #define G_LOG_DOMAIN "MeshSyncBroker"
 
 #include "config.h"
@@ -11,7 +17,6 @@
 
 #include "broker/msd-jetstream.h"
 #include "broker/msd-session-subject.h"
-#include "meshsync-broker-private.h"
 #include "meshsync-error.h"
 
 /*
@@ -60,8 +65,10 @@ typedef struct {
 } MsdJsWaiter;
 
 struct _MsdJetStream {
-	MeshSyncBroker *broker; /* (unowned): owns this */
-	GMainContext *context;  /* (owned): the broker's */
+	MsdNatsConnection *conn;             /* (owned): the connection below */
+	GObject *owner;                      /* (unowned): who owns this */
+	MsdNatsFullChangedFunc full_changed; /* tells the owner */
+	GMainContext *context;               /* (owned): the connection's */
 	guint replicas;
 	guint64 max_bytes;
 	guint ack_timeout_ms;
@@ -101,11 +108,16 @@ msd_js_entry_free(MsdJsEntry *entry)
 }
 
 MsdJetStream *
-msd_jetstream_new(MeshSyncBroker *broker, GMainContext *context)
+msd_jetstream_new(MsdNatsConnection *conn,
+                  GObject *owner,
+                  MsdNatsFullChangedFunc full_changed,
+                  GMainContext *context)
 {
 	MsdJetStream *self = g_new0(MsdJetStream, 1);
 
-	self->broker = broker;
+	self->conn = g_object_ref(conn);
+	self->owner = owner;
+	self->full_changed = full_changed;
 	self->context = g_main_context_ref(context);
 	self->replicas = 1;
 	self->max_bytes = MSD_JETSTREAM_DEFAULT_MAX_BYTES;
@@ -165,6 +177,7 @@ msd_jetstream_free(MsdJetStream *self)
 	g_hash_table_unref(self->by_seq);
 	g_hash_table_unref(self->by_state_subject);
 	g_free(self->inbox);
+	g_object_unref(self->conn);
 	g_main_context_unref(self->context);
 	g_free(self);
 }
@@ -412,7 +425,7 @@ msd_jetstream_ensure_async(MsdJetStream *self,
                            GAsyncReadyCallback callback,
                            gpointer user_data)
 {
-	g_autoptr(GTask) task = g_task_new(self->broker, NULL, callback, user_data);
+	g_autoptr(GTask) task = g_task_new(self->owner, NULL, callback, user_data);
 	MsdEnsureData *ed = g_new0(MsdEnsureData, 1);
 
 	ed->nc = nc;
@@ -425,11 +438,8 @@ msd_jetstream_ensure_async(MsdJetStream *self,
 	g_task_run_in_thread(task, msd_jetstream_ensure_thread);
 }
 
-static void msd_jetstream_ack_cb(MeshSyncBroker *broker,
-                                 const gchar *subject,
-                                 const gchar *reply,
-                                 GBytes *payload,
-                                 gpointer user_data);
+static void
+msd_jetstream_ack_cb(const gchar *subject, const gchar *reply, GBytes *payload, gpointer user_data);
 
 gboolean
 msd_jetstream_ensure_finish(MsdJetStream *self, GAsyncResult *result, GError **error)
@@ -443,7 +453,7 @@ msd_jetstream_ensure_finish(MsdJetStream *self, GAsyncResult *result, GError **e
 	if (ed->absent) {
 		g_warning("the broker at %s has no JetStream: publishing resource events on core "
 		          "NATS only, without durable delivery",
-		          meshsync_broker_get_url(self->broker));
+		          msd_nats_connection_get_url(self->conn));
 		self->active = FALSE;
 		return TRUE;
 	}
@@ -460,8 +470,8 @@ msd_jetstream_ensure_finish(MsdJetStream *self, GAsyncResult *result, GError **e
 		natsInbox_Destroy(inbox);
 	}
 	pattern = g_strconcat(self->inbox, ".*", NULL);
-	self->ack_subscription = meshsync_broker_subscribe(self->broker, pattern, NULL,
-	                                                   msd_jetstream_ack_cb, self, NULL, error);
+	self->ack_subscription = msd_nats_connection_subscribe(
+	        self->conn, pattern, NULL, msd_jetstream_ack_cb, self, NULL, error);
 	if (self->ack_subscription == 0)
 		return FALSE;
 	self->active = TRUE;
@@ -491,7 +501,7 @@ msd_jetstream_update_full(MsdJetStream *self)
 	self->full = full;
 	g_debug("JetStream: %u events not acknowledged, %s", n,
 	        full ? "holding publishes" : "taking publishes again");
-	meshsync_broker_refresh_writable(self->broker);
+	self->full_changed(self->owner);
 }
 
 static void
@@ -520,7 +530,7 @@ msd_jetstream_pump(MsdJetStream *self)
 	gint64 now = g_get_monotonic_time();
 
 	while (self->connected && !self->closed && self->next_unsent != NULL &&
-	       !meshsync_broker_get_congested(self->broker)) {
+	       !msd_nats_connection_get_congested(self->conn)) {
 		MsdJsEntry *entry = self->next_unsent->data;
 		g_autofree gchar *reply =
 		        g_strdup_printf("%s.%" G_GUINT64_FORMAT, self->inbox, entry->seq);
@@ -528,8 +538,8 @@ msd_jetstream_pump(MsdJetStream *self)
 		gsize len = 0;
 		gconstpointer data = g_bytes_get_data(entry->data, &len);
 
-		if (!meshsync_broker_publish_with_id(self->broker, entry->subject, reply,
-		                                     entry->msg_id, data, len, &error)) {
+		if (!msd_nats_connection_publish_with_id(self->conn, entry->subject, reply,
+		                                         entry->msg_id, data, len, &error)) {
 			/* Away or out of room: the window goes again at the reconnection. */
 			g_debug("JetStream publish held: %s", error->message);
 			break;
@@ -641,11 +651,7 @@ msd_jetstream_remove(MsdJetStream *self, GList *link)
 }
 
 static void
-msd_jetstream_ack_cb(MeshSyncBroker *broker,
-                     const gchar *subject,
-                     const gchar *reply,
-                     GBytes *payload,
-                     gpointer user_data)
+msd_jetstream_ack_cb(const gchar *subject, const gchar *reply, GBytes *payload, gpointer user_data)
 {
 	MsdJetStream *self = user_data;
 	const gchar *dot = strrchr(subject, '.');

@@ -8,7 +8,7 @@
 #include <gio/gio.h>
 #include <nats/nats.h>
 
-#include "meshsync-broker.h"
+#include "broker/msd-nats-connection.h"
 #include "meshsync-event-type.h"
 #include "meshsync-resource.h"
 
@@ -18,8 +18,9 @@ G_BEGIN_DECLS
  * Resource events on JetStream: the stream MESHSYNC_EVENTS captures the core subject, so a
  * publish is stored and core subscribers see the same bytes. Every event is kept until its
  * PubAck arrived, sent again after a reconnection or when no ack came in time, and carries a
- * Nats-Msg-Id so that the stream stores a re-sent event once. The broker owns one; loop thread
- * only, except the stream set-up, which runs in a worker.
+ * Nats-Msg-Id so that the stream stores a re-sent event once. It publishes and subscribes on
+ * the MsdNatsConnection below it and tells its owner (the broker) when its "full" changed.
+ * Loop thread only, except the stream set-up, which runs in a worker.
  */
 typedef struct _MsdJetStream MsdJetStream;
 
@@ -29,7 +30,12 @@ typedef struct _MsdJetStream MsdJetStream;
 #define MSD_JETSTREAM_STATE_STREAM "MESHSYNC_STATE"
 #define MSD_JETSTREAM_STATE_PREFIX "meshery.meshsync.state."
 
-MsdJetStream *msd_jetstream_new(MeshSyncBroker *broker, GMainContext *context);
+/* On @conn; @owner (unowned) gets @full_changed and is the source object of the worker
+ * tasks, so that one in flight keeps it, and with it this, alive. */
+MsdJetStream *msd_jetstream_new(MsdNatsConnection *conn,
+                                GObject *owner,
+                                MsdNatsFullChangedFunc full_changed,
+                                GMainContext *context);
 void msd_jetstream_free(MsdJetStream *self);
 void msd_jetstream_set_stream_limits(MsdJetStream *self, guint replicas, guint64 max_bytes);
 void msd_jetstream_set_ack_timeout(MsdJetStream *self, guint timeout_ms);

@@ -15,7 +15,6 @@
 
 #include "broker/msd-replay-window.h"
 #include "broker/msd-replay.h"
-#include "meshsync-broker-private.h"
 #include "meshsync-error.h"
 #include "util/msd-i18n.h"
 
@@ -58,8 +57,10 @@ typedef struct {
 } MsdReplayWaiter;
 
 struct _MsdReplay {
-	MeshSyncBroker *broker; /* (unowned): owns this */
-	GMainContext *context;  /* (owned): the broker's */
+	MsdNatsConnection *conn;             /* (owned): the connection below */
+	GObject *owner;                      /* (unowned): who owns this */
+	MsdNatsFullChangedFunc full_changed; /* tells the owner */
+	GMainContext *context;               /* (owned): the connection's */
 	MsdReplayWindow *window;
 	gsize max_bytes;
 	gboolean full;
@@ -100,11 +101,16 @@ msd_confirm_data_free(gpointer data)
 }
 
 MsdReplay *
-msd_replay_new(MeshSyncBroker *broker, GMainContext *context)
+msd_replay_new(MsdNatsConnection *conn,
+               GObject *owner,
+               MsdNatsFullChangedFunc full_changed,
+               GMainContext *context)
 {
 	MsdReplay *self = g_new0(MsdReplay, 1);
 
-	self->broker = broker;
+	self->conn = g_object_ref(conn);
+	self->owner = owner;
+	self->full_changed = full_changed;
 	self->context = g_main_context_ref(context);
 	self->window = msd_replay_window_new();
 	self->max_bytes = MSD_REPLAY_DEFAULT_MAX_BYTES;
@@ -162,7 +168,7 @@ msd_replay_fail_waiters(MsdReplay *self, const gchar *why)
 		        waiter,
 		        g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
 		                    _("the broker at %s did not confirm what was published: %s"),
-		                    meshsync_broker_get_url(self->broker), why));
+		                    msd_nats_connection_get_url(self->conn), why));
 }
 
 void
@@ -175,6 +181,7 @@ msd_replay_free(MsdReplay *self)
 	msd_replay_clear_timer(self);
 	msd_replay_fail_waiters(self, "it is gone");
 	msd_replay_window_free(self->window);
+	g_object_unref(self->conn);
 	g_main_context_unref(self->context);
 	g_free(self);
 }
@@ -207,11 +214,11 @@ msd_replay_update_full(MsdReplay *self)
 	if (full)
 		g_info("broker at %s: %" G_GSIZE_FORMAT " bytes published and not confirmed, "
 		       "holding events",
-		       meshsync_broker_get_url(self->broker), bytes);
+		       msd_nats_connection_get_url(self->conn), bytes);
 	else
 		g_info("broker at %s: confirmed, taking events again",
-		       meshsync_broker_get_url(self->broker));
-	meshsync_broker_refresh_writable(self->broker);
+		       msd_nats_connection_get_url(self->conn));
+	self->full_changed(self->owner);
 }
 
 static void
@@ -238,12 +245,13 @@ msd_replay_pump(MsdReplay *self)
 	gconstpointer data;
 	gsize len;
 
-	while (self->connected && !meshsync_broker_get_congested(self->broker) &&
+	while (self->connected && !msd_nats_connection_get_congested(self->conn) &&
 	       msd_replay_window_peek_unsent(self->window, &subject, &data, &len)) {
 		g_autoptr(GError) error = NULL;
 		guint64 seq = msd_replay_window_get_last_sent(self->window) + 1;
 
-		if (!meshsync_broker_publish_unchecked(self->broker, subject, data, len, &error)) {
+		if (!msd_nats_connection_publish_unchecked(self->conn, subject, data, len,
+		                                           &error)) {
 			if (!g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA)) {
 				/* the connection went away under us: the disconnection follows */
 				g_debug("re-send held: %s", error->message);
@@ -308,7 +316,7 @@ msd_replay_confirm_done(GObject *source, GAsyncResult *result, gpointer user_dat
 	gboolean accepted;
 
 	self->confirming = FALSE;
-	meshsync_broker_release_connection(self->broker);
+	msd_nats_connection_release(self->conn);
 	if (self->closed)
 		return;
 	accepted = cd->status == NATS_OK && cd->epoch == self->epoch &&
@@ -321,10 +329,10 @@ msd_replay_confirm_done(GObject *source, GAsyncResult *result, gpointer user_dat
 		msd_replay_trim_heap(self);
 	} else if (cd->status != NATS_OK) {
 		g_debug("broker at %s: no confirmation for %" G_GUINT64_FORMAT " messages: %s",
-		        meshsync_broker_get_url(self->broker), cd->seq, cd->reason);
+		        msd_nats_connection_get_url(self->conn), cd->seq, cd->reason);
 	} else {
 		g_debug("broker at %s: a confirmation from another connection, ignored",
-		        meshsync_broker_get_url(self->broker));
+		        msd_nats_connection_get_url(self->conn));
 	}
 	/* after a failure, only the timer: a broken connection answers at once */
 	if (!accepted)
@@ -340,7 +348,7 @@ msd_replay_start_confirm(MsdReplay *self)
 	natsConnection *nc;
 
 	msd_replay_clear_timer(self);
-	nc = meshsync_broker_hold_connection(self->broker);
+	nc = msd_nats_connection_hold(self->conn);
 	if (nc == NULL)
 		return;
 	cd = g_new0(MsdConfirmData, 1);
@@ -351,7 +359,7 @@ msd_replay_start_confirm(MsdReplay *self)
 	self->sent_since_confirm = 0;
 	/* The task holds the broker, which owns this, until the result is back on the loop
 	 * (through an idle GTask attaches to the broker's context). */
-	task = g_task_new(self->broker, NULL, msd_replay_confirm_done, self);
+	task = g_task_new(self->owner, NULL, msd_replay_confirm_done, self);
 	g_task_set_source_tag(task, msd_replay_start_confirm);
 	g_task_set_task_data(task, cd, msd_confirm_data_free);
 	g_task_run_in_thread(task, msd_replay_confirm_thread);
@@ -410,7 +418,7 @@ msd_replay_connected(MsdReplay *self, guint64 reconnects)
 	if (msd_replay_window_get_n_messages(self->window) > 0)
 		g_info("broker at %s: sending the %" G_GUINT64_FORMAT
 		       " events it has not confirmed, oldest first",
-		       meshsync_broker_get_url(self->broker),
+		       msd_nats_connection_get_url(self->conn),
 		       msd_replay_window_get_n_messages(self->window));
 	self->closed = FALSE;
 	self->connected = TRUE;
@@ -445,7 +453,7 @@ msd_replay_closed(MsdReplay *self)
 	msd_replay_fail_waiters(self, "the connection is closed");
 	if (lost > 0)
 		g_info("broker at %s closed with %" G_GUINT64_FORMAT " messages not confirmed",
-		       meshsync_broker_get_url(self->broker), lost);
+		       msd_nats_connection_get_url(self->conn), lost);
 	msd_replay_window_clear(self->window);
 	msd_replay_update_full(self);
 }
@@ -480,7 +488,7 @@ msd_replay_waiter_timeout_cb(gpointer data)
 	        waiter,
 	        g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
 	                    _("the broker at %s did not confirm %" PRIu64 " messages in time"),
-	                    meshsync_broker_get_url(self->broker),
+	                    msd_nats_connection_get_url(self->conn),
 	                    msd_replay_window_get_n_messages(self->window)));
 	return G_SOURCE_REMOVE;
 }

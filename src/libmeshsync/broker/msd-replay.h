@@ -7,7 +7,7 @@
 
 #include <gio/gio.h>
 
-#include "meshsync-broker.h"
+#include "broker/msd-nats-connection.h"
 #include "broker/msd-replay-window.h"
 
 G_BEGIN_DECLS
@@ -15,15 +15,21 @@ G_BEGIN_DECLS
 /*
  * Resource events on core NATS without losses: every message published since the last
  * confirmation (a PING answered by a PONG) is kept, sent in order while the connection is up,
- * and sent again, oldest first, after every reconnection. The broker owns one and tells it
- * about its connection; loop thread only.
+ * and sent again, oldest first, after every reconnection. It publishes on the MsdNatsConnection
+ * below it and tells its owner (the broker) when its "full" changed; the broker tells it about
+ * connects and disconnects. Loop thread only.
  */
 typedef struct _MsdReplay MsdReplay;
 
 /* 64 MiB of messages at most before the broker says it is not writable. */
 #define MSD_REPLAY_DEFAULT_MAX_BYTES (64 * 1024 * 1024)
 
-MsdReplay *msd_replay_new(MeshSyncBroker *broker, GMainContext *context);
+/* On @conn; @owner (unowned) gets @full_changed and is the source object of the worker
+ * tasks, so that one in flight keeps it, and with it this, alive. */
+MsdReplay *msd_replay_new(MsdNatsConnection *conn,
+                          GObject *owner,
+                          MsdNatsFullChangedFunc full_changed,
+                          GMainContext *context);
 void msd_replay_free(MsdReplay *self);
 void msd_replay_set_max_bytes(MsdReplay *self, gsize max_bytes);
 void msd_replay_set_confirm_policy(MsdReplay *self, guint interval_ms, guint every);

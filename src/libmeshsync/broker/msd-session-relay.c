@@ -3,6 +3,12 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 
+/*
+ * One file: the relay's request handling, its limits and counters and each session's
+ * forwarding share the relay's table of open sessions and its one kube client; the session
+ * itself (meshsync-session.c) and the subjects (msd-session-subject.c) stand alone.
+ */
+
 #define G_LOG_DOMAIN "MeshSyncBroker"
 
 #include "config.h"
