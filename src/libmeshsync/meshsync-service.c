@@ -220,6 +220,8 @@ static gboolean
 meshsync_service_start_health(MeshSyncService *self, GError **error)
 {
 	self->metrics = msd_metrics_new();
+	/* what the engine's parts count goes here: they find it in the engine context */
+	msd_engine_context_set_metrics(self->engine, self->metrics);
 	msd_build_info_register(self->metrics);
 	msd_process_metrics_register(self->metrics);
 	msd_engine_metrics_declare(self->metrics, self->broker != NULL);
@@ -326,16 +328,12 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 	if (self->broker != NULL) {
 		self->listener = msd_request_listener_new(self->broker, self->handler,
 		                                          meshsync_get_version());
-		if (self->metrics != NULL)
-			msd_request_listener_set_metrics(self->listener, self->metrics);
 		msd_request_listener_set_shard(self->listener, self->options->shard_index,
 		                               self->options->shard_total);
 		self->sessions = msd_session_relay_new(self->broker, self->engine, self->config);
 		msd_session_relay_set_limits(self->sessions, self->max_sessions, self->exec_enabled,
 		                             (const gchar *const *)self->exec_namespaces,
 		                             self->exec_idle_timeout);
-		if (self->metrics != NULL)
-			msd_session_relay_set_metrics(self->sessions, self->metrics);
 		g_signal_connect_swapped(self->sessions, "changed",
 		                         G_CALLBACK(meshsync_service_sessions_changed_cb), self);
 		msd_request_listener_set_sessions(self->listener, self->sessions);

@@ -631,7 +631,7 @@ msd_request_listener_get_active_exec_running(MsdRequestListener *self)
 	return self->active_exec_source != NULL;
 }
 
-void
+static void
 msd_request_listener_set_metrics(MsdRequestListener *self, MsdMetrics *metrics)
 {
 	g_return_if_fail(MSD_IS_REQUEST_LISTENER(self));
@@ -728,5 +728,8 @@ msd_request_listener_new(MeshSyncBroker *broker, MeshSyncHandler *handler, const
 	self->broker = g_object_ref(broker);
 	self->handler = g_object_ref(handler);
 	self->version = g_strdup(version != NULL ? version : meshsync_get_version());
+	/* requests are counted by entity in the engine's registry, when it exports one */
+	msd_request_listener_set_metrics(
+	        self, msd_engine_context_get_metrics(meshsync_handler_get_engine_context(handler)));
 	return self;
 }

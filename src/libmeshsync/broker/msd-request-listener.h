@@ -48,7 +48,8 @@ GArray *msd_request_split_batches(guint n, guint size);
 G_DECLARE_FINAL_TYPE(MsdRequestListener, msd_request_listener, MSD, REQUEST_LISTENER, GObject)
 
 /* Answers the requests for @handler's state on @broker; the version is what meshsync-meta
- * replies with. */
+ * replies with. Requests are counted in the metrics registry of @handler's engine context,
+ * when it has one. */
 MsdRequestListener *
 msd_request_listener_new(MeshSyncBroker *broker, MeshSyncHandler *handler, const gchar *version);
 
@@ -56,8 +57,6 @@ msd_request_listener_new(MeshSyncBroker *broker, MeshSyncHandler *handler, const
  * informer-store from its own objects and resyncs; only shard 0 answers the other entities. */
 void msd_request_listener_set_shard(MsdRequestListener *self, guint index, guint total);
 
-/* Counts requests by entity in @metrics. */
-void msd_request_listener_set_metrics(MsdRequestListener *self, MsdMetrics *metrics);
 /* Declares the request counts at zero in @metrics, before any listener exists. */
 void msd_request_listener_declare_metrics(MsdMetrics *metrics);
 

@@ -295,7 +295,7 @@ msd_session_relay_active_exec(gpointer data)
 	return msd_session_relay_count_kind(data, MESHSYNC_SESSION_KIND_EXEC);
 }
 
-void
+static void
 msd_session_relay_set_metrics(MsdSessionRelay *self, MsdMetrics *metrics)
 {
 	g_return_if_fail(MSD_IS_SESSION_RELAY(self));
@@ -826,5 +826,6 @@ msd_session_relay_new(MeshSyncBroker *broker, MsdEngineContext *engine, MeshSync
 	self->broker = g_object_ref(broker);
 	self->engine = g_object_ref(engine);
 	self->config = g_object_ref(config);
+	msd_session_relay_set_metrics(self, msd_engine_context_get_metrics(engine));
 	return self;
 }

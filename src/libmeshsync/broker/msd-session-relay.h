@@ -31,11 +31,10 @@ G_BEGIN_DECLS
 G_DECLARE_FINAL_TYPE(MsdSessionRelay, msd_session_relay, MSD, SESSION_RELAY, GObject)
 
 /* The sessions send through @engine's kube client (made from @config if the engine has none
- * yet). */
+ * yet); they are counted in @engine's metrics registry when it has one. */
 MsdSessionRelay *
 msd_session_relay_new(MeshSyncBroker *broker, MsdEngineContext *engine, MeshSyncKubeConfig *config);
 
-void msd_session_relay_set_metrics(MsdSessionRelay *self, MsdMetrics *metrics);
 /* Declares the session counts at zero in @metrics, before any relay exists. */
 void msd_session_relay_declare_metrics(MsdMetrics *metrics);
 /* 0 max_sessions: no session at all. NULL exec_namespaces: every namespace. idle 0: never. */

@@ -17,6 +17,7 @@ struct _MsdEngineContext {
 	MsdEngineOptions *options;  /* (owned): the defaults until set, once, at start */
 	gboolean options_set;
 	MsdKubeClient *client; /* (owned) (nullable): made on first use */
+	MsdMetrics *metrics;   /* (owned) (nullable): the registry, when the engine exports one */
 };
 
 G_DEFINE_FINAL_TYPE(MsdEngineContext, msd_engine_context, G_TYPE_OBJECT)
@@ -29,6 +30,7 @@ msd_engine_context_finalize(GObject *object)
 	/* the client's pending callbacks hold their own references: nothing runs on a freed
 	 * context */
 	g_clear_object(&self->client);
+	g_clear_object(&self->metrics);
 	g_main_context_unref(self->main_context);
 	msd_convert_state_clear(&self->convert);
 	msd_engine_options_free(self->options);
@@ -141,4 +143,20 @@ msd_engine_context_get_options(MsdEngineContext *self)
 	g_return_val_if_fail(MSD_IS_ENGINE_CONTEXT(self), NULL);
 
 	return self->options;
+}
+
+void
+msd_engine_context_set_metrics(MsdEngineContext *self, MsdMetrics *metrics)
+{
+	g_return_if_fail(MSD_IS_ENGINE_CONTEXT(self));
+	g_return_if_fail(self->metrics == NULL);
+
+	g_set_object(&self->metrics, metrics);
+}
+
+MsdMetrics *
+msd_engine_context_get_metrics(MsdEngineContext *self)
+{
+	g_return_val_if_fail(MSD_IS_ENGINE_CONTEXT(self), NULL);
+	return self->metrics;
 }

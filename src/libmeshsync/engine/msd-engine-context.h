@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 
 #include "engine/msd-engine-options.h"
+#include "health/msd-metrics.h"
 #include "kube/msd-kube-client.h"
 #include "model/msd-model.h"
 #include "util/msd-source.h"
@@ -47,6 +48,12 @@ const MsdEngineOptions *msd_engine_context_get_options(MsdEngineContext *self);
 MsdKubeClient *msd_engine_context_get_kube_client(MsdEngineContext *self,
                                                   MeshSyncKubeConfig *config,
                                                   GError **error);
+
+/* The engine's metrics registry, which a service that serves /metrics sets once, before it
+ * builds the parts that count (request listener, session relay): they take it from here.
+ * (transfer none) (nullable): NULL when nothing is exported. */
+void msd_engine_context_set_metrics(MsdEngineContext *self, MsdMetrics *metrics);
+MsdMetrics *msd_engine_context_get_metrics(MsdEngineContext *self);
 
 /* The converter's state for the engine's events: its kept buffer, and whether Secrets are
  * redacted (the options' redact_secrets). (transfer none) */
