@@ -14,7 +14,6 @@ import re
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 
@@ -22,13 +21,13 @@ import pytest
 import yaml
 
 from kubesim import Kubesim
-from nats_server import NatsServer
+from nats_server import NatsServer, wait_until
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 from meshsync_run import DaemonProcess  # noqa: E402
 from test_image import RUNTIME_TREE, DAEMON, chroot_argv, image_user  # noqa: E402
-from test_manifests import project_version  # noqa: E402
+from test_manifests import contains, project_version  # noqa: E402
 
 SOURCE_ROOT = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 CRD = os.path.join(SOURCE_ROOT, "data", "kubernetes", "crd-meshsync.yaml")
@@ -163,21 +162,7 @@ def install_crd(sim):
         status, answer = sim.request("GET", "/apis/meshery.io/v1alpha1")
         return status == 200 and any(r["name"] == "meshsyncs"
                                      for r in answer.get("resources", []))
-    wait(served, "the MeshSync CRD served")
-
-
-def wait(predicate, what, proc=None, log=None, timeout=90.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if proc is not None and proc.poll() is not None:
-            raise AssertionError(f"exited ({proc.returncode}) before {what}:\n"
-                                 f"{log() if log else ''}")
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}\n{log() if log else ''}")
-        time.sleep(0.05)
+    wait_until(served, "the MeshSync CRD served")
 
 
 def get(port, path):
@@ -197,21 +182,6 @@ def port_number(container, port):
         return port
     (number,) = [p["containerPort"] for p in container["ports"] if p["name"] == port]
     return number
-
-
-def contains(got, want, path="$"):
-    """Fails unless everything in @want is in @got (the server may add, never change)."""
-    if isinstance(want, dict):
-        assert isinstance(got, dict), f"{path}: {got!r} is not a mapping"
-        for key, value in want.items():
-            assert key in got, f"{path}.{key} missing"
-            contains(got[key], value, f"{path}.{key}")
-    elif isinstance(want, list):
-        assert isinstance(got, list) and len(got) == len(want), f"{path}: {got!r} != {want!r}"
-        for i, (g, w) in enumerate(zip(got, want)):
-            contains(g, w, f"{path}[{i}]")
-    else:
-        assert got == want, f"{path}: {got!r} != {want!r}"
 
 
 @pytest.fixture(scope="module")
@@ -312,14 +282,15 @@ def test_operator_deployment_runs_this_image(tree, version):
                     else:
                         target = port_number(container, probe["httpGet"]["port"])
                         assert target == 11000
-                        wait(lambda: get(target, probe["httpGet"]["path"]) == (200, "ok"),
-                             f"{probe['httpGet']['path']} answering 200", run.proc, run.log)
+                        wait_until(lambda: get(target, probe["httpGet"]["path"]) == (200, "ok"),
+                                   f"{probe['httpGet']['path']} answering 200", proc=run.proc,
+                                   log=run.log)
 
                 # the port named `client` is where the daemon serves its health paths, and it
                 # is ready only once connected to the broker the Deployment names
                 client = port_number(container, "client")
-                wait(lambda: get(client, "/readyz") == (200, "ok"), "/readyz answering 200",
-                     run.proc, run.log)
+                wait_until(lambda: get(client, "/readyz") == (200, "ok"), "/readyz answering 200",
+                           proc=run.proc, log=run.log)
                 assert get(client, "/healthz") == (200, "ok")
                 status, body = get(client, "/readyz?verbose")
                 assert status == 200 and "[+]broker ok" in body, body

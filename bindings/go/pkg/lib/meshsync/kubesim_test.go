@@ -72,7 +72,8 @@ func startKubesim(t testing.TB, pods, namespaces int, extra ...string) *kubesim 
 	return &kubesim{url: strings.TrimSpace(line), kubeconfig: data}
 }
 
-func (k *kubesim) get(t testing.TB, path string, auth bool, into interface{}) {
+// open sends a GET for @path to the simulator (its self-signed certificate trusted as is).
+func (k *kubesim) open(t testing.TB, path string, auth bool) *http.Response {
 	t.Helper()
 	req, err := http.NewRequest("GET", k.url+path, nil)
 	if err != nil {
@@ -87,6 +88,12 @@ func (k *kubesim) get(t testing.TB, path string, auth bool, into interface{}) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp
+}
+
+func (k *kubesim) get(t testing.TB, path string, auth bool, into interface{}) {
+	t.Helper()
+	resp := k.open(t, path, auth)
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET %s: %s", path, resp.Status)
@@ -179,18 +186,7 @@ func (k *kubesim) recordWatchLines(t testing.TB, path string, n int) [][]byte {
 		} `json:"metadata"`
 	}
 	k.get(t, path+"?limit=1", true, &list)
-	req, err := http.NewRequest("GET", k.url+path+"?watch=true&resourceVersion="+
-		list.Metadata.ResourceVersion, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer sim-token")
-	client := &http.Client{Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	resp, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := k.open(t, path+"?watch=true&resourceVersion="+list.Metadata.ResourceVersion, true)
 	defer resp.Body.Close()
 	scanner := bufio.NewScanner(resp.Body)
 	scanner.Buffer(make([]byte, 0, 1<<20), 16<<20)
