@@ -311,3 +311,70 @@ def test_krew_package_installs_under_upstreams_name(tmp_path):
         assert run.returncode == 0, run.stderr
         assert only(snapshot_objects(tmp_path / "snap.yaml"), "Pod") == \
             listed(sim, "pods", "Pod")
+
+
+SECRET = {
+    "apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+    "metadata": {"name": "db-password", "namespace": "team-1"},
+    "data": {"password": "aHVudGVyMg=="},
+}
+
+
+def secret_data(stdout):
+    for doc in yaml.load_all(stdout, Loader=yaml.CSafeLoader):
+        if doc and doc["metadata"]["name"] == "db-password":
+            return json.loads(doc["data"])
+    raise AssertionError("no db-password in the snapshot")
+
+
+def test_redact_secrets_and_extended(tmp_path):
+    with Kubesim(pods=5, namespaces=1) as sim:
+        status, body = sim.request("POST", "/api/v1/namespaces/team-1/secrets", SECRET)
+        assert status == 201, body
+        plain = kubectl("meshsync", "snapshot", "--kubeconfig", sim.kubeconfig, "-r", "secret",
+                        "-o", "-", cwd=tmp_path)
+        assert plain.returncode == 0, plain.stderr
+        assert secret_data(plain.stdout) == SECRET["data"]
+        redacted = kubectl("meshsync", "snapshot", "--kubeconfig", sim.kubeconfig, "-r",
+                           "secret", "--redact-secrets", "-o", "-", cwd=tmp_path)
+        assert redacted.returncode == 0, redacted.stderr
+        assert secret_data(redacted.stdout) == {"password": "[REDACTED]"}
+
+        out = tmp_path / "snap.yaml"
+        run = kubectl("meshsync", "snapshot", "--kubeconfig", sim.kubeconfig, "-r", "pod",
+                      "--extended", "-f", str(out), cwd=tmp_path)
+        assert run.returncode == 0, run.stderr
+        (extended,) = [p for p in tmp_path.iterdir() if p.name.endswith("-extended.yaml")]
+        pods = {v[0] for v in listed(sim, "pods", "Pod").values()}
+        # every event with its type: {EventType, Object}
+        events = [d for d in yaml.load_all(extended.read_text(), Loader=yaml.CSafeLoader) if d]
+        assert {e["EventType"] for e in events} <= {"ADDED", "MODIFIED", "DELETED"}
+        assert pods <= {e["Object"]["metadata"]["uid"] for e in events}
+
+
+def test_context_chooses_the_cluster(tmp_path):
+    """A kubeconfig whose current context names an unreachable server: --context picks the
+    one that works, and without it the capture fails naming the other."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = s.getsockname()[1]
+    with Kubesim(pods=5, namespaces=1) as sim:
+        config = yaml.safe_load(open(sim.kubeconfig, encoding="utf-8"))
+        good = config["current-context"]
+        context = next(c for c in config["contexts"] if c["name"] == good)
+        cluster = next(c for c in config["clusters"] if c["name"] == context["context"]["cluster"])
+        config["clusters"].append({"name": "dead", "cluster": dict(
+            cluster["cluster"], server=f"https://127.0.0.1:{dead}")})
+        config["contexts"].append({"name": "dead", "context": dict(context["context"],
+                                                                   cluster="dead")})
+        config["current-context"] = "dead"
+        path = tmp_path / "kubeconfig"
+        path.write_text(yaml.safe_dump(config))
+        run = kubectl("meshsync", "snapshot", "--kubeconfig", str(path), "--context", good,
+                      "-r", "pod", "-f", str(tmp_path / "snap.yaml"))
+        assert run.returncode == 0, run.stderr
+        assert only(snapshot_objects(tmp_path / "snap.yaml"), "Pod") == \
+            listed(sim, "pods", "Pod")
+        line = one_line_failure(kubectl("meshsync", "snapshot", "--kubeconfig", str(path),
+                                        "-r", "pod", cwd=tmp_path))
+        assert f"127.0.0.1:{dead}" in line, line
