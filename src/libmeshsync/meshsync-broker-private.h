@@ -67,6 +67,7 @@ typedef struct {
 	guint64 acked;
 	guint64 duplicates;
 	guint64 resent;
+	guint64 rejected;
 } MeshSyncBrokerJetStreamStats;
 
 void meshsync_broker_get_jetstream_stats(MeshSyncBroker *self, MeshSyncBrokerJetStreamStats *stats);

@@ -1148,6 +1148,7 @@ meshsync_broker_get_jetstream_stats(MeshSyncBroker *self, MeshSyncBrokerJetStrea
 	stats->acked = msd_jetstream_get_n_acked(self->jetstream);
 	stats->duplicates = msd_jetstream_get_n_duplicates(self->jetstream);
 	stats->resent = msd_jetstream_get_n_resent(self->jetstream);
+	stats->rejected = msd_jetstream_get_n_rejected(self->jetstream);
 }
 
 /**

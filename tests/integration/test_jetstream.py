@@ -8,6 +8,7 @@ only read once the state is reached.
 """
 
 import base64
+import os
 import tempfile
 
 from broker_faults import GatedProxy
@@ -104,6 +105,38 @@ def test_stream_is_created_with_the_fd4_config(tmp_path):
             run.wait_synced()
             assert js.stream_info(STREAM)["config"] == cfg
             assert "created JetStream stream" not in run.log()
+
+
+def test_stream_at_its_limit_holds_events_without_warnings(tmp_path):
+    """A stream kept as the operator made it (here: at most 5 messages, new ones refused)
+    answers the events past its limit with an error (503, maximum messages exceeded). They
+    are neither lost nor warned about: each waits and is sent again (message-level lines,
+    meshsync_jetstream_resent_total), the daemon runs on under G_DEBUG=fatal-warnings as every
+    suite runs it, and once the limit is lifted every event is stored."""
+    pods = 15
+    config = {"name": STREAM, "subjects": [CORE], "storage": "file", "max_msgs": 5,
+              "discard": "new", "duplicate_window": 120 * 10**9}
+    with Kubesim(pods=pods, namespaces=1) as sim, jetstream_server() as nats, \
+            nats.client() as js:
+        js.js_api("STREAM.CREATE." + STREAM, config)
+        assert "fatal-warnings" in os.environ.get("G_DEBUG", "")
+        with Daemon(str(tmp_path), sim.kubeconfig, nats.url, "--jetstream",
+                    "--jetstream-ack-timeout-ms", "300", *PODS) as run:
+            run.wait_metric("meshsync_jetstream_resent_total", 2 * (pods - 5))
+            assert stream_messages(js) == 5
+            assert run.metric("meshsync_jetstream_rejected_total") == 0
+            assert run.metric("meshsync_jetstream_pending_messages") == pods - 5
+            js.js_api("STREAM.UPDATE." + STREAM, dict(config, max_msgs=-1))
+            wait_stream(js, pods, run)
+            sim.create(pod("after"))
+            wait_stream(js, pods + 1, run)
+            run.wait_until(lambda: run.metric("meshsync_jetstream_pending_messages") == 0,
+                           "nothing pending")
+            assert run.metric("meshsync_jetstream_acked_total") == pods + 1
+            log = run.log()
+            assert run.terminate() == 0
+        assert "kept as it is" in log, log
+        assert "WARNING" not in log and "CRITICAL" not in log, log
 
 
 def test_conflicting_stream_is_refused_and_kept(tmp_path):

@@ -802,6 +802,12 @@ msd_jetstream_get_n_resent(MsdJetStream *self)
 	return self->n_resent;
 }
 
+guint64
+msd_jetstream_get_n_rejected(MsdJetStream *self)
+{
+	return self->n_rejected;
+}
+
 gchar *
 msd_jetstream_msg_id(MeshSyncResource *resource, MeshSyncEventType event_type)
 {

@@ -73,6 +73,8 @@ guint64 msd_jetstream_get_n_pending(MsdJetStream *self);
 guint64 msd_jetstream_get_n_acked(MsdJetStream *self);
 guint64 msd_jetstream_get_n_duplicates(MsdJetStream *self);
 guint64 msd_jetstream_get_n_resent(MsdJetStream *self);
+/* Events the server refused for what they are (a stream limit, a bad subject): dropped. */
+guint64 msd_jetstream_get_n_rejected(MsdJetStream *self);
 
 /* Upstream's SetID value (base64 of cluster.kind.apiVersion.namespace.name), then
  * ".<resourceVersion>.<EVENT>": a re-sent event has the same id, a new version another. */

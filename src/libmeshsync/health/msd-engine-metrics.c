@@ -86,6 +86,21 @@ MSD_ENGINE_METRICS_REPLAY_READER(msd_engine_metrics_window_messages, messages)
 MSD_ENGINE_METRICS_REPLAY_READER(msd_engine_metrics_resent, resent)
 MSD_ENGINE_METRICS_REPLAY_READER(msd_engine_metrics_confirmations, confirmations)
 
+#define MSD_ENGINE_METRICS_JETSTREAM_READER(func, field)             \
+	static gdouble func(gpointer broker)                         \
+	{                                                            \
+		MeshSyncBrokerJetStreamStats stats;                  \
+                                                                     \
+		meshsync_broker_get_jetstream_stats(broker, &stats); \
+		return (gdouble)stats.field;                         \
+	}
+
+MSD_ENGINE_METRICS_JETSTREAM_READER(msd_engine_metrics_js_pending, pending)
+MSD_ENGINE_METRICS_JETSTREAM_READER(msd_engine_metrics_js_acked, acked)
+MSD_ENGINE_METRICS_JETSTREAM_READER(msd_engine_metrics_js_duplicates, duplicates)
+MSD_ENGINE_METRICS_JETSTREAM_READER(msd_engine_metrics_js_resent, resent)
+MSD_ENGINE_METRICS_JETSTREAM_READER(msd_engine_metrics_js_rejected, rejected)
+
 static gdouble
 msd_engine_metrics_published(gpointer writer)
 {
@@ -165,6 +180,22 @@ static const MsdEngineSeries msd_broker_series[] = {
          TRUE},
         {"meshsync_broker_publish_errors_total", "Resource events the broker refused", TRUE,
          msd_engine_metrics_publish_errors, TRUE},
+        {"meshsync_jetstream_pending_messages",
+         "Resource events published to JetStream (--jetstream) and not acknowledged yet", FALSE,
+         msd_engine_metrics_js_pending},
+        {"meshsync_jetstream_acked_total", "Resource events JetStream acknowledged", TRUE,
+         msd_engine_metrics_js_acked},
+        {"meshsync_jetstream_duplicates_total",
+         "Acknowledgements of events JetStream already held (the same Nats-Msg-Id)", TRUE,
+         msd_engine_metrics_js_duplicates},
+        {"meshsync_jetstream_resent_total",
+         "Resource events sent to JetStream again (a reconnection, or an acknowledgement "
+         "overdue)",
+         TRUE, msd_engine_metrics_js_resent},
+        {"meshsync_jetstream_rejected_total",
+         "Resource events JetStream refused for good (a stream limit, a subject it does not "
+         "take) and dropped",
+         TRUE, msd_engine_metrics_js_rejected},
 };
 
 #define MSD_ENGINE_METRICS_SYNCS        "meshsync_syncs_total"
