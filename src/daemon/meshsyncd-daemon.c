@@ -16,6 +16,7 @@
 #include "meshsyncd-daemon.h"
 #include "meshsyncd-dbus-service.h"
 #include "meshsyncd-notify.h"
+#include "meshsyncd-one-shot.h"
 
 typedef struct {
 	GMainLoop *loop;            /* (owned) */
@@ -130,39 +131,13 @@ meshsyncd_daemon_ready_cb(MeshSyncService *service, GParamSpec *pspec, Meshsyncd
 	}
 }
 
-/* How long a one-shot run keeps trying an API server that refuses or drops connections: a
- * server being restarted comes back within this; a wrong address never does. */
-#define MESHSYNCD_ONE_SHOT_UNREACHABLE_US (10 * G_USEC_PER_SEC)
-
-/* A long-running daemon keeps retrying whatever fails (credentials get fixed, servers come
- * back); a one-shot run is waited for by a person or a script, which needs the reason now. */
-static gboolean
-meshsyncd_daemon_error_is_lasting(MeshsyncdDaemon *self, const GError *error)
-{
-	if (error->domain != MESHSYNC_ERROR)
-		return FALSE;
-	switch (error->code) {
-	case MESHSYNC_ERROR_UNAUTHORIZED:
-	case MESHSYNC_ERROR_FORBIDDEN:
-	case MESHSYNC_ERROR_TLS:
-	case MESHSYNC_ERROR_INVALID_CONFIG:
-		return TRUE;
-	case MESHSYNC_ERROR_CONNECTION: {
-		gint64 now = g_get_monotonic_time();
-
-		if (self->unreachable_since == 0)
-			self->unreachable_since = now;
-		return now - self->unreachable_since >= MESHSYNCD_ONE_SHOT_UNREACHABLE_US;
-	}
-	default:
-		return FALSE;
-	}
-}
-
 static void
 meshsyncd_daemon_run_failed_cb(MeshSyncService *service, const GError *error, MeshsyncdDaemon *self)
 {
-	if (!self->one_shot || !meshsyncd_daemon_error_is_lasting(self, error))
+	/* a long-running daemon keeps retrying (credentials get fixed, servers come back); a
+	 * one-shot run is waited for by a person or a script, which needs the reason now */
+	if (!self->one_shot ||
+	    !meshsyncd_one_shot_error_is_lasting(error, &self->unreachable_since))
 		return;
 	meshsyncd_daemon_give_up(self, error->message);
 }

@@ -22,13 +22,10 @@
 #include <libmeshsync/meshsync.h>
 
 #include "meshsyncd-go-duration.h"
+#include "meshsyncd-one-shot.h"
 #include "util/msd-localedir.h"
 
 #define KMS_EXIT_USAGE 2
-
-/* How long a server that refuses or drops connections is tried before the capture gives up:
- * one being restarted comes back within this, a wrong address never does. */
-#define KMS_UNREACHABLE_US (10 * G_USEC_PER_SEC)
 
 static gboolean kms_verbose;
 
@@ -177,31 +174,12 @@ kms_ready_cb(MeshSyncService *service, GParamSpec *pspec, KmsCapture *self)
 	kms_stop(self);
 }
 
-/* A capture is waited for by a person or a script: what will not get better ends it. */
+/* A capture is waited for by a person or a script: what will not get better ends it, by the
+ * daemon's rules for one-shot runs. */
 static void
 kms_run_failed_cb(MeshSyncService *service, const GError *error, KmsCapture *self)
 {
-	gboolean lasting = FALSE;
-
-	if (error->domain == MESHSYNC_ERROR) {
-		switch (error->code) {
-		case MESHSYNC_ERROR_UNAUTHORIZED:
-		case MESHSYNC_ERROR_FORBIDDEN:
-		case MESHSYNC_ERROR_TLS:
-		case MESHSYNC_ERROR_INVALID_CONFIG:
-			lasting = TRUE;
-			break;
-		case MESHSYNC_ERROR_CONNECTION:
-			if (self->unreachable_since_us == 0)
-				self->unreachable_since_us = g_get_monotonic_time();
-			lasting = g_get_monotonic_time() - self->unreachable_since_us >=
-			          KMS_UNREACHABLE_US;
-			break;
-		default:
-			break;
-		}
-	}
-	if (lasting)
+	if (meshsyncd_one_shot_error_is_lasting(error, &self->unreachable_since_us))
 		kms_fail(self, error->message);
 }
 
