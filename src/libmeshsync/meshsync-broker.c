@@ -131,7 +131,13 @@ struct _MeshSyncBroker {
 	GSource *close_idle; /* (owned) (nullable): ends a close_async() whose buffer drained */
 };
 
-G_DEFINE_FINAL_TYPE(MeshSyncBroker, meshsync_broker, G_TYPE_OBJECT)
+static void meshsync_broker_bus_iface_init(MeshSyncBusInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE(MeshSyncBroker,
+                              meshsync_broker,
+                              G_TYPE_OBJECT,
+                              G_IMPLEMENT_INTERFACE(MESHSYNC_TYPE_BUS,
+                                                    meshsync_broker_bus_iface_init))
 
 enum {
 	PROP_0,
@@ -1209,6 +1215,79 @@ meshsync_broker_unsubscribe(MeshSyncBroker *self, guint subscription_id)
 {
 	g_return_if_fail(MESHSYNC_IS_BROKER(self));
 	msd_nats_connection_unsubscribe(self->conn, subscription_id);
+}
+
+/* The broker as a MeshSyncBus: a bus subscriber's function takes the bus, so each
+ * subscription carries it and its data through a closure of its own. */
+typedef struct {
+	MeshSyncBusMessageFunc func;
+	gpointer user_data;
+	GDestroyNotify destroy;
+} MsdBusClosure;
+
+static void
+msd_bus_closure_message_cb(MeshSyncBroker *broker,
+                           const gchar *subject,
+                           const gchar *reply,
+                           GBytes *payload,
+                           gpointer data)
+{
+	MsdBusClosure *closure = data;
+
+	closure->func(MESHSYNC_BUS(broker), subject, reply, payload, closure->user_data);
+}
+
+static void
+msd_bus_closure_free(gpointer data)
+{
+	MsdBusClosure *closure = data;
+
+	if (closure->destroy != NULL)
+		closure->destroy(closure->user_data);
+	g_free(closure);
+}
+
+static gboolean
+meshsync_broker_bus_publish(MeshSyncBus *bus, const gchar *subject, GBytes *payload, GError **error)
+{
+	return meshsync_broker_publish(MESHSYNC_BROKER(bus), subject, payload, error);
+}
+
+static guint
+meshsync_broker_bus_subscribe(MeshSyncBus *bus,
+                              const gchar *subject,
+                              const gchar *queue_group,
+                              MeshSyncBusMessageFunc func,
+                              gpointer user_data,
+                              GDestroyNotify destroy,
+                              GError **error)
+{
+	MsdBusClosure *closure = g_new0(MsdBusClosure, 1);
+	guint id;
+
+	closure->func = func;
+	closure->user_data = user_data;
+	closure->destroy = destroy;
+	id = meshsync_broker_subscribe(MESHSYNC_BROKER(bus), subject, queue_group,
+	                               msd_bus_closure_message_cb, closure, msd_bus_closure_free,
+	                               error);
+	if (id == 0)
+		g_free(closure);
+	return id;
+}
+
+static void
+meshsync_broker_bus_unsubscribe(MeshSyncBus *bus, guint subscription_id)
+{
+	meshsync_broker_unsubscribe(MESHSYNC_BROKER(bus), subscription_id);
+}
+
+static void
+meshsync_broker_bus_iface_init(MeshSyncBusInterface *iface)
+{
+	iface->publish = meshsync_broker_bus_publish;
+	iface->subscribe = meshsync_broker_bus_subscribe;
+	iface->unsubscribe = meshsync_broker_bus_unsubscribe;
 }
 
 /* ------------------------------------------------------------------------------------------ */

@@ -11,6 +11,7 @@
 
 #include <gio/gio.h>
 
+#include "meshsync-bus.h"
 #include "meshsync-version.h"
 
 G_BEGIN_DECLS

@@ -91,6 +91,7 @@ struct _MeshSyncService {
 	gchar *output_file; /* (owned) (nullable): NULL picks upstream's default name */
 	gboolean output_extended;
 	MeshSyncBroker *broker; /* (owned) (nullable) */
+	MeshSyncBus *bus;       /* (owned) (nullable): a host's, for requests it hands over */
 	gboolean content_dedup;
 	GPtrArray *extra_writers; /* (owned) (element-type MeshSyncWriter) */
 	gboolean health_enabled;
@@ -325,19 +326,22 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 	g_signal_connect(self->handler, "run-failed", G_CALLBACK(meshsync_service_run_failed_cb),
 	                 self);
 
-	if (self->broker != NULL) {
-		self->listener = msd_request_listener_new(self->broker, self->handler,
-		                                          meshsync_get_version());
+	if (self->broker != NULL || self->bus != NULL) {
+		MeshSyncBus *bus = self->broker != NULL ? MESHSYNC_BUS(self->broker) : self->bus;
+
+		self->listener =
+		        msd_request_listener_new(bus, self->handler, meshsync_get_version());
 		msd_request_listener_set_shard(self->listener, self->options->shard_index,
 		                               self->options->shard_total);
-		self->sessions = msd_session_relay_new(self->broker, self->engine, self->config);
+		self->sessions = msd_session_relay_new(bus, self->engine, self->config);
 		msd_session_relay_set_limits(self->sessions, self->max_sessions, self->exec_enabled,
 		                             (const gchar *const *)self->exec_namespaces,
 		                             self->exec_idle_timeout);
 		g_signal_connect_swapped(self->sessions, "changed",
 		                         G_CALLBACK(meshsync_service_sessions_changed_cb), self);
 		msd_request_listener_set_sessions(self->listener, self->sessions);
-		if (!msd_request_listener_start(self->listener, error))
+		/* A host's bus hands its requests over through handle_request(). */
+		if (self->broker != NULL && !msd_request_listener_start(self->listener, error))
 			return FALSE;
 	}
 	return meshsync_handler_start(self->handler, error);
@@ -677,6 +681,7 @@ meshsync_service_dispose(GObject *object)
 		meshsync_broker_close(self->broker);
 	}
 	g_clear_object(&self->broker);
+	g_clear_object(&self->bus);
 	g_clear_object(&self->health);
 	g_clear_object(&self->metrics);
 	g_clear_object(&self->engine);
@@ -986,6 +991,48 @@ meshsync_service_set_broker(MeshSyncService *self, MeshSyncBroker *broker)
 	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
 	g_return_if_fail(broker == NULL || MESHSYNC_IS_BROKER(broker));
 	g_set_object(&self->broker, broker);
+}
+
+/**
+ * meshsync_service_set_bus:
+ * @self: a #MeshSyncService
+ * @bus: (nullable): the host's bus
+ *
+ * For a host that embeds the engine and has a broker of its own: the requests it hands to
+ * [method@MeshSync.Service.handle_request] are answered on @bus, and the log and exec
+ * sessions they open publish their output and take their input there, as they do on NATS
+ * in broker mode. The events go to a writer of the host's ([method@MeshSync.Service.add_writer]).
+ * A service with a broker uses the broker instead. Call it before starting.
+ */
+void
+meshsync_service_set_bus(MeshSyncService *self, MeshSyncBus *bus)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	g_return_if_fail(bus == NULL || MESHSYNC_IS_BUS(bus));
+	g_set_object(&self->bus, bus);
+}
+
+/**
+ * meshsync_service_handle_request:
+ * @self: a #MeshSyncService
+ * @envelope: a request as upstream sends it on `meshery.meshsync.request`
+ *
+ * Answers a request that reached the host's bus (see [method@MeshSync.Service.set_bus]) as
+ * if it had arrived over NATS: `informer-store`, `resync-discovery`, `meshsync-meta`,
+ * `active-exec`, `log-stream` and `exec-request`. Undecodable requests are logged and
+ * dropped. Before the service started, and after it stopped, the request is ignored.
+ */
+void
+meshsync_service_handle_request(MeshSyncService *self, GBytes *envelope)
+{
+	g_return_if_fail(MESHSYNC_IS_SERVICE(self));
+	g_return_if_fail(envelope != NULL);
+
+	if (self->listener == NULL) {
+		g_debug("a request before the service started or after it stopped: ignored");
+		return;
+	}
+	msd_request_listener_handle(self->listener, envelope);
 }
 
 /**

@@ -47,6 +47,10 @@ void meshsync_service_set_output_file(MeshSyncService *self, const gchar *path, 
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_set_broker(MeshSyncService *self, MeshSyncBroker *broker);
 MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_service_set_bus(MeshSyncService *self, MeshSyncBus *bus);
+MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_service_handle_request(MeshSyncService *self, GBytes *envelope);
+MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_set_content_dedup(MeshSyncService *self, gboolean content_dedup);
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_add_writer(MeshSyncService *self, MeshSyncWriter *writer);

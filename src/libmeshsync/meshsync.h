@@ -17,6 +17,7 @@
 #include <libmeshsync/meshsync-discovery.h>
 #include <libmeshsync/meshsync-watch-config.h>
 #include <libmeshsync/meshsync-writer.h>
+#include <libmeshsync/meshsync-bus.h>
 #include <libmeshsync/meshsync-file-writer.h>
 #include <libmeshsync/meshsync-composite-writer.h>
 #include <libmeshsync/meshsync-stage.h>

@@ -312,7 +312,8 @@ fixture_setup(Fixture *fixture, gconstpointer data)
 	config = meshsync_kube_config_load(kubeconfig, NULL, &error);
 	g_assert_no_error(error);
 	fixture->handler = meshsync_handler_new(config, NULL);
-	fixture->listener = msd_request_listener_new(fixture->broker, fixture->handler, "v1.2.3");
+	fixture->listener =
+	        msd_request_listener_new(MESHSYNC_BUS(fixture->broker), fixture->handler, "v1.2.3");
 	g_assert_true(msd_request_listener_start(fixture->listener, &error));
 	g_assert_no_error(error);
 	flush(fixture->broker);

@@ -32,7 +32,8 @@
 struct _MsdRequestListener {
 	GObject parent_instance;
 
-	MeshSyncBroker *broker;    /* (owned) */
+	MeshSyncBus *bus;          /* (owned) */
+	MeshSyncBroker *broker;    /* (nullable): the bus, when it is NATS */
 	MeshSyncHandler *handler;  /* (owned) */
 	MsdMetrics *metrics;       /* (owned) (nullable) */
 	MsdSessionRelay *sessions; /* (owned) (nullable): log and exec sessions */
@@ -325,6 +326,7 @@ msd_request_listener_store_publish_step(gpointer data)
 	GTask *task = data;
 	MsdReplyJob *job = g_task_get_task_data(task);
 	MeshSyncBroker *broker = job->listener->broker;
+	MeshSyncBus *bus = job->listener->bus;
 	g_autoptr(GString) envelope = g_string_sized_new(16384);
 
 	msd_request_listener_store_stop_waiting(task);
@@ -336,7 +338,7 @@ msd_request_listener_store_publish_step(gpointer data)
 		g_autoptr(GError) error = NULL;
 
 		/* The reconnect buffer is full: wait until the broker takes messages again. */
-		if (!meshsync_broker_get_writable(broker) &&
+		if (broker != NULL && !meshsync_broker_get_writable(broker) &&
 		    meshsync_broker_get_state(broker) != MESHSYNC_BROKER_STATE_CLOSED) {
 			msd_request_listener_store_wait_writable(task);
 			return G_SOURCE_REMOVE;
@@ -355,7 +357,7 @@ msd_request_listener_store_publish_step(gpointer data)
 		g_string_append_c(envelope, ']');
 		msd_envelope_append_tail(envelope);
 		payload = g_bytes_new(envelope->str, envelope->len);
-		if (!meshsync_broker_publish(broker, job->reply, payload, &error)) {
+		if (!meshsync_bus_publish(bus, job->reply, payload, &error)) {
 			g_task_return_error(task, g_steal_pointer(&error));
 			return G_SOURCE_REMOVE;
 		}
@@ -449,7 +451,7 @@ msd_request_listener_publish_envelope(MsdRequestListener *self,
 	g_autoptr(GBytes) payload = msd_envelope_new_bytes(object_type, "", object_json, -1);
 	g_autoptr(GError) error = NULL;
 
-	if (!meshsync_broker_publish(self->broker, subject, payload, &error))
+	if (!meshsync_bus_publish(self->bus, subject, payload, &error))
 		g_info("%s", error->message);
 }
 
@@ -578,7 +580,7 @@ msd_request_listener_handle(MsdRequestListener *self, GBytes *envelope)
 }
 
 static void
-msd_request_listener_message_cb(MeshSyncBroker *broker,
+msd_request_listener_message_cb(MeshSyncBus *bus,
                                 const gchar *subject,
                                 const gchar *reply,
                                 GBytes *payload,
@@ -604,8 +606,8 @@ msd_request_listener_start(MsdRequestListener *self, GError **error)
 
 	if (self->subscription != 0)
 		return TRUE;
-	self->subscription = meshsync_broker_subscribe(
-	        self->broker, MSD_SUBJECT_REQUEST, self->shard_total > 1 ? NULL : MSD_REQUEST_QUEUE,
+	self->subscription = meshsync_bus_subscribe(
+	        self->bus, MSD_SUBJECT_REQUEST, self->shard_total > 1 ? NULL : MSD_REQUEST_QUEUE,
 	        msd_request_listener_message_cb, self, NULL, error);
 	return self->subscription != 0;
 }
@@ -616,7 +618,7 @@ msd_request_listener_stop(MsdRequestListener *self)
 	g_return_if_fail(MSD_IS_REQUEST_LISTENER(self));
 
 	if (self->subscription != 0) {
-		meshsync_broker_unsubscribe(self->broker, self->subscription);
+		meshsync_bus_unsubscribe(self->bus, self->subscription);
 		self->subscription = 0;
 	}
 	msd_source_clear(&self->active_exec_source);
@@ -679,7 +681,7 @@ msd_request_listener_dispose(GObject *object)
 {
 	MsdRequestListener *self = MSD_REQUEST_LISTENER(object);
 
-	if (self->broker != NULL)
+	if (self->bus != NULL)
 		msd_request_listener_stop(self);
 	G_OBJECT_CLASS(msd_request_listener_parent_class)->dispose(object);
 }
@@ -691,7 +693,8 @@ msd_request_listener_finalize(GObject *object)
 
 	/* Released here, not in dispose: a reply still unwinding after stop() reaches the broker
 	 * and the handler through its job until the job lets go of the listener. */
-	g_clear_object(&self->broker);
+	g_clear_object(&self->bus);
+	self->broker = NULL;
 	g_clear_object(&self->handler);
 	g_clear_object(&self->metrics);
 	g_clear_object(&self->sessions);
@@ -717,15 +720,17 @@ msd_request_listener_init(MsdRequestListener *self)
 }
 
 MsdRequestListener *
-msd_request_listener_new(MeshSyncBroker *broker, MeshSyncHandler *handler, const gchar *version)
+msd_request_listener_new(MeshSyncBus *bus, MeshSyncHandler *handler, const gchar *version)
 {
 	MsdRequestListener *self;
 
-	g_return_val_if_fail(MESHSYNC_IS_BROKER(broker), NULL);
+	g_return_val_if_fail(MESHSYNC_IS_BUS(bus), NULL);
 	g_return_val_if_fail(MESHSYNC_IS_HANDLER(handler), NULL);
 
 	self = g_object_new(MSD_TYPE_REQUEST_LISTENER, NULL);
-	self->broker = g_object_ref(broker);
+	self->bus = g_object_ref(bus);
+	/* only NATS says when it cannot take more; another bus takes what it is given */
+	self->broker = MESHSYNC_IS_BROKER(bus) ? MESHSYNC_BROKER(bus) : NULL;
 	self->handler = g_object_ref(handler);
 	self->version = g_strdup(version != NULL ? version : meshsync_get_version());
 	/* requests are counted by entity in the engine's registry, when it exports one */

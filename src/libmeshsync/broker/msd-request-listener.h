@@ -51,7 +51,7 @@ G_DECLARE_FINAL_TYPE(MsdRequestListener, msd_request_listener, MSD, REQUEST_LIST
  * replies with. Requests are counted in the metrics registry of @handler's engine context,
  * when it has one. */
 MsdRequestListener *
-msd_request_listener_new(MeshSyncBroker *broker, MeshSyncHandler *handler, const gchar *version);
+msd_request_listener_new(MeshSyncBus *bus, MeshSyncHandler *handler, const gchar *version);
 
 /* One shard of @total (before starting): every shard then gets every request, answers
  * informer-store from its own objects and resyncs; only shard 0 answers the other entities. */

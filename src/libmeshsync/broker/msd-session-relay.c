@@ -39,7 +39,7 @@
 struct _MsdSessionRelay {
 	GObject parent_instance;
 
-	MeshSyncBroker *broker;     /* (owned) */
+	MeshSyncBus *bus;           /* (owned) */
 	MeshSyncKubeConfig *config; /* (owned) */
 	MsdEngineContext *engine;   /* (owned): whose kube client the sessions use */
 	MsdKubeClient *client; /* (owned) (nullable): the engine's, taken at the first session */
@@ -99,7 +99,7 @@ msd_relay_entry_free(gpointer data)
 	MsdRelayEntry *entry = data;
 
 	if (entry->input_subscription != 0)
-		meshsync_broker_unsubscribe(entry->relay->broker, entry->input_subscription);
+		meshsync_bus_unsubscribe(entry->relay->bus, entry->input_subscription);
 	g_signal_handlers_disconnect_by_data(entry->session, entry);
 	/* a session still running when its entry goes (dispose) is ended quietly */
 	meshsync_session_stop(entry->session);
@@ -125,7 +125,7 @@ msd_session_relay_publish(MsdSessionRelay *self, const gchar *subject, GString *
 	g_autoptr(GBytes) payload = g_bytes_new(envelope->str, envelope->len);
 	g_autoptr(GError) error = NULL;
 
-	if (meshsync_broker_publish(self->broker, subject, payload, &error)) {
+	if (meshsync_bus_publish(self->bus, subject, payload, &error)) {
 		self->publish_failing = FALSE;
 		return;
 	}
@@ -362,7 +362,7 @@ msd_relay_entry_closed_cb(MeshSyncSession *session, MsdRelayEntry *entry)
 	g_signal_emit(self, signals[SIGNAL_CHANGED], 0);
 }
 
-static void msd_relay_entry_input_cb(MeshSyncBroker *broker,
+static void msd_relay_entry_input_cb(MeshSyncBus *bus,
                                      const gchar *subject,
                                      const gchar *reply,
                                      GBytes *payload,
@@ -568,8 +568,8 @@ msd_session_relay_open(MsdSessionRelay *self,
 		g_autofree gchar *queue = g_uuid_string_random();
 
 		/* a fresh queue group per session, as upstream: replicas never share an input */
-		entry->input_subscription = meshsync_broker_subscribe(
-		        self->broker, input, queue, msd_relay_entry_input_cb, entry, NULL, &error);
+		entry->input_subscription = meshsync_bus_subscribe(
+		        self->bus, input, queue, msd_relay_entry_input_cb, entry, NULL, &error);
 		if (entry->input_subscription == 0) {
 			msd_session_relay_publish_exec(self, id, "error", error->message,
 			                               strlen(error->message));
@@ -656,7 +656,7 @@ msd_session_relay_handle_exec(MsdSessionRelay *self, JsonNode *payload)
 /* Upstream reads the envelope of each input message and writes a string Object, plus a
  * newline, to the shell; anything else is ignored. */
 static void
-msd_relay_entry_input_cb(MeshSyncBroker *broker,
+msd_relay_entry_input_cb(MeshSyncBus *bus,
                          const gchar *subject,
                          const gchar *reply,
                          GBytes *payload,
@@ -784,7 +784,7 @@ msd_session_relay_finalize(GObject *object)
 	g_hash_table_unref(self->entries);
 	g_clear_object(&self->client);
 	g_clear_object(&self->engine);
-	g_clear_object(&self->broker);
+	g_clear_object(&self->bus);
 	g_clear_object(&self->config);
 	g_strfreev(self->exec_namespaces);
 	G_OBJECT_CLASS(msd_session_relay_parent_class)->finalize(object);
@@ -814,16 +814,16 @@ msd_session_relay_init(MsdSessionRelay *self)
 }
 
 MsdSessionRelay *
-msd_session_relay_new(MeshSyncBroker *broker, MsdEngineContext *engine, MeshSyncKubeConfig *config)
+msd_session_relay_new(MeshSyncBus *bus, MsdEngineContext *engine, MeshSyncKubeConfig *config)
 {
 	MsdSessionRelay *self;
 
-	g_return_val_if_fail(MESHSYNC_IS_BROKER(broker), NULL);
+	g_return_val_if_fail(MESHSYNC_IS_BUS(bus), NULL);
 	g_return_val_if_fail(MSD_IS_ENGINE_CONTEXT(engine), NULL);
 	g_return_val_if_fail(MESHSYNC_IS_KUBE_CONFIG(config), NULL);
 
 	self = g_object_new(MSD_TYPE_SESSION_RELAY, NULL);
-	self->broker = g_object_ref(broker);
+	self->bus = g_object_ref(bus);
 	self->engine = g_object_ref(engine);
 	self->config = g_object_ref(config);
 	msd_session_relay_set_metrics(self, msd_engine_context_get_metrics(engine));

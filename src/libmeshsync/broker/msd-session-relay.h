@@ -33,7 +33,7 @@ G_DECLARE_FINAL_TYPE(MsdSessionRelay, msd_session_relay, MSD, SESSION_RELAY, GOb
 /* The sessions send through @engine's kube client (made from @config if the engine has none
  * yet); they are counted in @engine's metrics registry when it has one. */
 MsdSessionRelay *
-msd_session_relay_new(MeshSyncBroker *broker, MsdEngineContext *engine, MeshSyncKubeConfig *config);
+msd_session_relay_new(MeshSyncBus *bus, MsdEngineContext *engine, MeshSyncKubeConfig *config);
 
 /* Declares the session counts at zero in @metrics, before any relay exists. */
 void msd_session_relay_declare_metrics(MsdMetrics *metrics);
