@@ -72,3 +72,12 @@ const (
 	KindLabel      = "label"
 	KindAnnotation = "annotation"
 )
+
+// LogObject is one chunk of a log stream, the Object of a log-stream message on
+// meshery.meshsync.logs: upstream's model.LogObject, with its JSON keys.
+type LogObject struct {
+	ID        string `json:"id,omitempty"`
+	Data      string `json:"data,omitempty"`
+	Primary   string `json:"primary,omitempty"`
+	Secondary string `json:"secondary,omitempty"`
+}

@@ -72,6 +72,10 @@ func startKubesim(t testing.TB, pods, namespaces int, extra ...string) *kubesim 
 	return &kubesim{url: strings.TrimSpace(line), kubeconfig: data}
 }
 
+// insecureClient trusts the simulator's self-signed certificate as is.
+var insecureClient = &http.Client{Transport: &http.Transport{
+	TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+
 // open sends a GET for @path to the simulator (its self-signed certificate trusted as is).
 func (k *kubesim) open(t testing.TB, path string, auth bool) *http.Response {
 	t.Helper()
@@ -82,9 +86,7 @@ func (k *kubesim) open(t testing.TB, path string, auth bool) *http.Response {
 	if auth {
 		req.Header.Set("Authorization", "Bearer sim-token")
 	}
-	client := &http.Client{Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
-	resp, err := client.Do(req)
+	resp, err := insecureClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

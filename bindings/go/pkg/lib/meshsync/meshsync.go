@@ -67,9 +67,13 @@ func Run(log logger.Handler, optsSetters ...OptionsSetter) error {
 		}()
 	}
 
-	// The publisher hands events to the Go handler, off the engine's thread.
+	// The publisher hands events to the Go handler, off the engine's thread; the bus does
+	// the same for the sessions' messages.
 	var publisher sync.WaitGroup
 	if r.handler != nil {
+		r.bus = newBus()
+		r.bus.wg.Add(1)
+		go r.sendOutbox()
 		r.cond = sync.NewCond(&r.mu)
 		publisher.Add(1)
 		go func() {
@@ -120,6 +124,9 @@ func Run(log logger.Handler, optsSetters ...OptionsSetter) error {
 	stopper.Wait()
 	close(requestsStopped)
 	requests.Wait()
+	if r.bus != nil {
+		r.bus.close(r)
+	}
 	if r.handler != nil {
 		r.mu.Lock()
 		r.stopped = true

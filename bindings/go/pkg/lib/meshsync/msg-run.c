@@ -5,6 +5,8 @@
 
 #include "msg-run.h"
 
+#include <stdlib.h>
+
 #include "_cgo_export.h"
 
 /* The writer that hands every event to Go: the resource's own wire bytes (upstream's
@@ -78,6 +80,137 @@ msg_writer_init(MsgWriter *self)
 	(void)self;
 }
 
+
+/* The host's broker handler as the engine's MeshSyncBus: what the sessions publish goes to
+ * Go, which queues it for the handler; a subscription is one on the handler, whose
+ * messages Go hands back here as envelopes, delivered on the run's context. */
+#define MSG_TYPE_BUS (msg_bus_get_type())
+G_DECLARE_FINAL_TYPE(MsgBus, msg_bus, MSG, BUS, GObject)
+
+typedef struct {
+	MeshSyncBusMessageFunc func;
+	gpointer user_data;
+	GDestroyNotify destroy;
+} MsgBusSubscription;
+
+struct _MsgBus {
+	GObject parent_instance;
+	uintptr_t handle;
+	GHashTable *subscriptions; /* id → MsgBusSubscription, on the run's thread only */
+	guint next_id;
+};
+
+static void msg_bus_iface_init(MeshSyncBusInterface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE(MsgBus,
+                              msg_bus,
+                              G_TYPE_OBJECT,
+                              G_IMPLEMENT_INTERFACE(MESHSYNC_TYPE_BUS, msg_bus_iface_init))
+
+static void
+msg_bus_subscription_free(gpointer data)
+{
+	MsgBusSubscription *sub = data;
+
+	if (sub->destroy != NULL)
+		sub->destroy(sub->user_data);
+	g_free(sub);
+}
+
+static gboolean
+msg_bus_publish(MeshSyncBus *bus, const gchar *subject, GBytes *payload, GError **error)
+{
+	gsize length = 0;
+	const gchar *data = g_bytes_get_data(payload, &length);
+
+	if (msgBusPublish(MSG_BUS(bus)->handle, (char *)subject, (char *)data, length) == 0) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
+		            "the broker handler is not taking messages on %s", subject);
+		return FALSE;
+	}
+	return TRUE;
+}
+
+static guint
+msg_bus_subscribe(MeshSyncBus *bus,
+                  const gchar *subject,
+                  const gchar *queue_group,
+                  MeshSyncBusMessageFunc func,
+                  gpointer user_data,
+                  GDestroyNotify destroy,
+                  GError **error)
+{
+	MsgBus *self = MSG_BUS(bus);
+	MsgBusSubscription *sub;
+	char *failure;
+	guint id = ++self->next_id;
+
+	failure = msgBusSubscribe(self->handle, id, (char *)subject,
+	                          (char *)(queue_group != NULL ? queue_group : ""));
+	if (failure != NULL) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_FAILED, "subscribing to %s: %s",
+		            subject, failure);
+		free(failure);
+		return 0;
+	}
+	sub = g_new0(MsgBusSubscription, 1);
+	sub->func = func;
+	sub->user_data = user_data;
+	sub->destroy = destroy;
+	g_hash_table_insert(self->subscriptions, GUINT_TO_POINTER(id), sub);
+	return id;
+}
+
+static void
+msg_bus_unsubscribe(MeshSyncBus *bus, guint subscription_id)
+{
+	MsgBus *self = MSG_BUS(bus);
+
+	if (g_hash_table_remove(self->subscriptions, GUINT_TO_POINTER(subscription_id)))
+		msgBusUnsubscribe(self->handle, subscription_id);
+}
+
+static void
+msg_bus_iface_init(MeshSyncBusInterface *iface)
+{
+	iface->publish = msg_bus_publish;
+	iface->subscribe = msg_bus_subscribe;
+	iface->unsubscribe = msg_bus_unsubscribe;
+}
+
+static void
+msg_bus_finalize(GObject *object)
+{
+	MsgBus *self = MSG_BUS(object);
+
+	g_hash_table_unref(self->subscriptions);
+	G_OBJECT_CLASS(msg_bus_parent_class)->finalize(object);
+}
+
+static void
+msg_bus_class_init(MsgBusClass *klass)
+{
+	G_OBJECT_CLASS(klass)->finalize = msg_bus_finalize;
+}
+
+static void
+msg_bus_init(MsgBus *self)
+{
+	self->subscriptions =
+	        g_hash_table_new_full(NULL, NULL, NULL, msg_bus_subscription_free);
+}
+
+/* A message of a subscription, on the run's thread. The id is looked up again: the
+ * subscription may have ended while the message was on its way. */
+static void
+msg_bus_deliver(MsgBus *self, guint id, const gchar *subject, GBytes *payload)
+{
+	MsgBusSubscription *sub = g_hash_table_lookup(self->subscriptions, GUINT_TO_POINTER(id));
+
+	if (sub != NULL)
+		sub->func(MESHSYNC_BUS(self), subject, NULL, payload, sub->user_data);
+}
+
 struct _MsgRun {
 	uintptr_t handle;
 	gboolean log_debug; /* debug lines go to Go's logger too */
@@ -97,6 +230,7 @@ struct _MsgRun {
 	GMainLoop *loop;
 	MeshSyncService *service;
 	MsgWriter *writer;
+	MsgBus *bus;
 	GCancellable *cancellable;
 	gboolean started;
 	gboolean stopping;
@@ -327,6 +461,9 @@ msg_run_build(MsgRun *run, GError **error)
 		run->writer = g_object_new(MSG_TYPE_WRITER, NULL);
 		run->writer->handle = run->handle;
 		meshsync_service_add_writer(service, MESHSYNC_WRITER(run->writer));
+		run->bus = g_object_new(MSG_TYPE_BUS, NULL);
+		run->bus->handle = run->handle;
+		meshsync_service_set_bus(service, MESHSYNC_BUS(run->bus));
 	}
 	if (run->output_namespaces->len > 0) {
 		g_auto(GStrv) names = msg_run_strv(run->output_namespaces);
@@ -378,6 +515,7 @@ msg_run_execute(MsgRun *run)
 
 	g_clear_object(&run->service);
 	g_clear_object(&run->writer);
+	g_clear_object(&run->bus);
 	g_clear_object(&run->cancellable);
 	g_clear_pointer(&run->loop, g_main_loop_unref);
 	/* what the objects left behind (idle callbacks of their teardown) runs now, on the
@@ -502,4 +640,68 @@ msg_run_dup_store(MsgRun *run)
 	g_mutex_clear(&call.lock);
 	g_cond_clear(&call.cond);
 	return call.store;
+}
+
+typedef struct {
+	MsgRun *run;
+	guint id; /* 0: a request */
+	gchar *subject;
+	GBytes *payload;
+} MsgInbound;
+
+static void
+msg_inbound_free(gpointer data)
+{
+	MsgInbound *inbound = data;
+
+	g_free(inbound->subject);
+	g_bytes_unref(inbound->payload);
+	g_free(inbound);
+}
+
+static gboolean
+msg_run_inbound_cb(gpointer data)
+{
+	MsgInbound *inbound = data;
+	MsgRun *run = inbound->run;
+
+	if (!run->started || run->stopping || run->bus == NULL)
+		return G_SOURCE_REMOVE;
+	if (inbound->id == 0)
+		meshsync_service_handle_request(run->service, inbound->payload);
+	else
+		msg_bus_deliver(run->bus, inbound->id, inbound->subject, inbound->payload);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+msg_run_inbound(MsgRun *run, guint id, const char *subject, const char *data, size_t length)
+{
+	MsgInbound *inbound = g_new0(MsgInbound, 1);
+
+	inbound->run = run;
+	inbound->id = id;
+	inbound->subject = g_strdup(subject);
+	inbound->payload = g_bytes_new(data, length);
+	g_mutex_lock(&run->lock);
+	if (run->running)
+		g_main_context_invoke_full(run->context, G_PRIORITY_DEFAULT, msg_run_inbound_cb,
+		                           g_steal_pointer(&inbound), msg_inbound_free);
+	g_mutex_unlock(&run->lock);
+	if (inbound != NULL)
+		msg_inbound_free(inbound);
+}
+
+/* Any thread: a request envelope (log-stream, exec-request, active-exec) for the engine. */
+void
+msg_run_request(MsgRun *run, const char *data, size_t length)
+{
+	msg_run_inbound(run, 0, NULL, data, length);
+}
+
+/* Any thread: a message of the bus subscription @id, as an envelope. */
+void
+msg_run_bus_deliver(MsgRun *run, unsigned int id, const char *subject, const char *data, size_t length)
+{
+	msg_run_inbound(run, id, subject, data, length);
 }

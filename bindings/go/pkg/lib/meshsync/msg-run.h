@@ -39,3 +39,9 @@ void msg_run_stop(MsgRun *run);
 void msg_run_writable_changed(MsgRun *run);
 void msg_run_resync(MsgRun *run);
 GPtrArray *msg_run_dup_store(MsgRun *run);
+void msg_run_request(MsgRun *run, const char *data, size_t length);
+void msg_run_bus_deliver(MsgRun *run,
+                         unsigned int id,
+                         const char *subject,
+                         const char *data,
+                         size_t length);

@@ -41,6 +41,7 @@ type run struct {
 	ready    func()
 	heldHook func()
 	logs     *logSink // the engine's lines on their way to log
+	bus      *bus     // the sessions' messages, with a broker handler
 
 	readyOnce sync.Once
 	heldOnce  sync.Once

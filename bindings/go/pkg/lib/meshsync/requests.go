@@ -27,7 +27,8 @@ const (
 
 // serveRequests answers the requests sent through the handler until stopped is closed:
 // meshsync-meta with the version given to Run, resync-discovery by relisting every type,
-// informer-store with every object held, in batches of five on the reply subject.
+// informer-store with every object held, in batches of five on the reply subject; log-stream,
+// exec-request and active-exec go to the engine.
 // Then it unsubscribes and drops what was still on its way.
 func (r *run) serveRequests(requests chan *broker.Message, stopped <-chan struct{}, version string) {
 	for {
@@ -64,6 +65,12 @@ func (r *run) answer(msg *broker.Message, version string) {
 		C.msg_run_resync(r.c)
 	case storeEntity:
 		r.answerStore(msg.Request.Payload)
+	default:
+		// log streams, exec shells and the active-exec ticker run in the engine, which
+		// publishes and subscribes through the handler (bus.go)
+		if sessionEntities[msg.Request.Entity] {
+			r.forward(msg)
+		}
 	}
 }
 
