@@ -184,6 +184,7 @@ main(int argc, char **argv)
 	g_autofree gchar *readiness = NULL;
 	g_autofree gchar *reconcile_interval = NULL;
 	g_autofree gchar *reconcile_floor = NULL;
+	g_autofree gchar *store_compression = NULL;
 	gint shard = -1;
 	gint total_shards = 1;
 	g_autofree gchar *log_format = NULL;
@@ -315,6 +316,10 @@ main(int argc, char **argv)
 	         N_("Publish io.meshery.MeshSync1 on this D-Bus bus: session or system "
 	            "(default: none)"),
 	         N_("BUS")},
+	        {"store-compression", 0, 0, G_OPTION_ARG_STRING, &store_compression,
+	         N_("How the object store holds objects: zstd (default: compressed with a "
+	            "dictionary per resource type) or none"),
+	         N_("MODE")},
 	        {"redact-secrets", 0, 0, G_OPTION_ARG_NONE, &redact_secrets,
 	         N_("Publish Secrets with their data, binaryData and stringData values replaced by "
 	            "[REDACTED] (as MESHSYNC_REDACT_SECRETS=true does)"),
@@ -391,6 +396,13 @@ main(int argc, char **argv)
 		return 2;
 	}
 	options.strict_readiness = g_strcmp0(readiness, "strict") == 0;
+	if (store_compression != NULL && g_strcmp0(store_compression, "zstd") != 0 &&
+	    g_strcmp0(store_compression, "none") != 0) {
+		g_printerr(_("meshsync: --store-compression must be zstd or none, not \"%s\"\n"),
+		           store_compression);
+		return 2;
+	}
+	options.store_uncompressed = g_strcmp0(store_compression, "none") == 0;
 	if (!meshsyncd_main_parse_reconcile(reconcile_interval, reconcile_floor,
 	                                    &options.reconcile_interval_ms))
 		return 2;

@@ -108,15 +108,16 @@ handle_event(MsdStore *store, MsdJsonTokens *tokens, const gchar *line, gsize le
 	           entry->resource_version != NULL);
 	{
 		g_auto(MsdJsonTokens) compact = MSD_JSON_TOKENS_INIT;
+		g_autoptr(GBytes) copy = msd_store_entry_dup_object(entry);
 		gsize n = 0;
-		const gchar *bytes = g_bytes_get_data(entry->object, &n);
+		const gchar *bytes = g_bytes_get_data(copy, &n);
 
 		FUZZ_CHECK(bytes != NULL && n > 0);
 		FUZZ_CHECK(msd_json_tokens_parse(&compact, bytes, n, NULL));
 		FUZZ_CHECK(compact.tokens[0].type == MSD_JSON_OBJECT);
 	}
 	if (strcmp(type, "DELETED") == 0) {
-		g_autoptr(GBytes) last G_GNUC_UNUSED = msd_store_delete(store, entry->uid);
+		g_autoptr(MsdStoreEntry) last G_GNUC_UNUSED = msd_store_delete(store, entry->uid);
 
 		FUZZ_CHECK(msd_store_lookup(store, entry->uid) == NULL);
 		return;

@@ -17,6 +17,7 @@ msd_engine_options_new(void)
 
 	/* read once, here: the event path never looks at the environment */
 	self->redact_secrets = msd_secret_redact_enabled();
+	self->compress_store = TRUE;
 	return self;
 }
 

@@ -120,13 +120,13 @@ static void msd_run_setup_add_counters(MsdInformerCounters *sum, const MsdInform
 static void
 msd_run_setup_collect_object(MsdStoreEntry *entry, gpointer user_data)
 {
-	g_ptr_array_add(user_data, g_bytes_ref(entry->object));
+	g_ptr_array_add(user_data, msd_store_entry_ref(entry));
 }
 
 static GPtrArray *
 msd_run_setup_collect_objects(MsdRunSetup *self)
 {
-	GPtrArray *objects = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+	GPtrArray *objects = g_ptr_array_new_with_free_func((GDestroyNotify)msd_store_entry_unref);
 	GPtrArray *informers = msd_run_get_informers(self->run);
 
 	for (guint i = 0; i < informers->len; i++)
