@@ -317,8 +317,8 @@ main(int argc, char **argv)
 	            "(default: none)"),
 	         N_("BUS")},
 	        {"store-compression", 0, 0, G_OPTION_ARG_STRING, &store_compression,
-	         N_("How the object store holds objects: zstd (default: compressed with a "
-	            "dictionary per resource type) or none"),
+	         N_("How the store holds objects: zstd (compressed with a dictionary per "
+	            "resource type) or none (default: $MESHSYNC_STORE_COMPRESSION, else zstd)"),
 	         N_("MODE")},
 	        {"redact-secrets", 0, 0, G_OPTION_ARG_NONE, &redact_secrets,
 	         N_("Publish Secrets with their data, binaryData and stringData values replaced by "
@@ -396,6 +396,9 @@ main(int argc, char **argv)
 		return 2;
 	}
 	options.strict_readiness = g_strcmp0(readiness, "strict") == 0;
+	/* the environment's spelling, as for the other options a deployment sets there */
+	if (store_compression == NULL)
+		store_compression = g_strdup(g_getenv("MESHSYNC_STORE_COMPRESSION"));
 	if (store_compression != NULL && g_strcmp0(store_compression, "zstd") != 0 &&
 	    g_strcmp0(store_compression, "none") != 0) {
 		g_printerr(_("meshsync: --store-compression must be zstd or none, not \"%s\"\n"),

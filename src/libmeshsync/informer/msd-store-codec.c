@@ -37,6 +37,7 @@ struct _MsdStoreCodec {
 	guint64 seen;         /* objects compressed so far */
 	guint next_training;  /* index in msd_store_codec_train_at */
 	guint versions;
+	gint level;
 };
 
 static void
@@ -55,6 +56,8 @@ msd_store_dict_ref(MsdStoreDict *dict)
 void
 msd_store_dict_unref(MsdStoreDict *dict)
 {
+	if (dict == NULL)
+		return;
 	g_atomic_rc_box_release_full(dict, (GDestroyNotify)msd_store_dict_clear);
 }
 
@@ -122,7 +125,15 @@ msd_store_codec_new(void)
 
 	self->samples = g_byte_array_new();
 	self->sample_sizes = g_array_new(FALSE, FALSE, sizeof(gsize));
+	self->level = MSD_STORE_CODEC_LEVEL;
 	return self;
+}
+
+void
+msd_store_codec_set_level(MsdStoreCodec *self, gint level)
+{
+	g_return_if_fail(self != NULL);
+	self->level = level;
 }
 
 void
@@ -180,7 +191,7 @@ msd_store_codec_train(MsdStoreCodec *self)
 	}
 
 	dict = g_atomic_rc_box_new0(MsdStoreDict);
-	dict->cdict = ZSTD_createCDict(buffer, size, MSD_STORE_CODEC_LEVEL);
+	dict->cdict = ZSTD_createCDict(buffer, size, self->level);
 	dict->ddict = ZSTD_createDDict(buffer, size);
 	if (dict->cdict == NULL || dict->ddict == NULL)
 		g_error("out of memory for a zstd dictionary");
@@ -227,7 +238,7 @@ msd_store_codec_compress(MsdStoreCodec *self, const guint8 *data, gsize size, Ms
 	msd_store_codec_sample(self, data, size);
 
 	ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
-	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, MSD_STORE_CODEC_LEVEL);
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, self->level);
 	/* the entry records its dictionary and its length: the frame need not */
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_dictIDFlag, 0);
 	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);

@@ -24,13 +24,16 @@ typedef struct _MsdStoreDict MsdStoreDict;
 typedef struct _MsdStoreCodec MsdStoreCodec;
 
 MsdStoreDict *msd_store_dict_ref(MsdStoreDict *dict);
-void msd_store_dict_unref(MsdStoreDict *dict);
+void msd_store_dict_unref(MsdStoreDict *dict); /* NULL-safe */
 /* 1 for a codec's first dictionary, one more for each training after it */
 guint msd_store_dict_get_version(const MsdStoreDict *dict);
 gsize msd_store_dict_get_size(const MsdStoreDict *dict);
 
 MsdStoreCodec *msd_store_codec_new(void);
 void msd_store_codec_free(MsdStoreCodec *self);
+/* The zstd level, 1 unless set: for the micro benchmark that compares levels; set it before
+ * the first object, as a dictionary is prepared for the level in force when it is trained. */
+void msd_store_codec_set_level(MsdStoreCodec *self, gint level);
 
 /* Compresses @data (@size bytes of JSON) with the codec's current dictionary, after keeping
  * it as a training sample while the codec samples. Returns NULL when the frame would be no
