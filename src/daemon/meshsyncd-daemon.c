@@ -319,7 +319,7 @@ meshsyncd_daemon_new_service(const MeshsyncdDaemonOptions *options, GError **err
 	meshsync_service_set_health(service, options->health_address, options->health_port);
 	meshsync_service_set_strict_readiness(service, options->strict_readiness);
 	meshsync_service_set_reconcile_interval(service, options->reconcile_interval_ms);
-	meshsync_service_set_store_compression(service, !options->store_uncompressed);
+	meshsync_service_set_store_compression(service, options->store_compressed);
 	meshsync_service_set_shard(service, options->shard, options->total_shards);
 	return g_steal_pointer(&service);
 }

@@ -30,7 +30,8 @@ typedef struct {
 	guint retry_initial_ms;      /* 0: the set-up chain's own retry delays */
 	guint retry_max_ms;
 	gboolean redact_secrets; /* MESHSYNC_REDACT_SECRETS when the draft was made */
-	gboolean compress_store; /* the informers' stores hold objects zstd-compressed */
+	gboolean compress_store; /* stores hold objects zstd-compressed: the setters, else
+	                          * MESHSYNC_STORE_COMPRESSION=zstd when the draft was made */
 } MsdEngineOptions;
 
 MsdEngineOptions *msd_engine_options_new(void);
