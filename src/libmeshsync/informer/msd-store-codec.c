@@ -73,10 +73,27 @@ msd_store_dict_get_size(const MsdStoreDict *dict)
 	return dict->size + ZSTD_sizeof_CDict(dict->cdict) + ZSTD_sizeof_DDict(dict->ddict);
 }
 
+/* A thread's compression context and the buffer it compresses into. Frames are copied out
+ * at their size: compressing into a buffer of the object's size and shrinking it would leave a
+ * hole of the difference behind every stored object, too small for the next object's JSON,
+ * and at 100,000 pods the heap would keep most of the uncompressed size after all. */
+typedef struct {
+	ZSTD_CCtx *cctx;
+	guint8 *frame;
+	gsize capacity;
+} MsdStoreCodecThread;
+
+/* Kept between objects up to this; a larger object gets a buffer of its own. */
+#define MSD_STORE_CODEC_KEPT_FRAME (256 * 1024)
+
 static void
-msd_store_codec_free_cctx(gpointer cctx)
+msd_store_codec_free_thread(gpointer data)
 {
-	ZSTD_freeCCtx(cctx);
+	MsdStoreCodecThread *thread = data;
+
+	ZSTD_freeCCtx(thread->cctx);
+	g_free(thread->frame);
+	g_free(thread);
 }
 
 static void
@@ -87,21 +104,22 @@ msd_store_codec_free_dctx(gpointer dctx)
 
 /* One context each per thread, reused for every object: making one costs more than
  * compressing a small object with it. */
-static GPrivate msd_store_codec_cctx = G_PRIVATE_INIT(msd_store_codec_free_cctx);
+static GPrivate msd_store_codec_thread = G_PRIVATE_INIT(msd_store_codec_free_thread);
 static GPrivate msd_store_codec_dctx = G_PRIVATE_INIT(msd_store_codec_free_dctx);
 
-static ZSTD_CCtx *
-msd_store_codec_get_cctx(void)
+static MsdStoreCodecThread *
+msd_store_codec_get_thread(void)
 {
-	ZSTD_CCtx *cctx = g_private_get(&msd_store_codec_cctx);
+	MsdStoreCodecThread *thread = g_private_get(&msd_store_codec_thread);
 
-	if (cctx == NULL) {
-		cctx = ZSTD_createCCtx();
-		if (cctx == NULL)
+	if (thread == NULL) {
+		thread = g_new0(MsdStoreCodecThread, 1);
+		thread->cctx = ZSTD_createCCtx();
+		if (thread->cctx == NULL)
 			g_error("out of memory for a zstd context");
-		g_private_set(&msd_store_codec_cctx, cctx);
+		g_private_set(&msd_store_codec_thread, thread);
 	}
-	return cctx;
+	return thread;
 }
 
 static ZSTD_DCtx *
@@ -226,8 +244,10 @@ msd_store_codec_sample(MsdStoreCodec *self, const guint8 *data, gsize size)
 GBytes *
 msd_store_codec_compress(MsdStoreCodec *self, const guint8 *data, gsize size, MsdStoreDict **dict)
 {
-	ZSTD_CCtx *cctx = msd_store_codec_get_cctx();
+	MsdStoreCodecThread *thread = msd_store_codec_get_thread();
+	ZSTD_CCtx *cctx = thread->cctx;
 	gsize capacity = ZSTD_compressBound(size);
+	g_autofree guint8 *own = NULL;
 	guint8 *frame;
 	gsize length;
 
@@ -245,15 +265,21 @@ msd_store_codec_compress(MsdStoreCodec *self, const guint8 *data, gsize size, Ms
 	if (self->dict != NULL)
 		ZSTD_CCtx_refCDict(cctx, self->dict->cdict);
 
-	frame = g_malloc(capacity);
-	length = ZSTD_compress2(cctx, frame, capacity, data, size);
-	if (ZSTD_isError(length) || length >= size) {
-		g_free(frame);
-		return NULL;
+	if (capacity > MSD_STORE_CODEC_KEPT_FRAME) {
+		frame = own = g_malloc(capacity);
+	} else {
+		if (thread->capacity < capacity) {
+			thread->frame = g_realloc(thread->frame, capacity);
+			thread->capacity = capacity;
+		}
+		frame = thread->frame;
 	}
+	length = ZSTD_compress2(cctx, frame, capacity, data, size);
+	if (ZSTD_isError(length) || length >= size)
+		return NULL;
 	if (self->dict != NULL)
 		*dict = msd_store_dict_ref(self->dict);
-	return g_bytes_new_take(g_realloc(frame, length), length);
+	return g_bytes_new(frame, length);
 }
 
 GBytes *
