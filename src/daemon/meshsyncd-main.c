@@ -318,7 +318,7 @@ main(int argc, char **argv)
 	         N_("BUS")},
 	        {"store-compression", 0, 0, G_OPTION_ARG_STRING, &store_compression,
 	         N_("How the store holds objects: zstd (compressed with a dictionary per "
-	            "resource type) or none (default: $MESHSYNC_STORE_COMPRESSION, else none)"),
+	            "resource type) or none (default: $MESHSYNC_STORE_COMPRESSION, else zstd)"),
 	         N_("MODE")},
 	        {"redact-secrets", 0, 0, G_OPTION_ARG_NONE, &redact_secrets,
 	         N_("Publish Secrets with their data, binaryData and stringData values replaced by "
@@ -405,7 +405,7 @@ main(int argc, char **argv)
 		           store_compression);
 		return 2;
 	}
-	options.store_compressed = g_strcmp0(store_compression, "zstd") == 0;
+	options.store_compressed = g_strcmp0(store_compression, "none") != 0;
 	if (!meshsyncd_main_parse_reconcile(reconcile_interval, reconcile_floor,
 	                                    &options.reconcile_interval_ms))
 		return 2;

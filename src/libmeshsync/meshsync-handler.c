@@ -717,13 +717,13 @@ meshsync_handler_set_reconcile_interval(MeshSyncHandler *self, guint millisecond
 /**
  * meshsync_handler_set_store_compression:
  * @self: a #MeshSyncHandler
- * @compressed: whether the informers' stores hold their objects compressed
+ * @compressed: whether the informers' stores hold their objects compressed (the default)
  *
  * The stores keep every watched object's JSON for the informer-store reply, relists and
  * reconciliation. Compressed (zstd, with a dictionary per resource type trained from its
  * first objects) they take a fraction of the memory, at the cost of compressing each changed
  * object once and decompressing where a whole object is read back; doc/performance.md has
- * both measured. Off unless set, or unless MESHSYNC_STORE_COMPRESSION=zstd is in the
+ * both measured. On unless set off, or unless MESHSYNC_STORE_COMPRESSION=none is in the
  * environment when the handler is made. Call it before [method@MeshSync.Handler.start].
  */
 void

@@ -959,7 +959,7 @@ meshsync_service_set_reconcile_interval(MeshSyncService *self, guint millisecond
 /**
  * meshsync_service_set_store_compression:
  * @self: a #MeshSyncService
- * @compressed: whether the informers' stores hold their objects compressed
+ * @compressed: whether the informers' stores hold their objects compressed (the default)
  *
  * See [method@MeshSync.Handler.set_store_compression]. Call it before starting.
  */

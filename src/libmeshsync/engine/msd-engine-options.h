@@ -31,7 +31,8 @@ typedef struct {
 	guint retry_max_ms;
 	gboolean redact_secrets; /* MESHSYNC_REDACT_SECRETS when the draft was made */
 	gboolean compress_store; /* stores hold objects zstd-compressed: the setters, else
-	                          * MESHSYNC_STORE_COMPRESSION=zstd when the draft was made */
+	                          * unless MESHSYNC_STORE_COMPRESSION=none when the draft was
+	                          * made */
 } MsdEngineOptions;
 
 MsdEngineOptions *msd_engine_options_new(void);
