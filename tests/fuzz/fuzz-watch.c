@@ -122,7 +122,16 @@ handle_event(MsdStore *store, MsdJsonTokens *tokens, const gchar *line, gsize le
 		FUZZ_CHECK(msd_store_lookup(store, entry->uid) == NULL);
 		return;
 	}
-	(void)msd_store_upsert(store, entry);
+	{
+		/* the store compresses what it takes: every byte must come back */
+		g_autoptr(GBytes) plain = msd_store_entry_dup_object(entry);
+
+		if (msd_store_upsert(store, entry) != MSD_STORE_UNCHANGED) {
+			g_autoptr(GBytes) back = msd_store_entry_dup_object(entry);
+
+			FUZZ_CHECK(g_bytes_equal(back, plain));
+		}
+	}
 	FUZZ_CHECK(msd_store_lookup(store, entry->uid) != NULL);
 }
 
@@ -141,6 +150,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
+	msd_store_set_compressed(store, TRUE);
 	state = data[0] * 2654435761u + 1;
 	stream_size = size - 1;
 
