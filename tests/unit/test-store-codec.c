@@ -234,6 +234,41 @@ test_codec_retrain_keeps_old_entries(void)
 	}
 }
 
+/* A type with fewer objects than the first training waits for trains when its list is
+ * complete, on what it has, instead of holding its samples for objects that may never come. */
+static void
+test_codec_small_type_trains_at_list_end(void)
+{
+	g_autoptr(MsdStore) store = msd_store_new();
+	g_autoptr(GHashTable) plain = plain_table_new();
+	g_autoptr(GPtrArray) deleted = NULL;
+
+	msd_store_set_compressed(store, TRUE);
+	msd_store_begin_relist(store);
+	for (guint i = 0; i < 60; i++) {
+		g_autofree gchar *json = object_json("Pod", i);
+		g_autoptr(MsdStoreEntry) entry = entry_new(json);
+		MsdStoreEntry *displaced = NULL;
+
+		g_hash_table_replace(plain, entry->uid, entry_new(json));
+		msd_store_relist_upsert(store, entry, &displaced);
+		g_assert_null(displaced);
+	}
+	g_assert_null(msd_store_get_dict(store));
+	deleted = msd_store_end_relist(store);
+	g_assert_cmpuint(deleted->len, ==, 0);
+	g_assert_nonnull(msd_store_get_dict(store));
+	g_assert_cmpuint(msd_store_dict_get_version(msd_store_get_dict(store)), ==, 1);
+	/* what comes after is compressed with it */
+	for (guint i = 60; i < 70; i++) {
+		g_autofree gchar *json = object_json("Pod", i);
+
+		store_one(store, plain, json);
+	}
+	g_assert_true(msd_store_lookup(store, "pod-65")->dict == msd_store_get_dict(store));
+	assert_store_holds(store, plain);
+}
+
 /* A training asked for with too few samples changes nothing. */
 static void
 test_codec_train_without_samples(void)
@@ -306,6 +341,8 @@ main(int argc, char **argv)
 	g_test_add_func("/store-codec/tiny-and-huge", test_codec_tiny_and_huge);
 	g_test_add_func("/store-codec/retrain-keeps-old-entries",
 	                test_codec_retrain_keeps_old_entries);
+	g_test_add_func("/store-codec/small-type-trains-at-list-end",
+	                test_codec_small_type_trains_at_list_end);
 	g_test_add_func("/store-codec/train-without-samples", test_codec_train_without_samples);
 	g_test_add_func("/store-codec/random", test_codec_random);
 	return g_test_run();

@@ -220,6 +220,18 @@ msd_store_codec_train(MsdStoreCodec *self)
 	return TRUE;
 }
 
+void
+msd_store_codec_end_list(MsdStoreCodec *self)
+{
+	g_return_if_fail(self != NULL);
+
+	if (self->next_training > 0 || self->sample_sizes->len == 0)
+		return;
+	/* the first window ends here; the second still comes if the type grows that far */
+	self->next_training = 1;
+	msd_store_codec_train(self);
+}
+
 /* Keeps @data as a sample when it falls in a training window, and trains at a window's end. */
 static void
 msd_store_codec_sample(MsdStoreCodec *self, const guint8 *data, gsize size)

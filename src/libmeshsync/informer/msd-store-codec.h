@@ -45,6 +45,10 @@ msd_store_codec_compress(MsdStoreCodec *self, const guint8 *data, gsize size, Ms
  * the current one stays) when there are too few samples to train on. The codec trains by
  * itself as objects arrive; this is for a caller that knows better, and for tests. */
 gboolean msd_store_codec_train(MsdStoreCodec *self);
+/* A list is complete: a type with fewer objects than the first training wants trains on what
+ * it has (when that is enough), and the samples are let go either way, not kept for objects
+ * that may never come. */
+void msd_store_codec_end_list(MsdStoreCodec *self);
 /* (transfer none) (nullable) */
 MsdStoreDict *msd_store_codec_get_dict(MsdStoreCodec *self);
 

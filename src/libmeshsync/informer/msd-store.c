@@ -576,6 +576,8 @@ msd_store_end_relist(MsdStore *self)
 
 	g_return_val_if_fail(MSD_IS_STORE(self), deleted);
 
+	if (self->codec != NULL)
+		msd_store_codec_end_list(self->codec);
 	g_hash_table_iter_init(&iter, self->by_uid);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
 		MsdStoreEntry *entry = value;
