@@ -20,13 +20,13 @@ G_BEGIN_DECLS
  * JSON is read with msd_store_entry_dup_object(), the one place that decompresses.
  */
 typedef struct {
-	GBytes *held;       /* (owned): the JSON, or its zstd frame when @compressed */
-	MsdStoreDict *dict; /* (owned) (nullable): the dictionary @held was compressed with */
-	gsize size;         /* the JSON's length */
-	gboolean compressed;
-	gchar *uid;              /* (owned): metadata.uid, or "<namespace>/<name>" without one */
-	gchar *namespace_;       /* (owned): "" for cluster-scoped objects */
-	gchar *name;             /* (owned) */
+	GBytes *held;        /* (owned): the JSON, or its zstd frame when @compressed */
+	MsdStoreDict *dict;  /* (owned) (nullable): the dictionary @held was compressed with */
+	gsize size;          /* the JSON's length */
+	gboolean compressed; /* @held is a zstd frame, read through msd_store_entry_dup_object() */
+	gchar *uid;          /* (owned): metadata.uid, or "<namespace>/<name>" without one */
+	gchar *namespace_;   /* (owned): "" for cluster-scoped objects */
+	gchar *name;         /* (owned) */
 	gchar *resource_version; /* (owned): opaque, compared for equality only */
 	guint32 relist_mark;     /* the store's own: the relist that last saw this object */
 } MsdStoreEntry;
