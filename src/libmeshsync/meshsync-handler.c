@@ -177,8 +177,9 @@ meshsync_handler_announce_cb(MeshSyncResource *resource,
 	g_signal_emit(user_data, signals[SIGNAL_RESOURCE_EVENT], 0, resource, event_type);
 }
 
-/* Back-pressure: while the writer cannot keep up, the informers stop reading the API server
- * (the TCP window then holds the server back) instead of buffering without bound. */
+/* Back-pressure: once the delivery's coalescing queue is full (the writer away or slow for
+ * longer than it absorbs), the informers stop reading the API server (the TCP window then
+ * holds the server back) instead of buffering without bound. */
 static void
 meshsync_handler_paused_cb(MsdDelivery *delivery, GParamSpec *pspec, MeshSyncHandler *self)
 {
@@ -187,7 +188,7 @@ meshsync_handler_paused_cb(MsdDelivery *delivery, GParamSpec *pspec, MeshSyncHan
 	if (run == NULL)
 		return;
 	if (msd_delivery_get_paused(delivery)) {
-		g_info("the output cannot take events now: informers paused");
+		g_info("the output is behind and its queue full: informers paused");
 		msd_run_pause(run);
 	} else {
 		msd_run_resume(run);
