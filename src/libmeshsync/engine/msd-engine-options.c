@@ -7,6 +7,7 @@
 
 #include "config.h"
 
+#include "engine/msd-delivery.h"
 #include "engine/msd-engine-options.h"
 #include "model/msd-secret-redact.h"
 
@@ -17,6 +18,7 @@ msd_engine_options_new(void)
 
 	/* read once, here: the event path never looks at the environment */
 	self->redact_secrets = msd_secret_redact_enabled();
+	self->delivery_queue_size = MSD_DELIVERY_MAX_WAITING;
 	return self;
 }
 
