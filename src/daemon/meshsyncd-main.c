@@ -192,6 +192,7 @@ main(int argc, char **argv)
 	MeshsyncdLogFormat format = MESHSYNCD_LOG_FORMAT_TEXT;
 	MeshsyncdLogLevel level = MESHSYNCD_LOG_LEVEL_INFO;
 	gint max_sessions = 64;
+	gint delivery_queue_size = 100000;
 	gboolean disable_exec = FALSE;
 	gint broker_connect_timeout = 300;
 	gboolean jetstream = FALSE;
@@ -324,6 +325,10 @@ main(int argc, char **argv)
 	         N_("Publish Secrets with their data, binaryData and stringData values replaced by "
 	            "[REDACTED] (as MESHSYNC_REDACT_SECRETS=true does)"),
 	         NULL},
+	        {"delivery-queue-size", 0, 0, G_OPTION_ARG_INT, &delivery_queue_size,
+	         N_("Events that may wait for the output, an object's updates merged into one, "
+	            "before the informers stop reading (default 100000)"),
+	         N_("N")},
 	        {"max-sessions", 0, 0, G_OPTION_ARG_INT, &max_sessions,
 	         N_("Most log and exec sessions open at once (default 64); more are refused with "
 	            "an "
@@ -449,6 +454,11 @@ main(int argc, char **argv)
 		g_printerr(_("meshsync: --health-port must be between 0 and 65535\n"));
 		return 2;
 	}
+	if (delivery_queue_size < 1) {
+		g_printerr(_("meshsync: --delivery-queue-size must be at least 1\n"));
+		return 2;
+	}
+	options.delivery_queue_size = (guint)delivery_queue_size;
 	if (max_sessions < 0) {
 		g_printerr(_("meshsync: --max-sessions must not be negative\n"));
 		return 2;

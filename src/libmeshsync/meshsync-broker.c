@@ -95,7 +95,9 @@
 /* A subscription's callback and data, as the connection hands its messages over. */
 typedef struct {
 	MeshSyncBroker *broker; /* (unowned): the subscription goes before it */
+	/* one of the two: a subscriber of the broker's API, or of its MeshSyncBus interface */
 	MeshSyncBrokerMessageFunc func;
+	MeshSyncBusMessageFunc bus_func;
 	gpointer user_data;
 	GDestroyNotify destroy;
 } MsdBrokerSubscription;
@@ -169,7 +171,29 @@ msd_broker_subscription_message_cb(const gchar *subject,
 	/* the link holds the connection for the call; the function may drop the broker */
 	g_autoptr(MeshSyncBroker) broker = g_object_ref(sub->broker);
 
-	sub->func(broker, subject, reply, payload, sub->user_data);
+	if (sub->bus_func != NULL)
+		sub->bus_func(MESHSYNC_BUS(broker), subject, reply, payload, sub->user_data);
+	else
+		sub->func(broker, subject, reply, payload, sub->user_data);
+}
+
+static guint
+msd_broker_subscribe(MeshSyncBroker *self,
+                     const gchar *subject,
+                     const gchar *queue_group,
+                     MsdBrokerSubscription *sub,
+                     GError **error)
+{
+	guint id;
+
+	sub->broker = self;
+	id = msd_nats_connection_subscribe(self->conn, subject, queue_group,
+	                                   msd_broker_subscription_message_cb, sub,
+	                                   msd_broker_subscription_free, error);
+	/* a failed subscribe does not call its destroy notify, nor the subscriber's */
+	if (id == 0)
+		g_free(sub);
+	return id;
 }
 
 static void
@@ -1183,24 +1207,16 @@ meshsync_broker_subscribe(MeshSyncBroker *self,
                           GError **error)
 {
 	MsdBrokerSubscription *sub;
-	guint id;
 
 	g_return_val_if_fail(MESHSYNC_IS_BROKER(self), 0);
 	g_return_val_if_fail(subject != NULL, 0);
 	g_return_val_if_fail(func != NULL, 0);
 
 	sub = g_new0(MsdBrokerSubscription, 1);
-	sub->broker = self;
 	sub->func = func;
 	sub->user_data = user_data;
 	sub->destroy = destroy;
-	id = msd_nats_connection_subscribe(self->conn, subject, queue_group,
-	                                   msd_broker_subscription_message_cb, sub,
-	                                   msd_broker_subscription_free, error);
-	/* a failed subscribe does not call its destroy notify, nor @destroy */
-	if (id == 0)
-		g_free(sub);
-	return id;
+	return msd_broker_subscribe(self, subject, queue_group, sub, error);
 }
 
 /**
@@ -1217,36 +1233,7 @@ meshsync_broker_unsubscribe(MeshSyncBroker *self, guint subscription_id)
 	msd_nats_connection_unsubscribe(self->conn, subscription_id);
 }
 
-/* The broker as a MeshSyncBus: a bus subscriber's function takes the bus, so each
- * subscription carries it and its data through a closure of its own. */
-typedef struct {
-	MeshSyncBusMessageFunc func;
-	gpointer user_data;
-	GDestroyNotify destroy;
-} MsdBusClosure;
-
-static void
-msd_bus_closure_message_cb(MeshSyncBroker *broker,
-                           const gchar *subject,
-                           const gchar *reply,
-                           GBytes *payload,
-                           gpointer data)
-{
-	MsdBusClosure *closure = data;
-
-	closure->func(MESHSYNC_BUS(broker), subject, reply, payload, closure->user_data);
-}
-
-static void
-msd_bus_closure_free(gpointer data)
-{
-	MsdBusClosure *closure = data;
-
-	if (closure->destroy != NULL)
-		closure->destroy(closure->user_data);
-	g_free(closure);
-}
-
+/* The broker as a MeshSyncBus. */
 static gboolean
 meshsync_broker_bus_publish(MeshSyncBus *bus, const gchar *subject, GBytes *payload, GError **error)
 {
@@ -1262,18 +1249,12 @@ meshsync_broker_bus_subscribe(MeshSyncBus *bus,
                               GDestroyNotify destroy,
                               GError **error)
 {
-	MsdBusClosure *closure = g_new0(MsdBusClosure, 1);
-	guint id;
+	MsdBrokerSubscription *sub = g_new0(MsdBrokerSubscription, 1);
 
-	closure->func = func;
-	closure->user_data = user_data;
-	closure->destroy = destroy;
-	id = meshsync_broker_subscribe(MESHSYNC_BROKER(bus), subject, queue_group,
-	                               msd_bus_closure_message_cb, closure, msd_bus_closure_free,
-	                               error);
-	if (id == 0)
-		g_free(closure);
-	return id;
+	sub->bus_func = func;
+	sub->user_data = user_data;
+	sub->destroy = destroy;
+	return msd_broker_subscribe(MESHSYNC_BROKER(bus), subject, queue_group, sub, error);
 }
 
 static void

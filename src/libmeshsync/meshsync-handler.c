@@ -179,8 +179,9 @@ meshsync_handler_announce_cb(MeshSyncResource *resource,
 	g_signal_emit(user_data, signals[SIGNAL_RESOURCE_EVENT], 0, resource, event_type);
 }
 
-/* Back-pressure: while the writer cannot keep up, the informers stop reading the API server
- * (the TCP window then holds the server back) instead of buffering without bound. */
+/* Back-pressure: once the delivery's coalescing queue is full (the writer away or slow for
+ * longer than it absorbs), the informers stop reading the API server (the TCP window then
+ * holds the server back) instead of buffering without bound. */
 static void
 meshsync_handler_paused_cb(MsdDelivery *delivery, GParamSpec *pspec, MeshSyncHandler *self)
 {
@@ -189,7 +190,7 @@ meshsync_handler_paused_cb(MsdDelivery *delivery, GParamSpec *pspec, MeshSyncHan
 	if (run == NULL)
 		return;
 	if (msd_delivery_get_paused(delivery)) {
-		g_info("the output cannot take events now: informers paused");
+		g_info("the output is behind and its queue full: informers paused");
 		msd_run_pause(run);
 	} else {
 		msd_run_resume(run);
@@ -736,6 +737,27 @@ meshsync_handler_set_store_compression(MeshSyncHandler *self, gboolean compresse
 }
 
 /**
+ * meshsync_handler_set_delivery_queue_size:
+ * @self: a #MeshSyncHandler
+ * @events: events that may wait for the output (default 100,000); at least 1
+ *
+ * While the output cannot take events (a broker away or behind, a slow disk), they wait in a
+ * coalescing queue where an update of an object already waiting replaces its state, and the
+ * informers keep reading. Once @events wait (or 32 MiB of resources), the informers stop
+ * reading until an eighth of that is left; nothing is dropped. Call it before
+ * [method@MeshSync.Handler.start].
+ */
+void
+meshsync_handler_set_delivery_queue_size(MeshSyncHandler *self, guint events)
+{
+	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+	g_return_if_fail(!self->started);
+	g_return_if_fail(events > 0);
+
+	self->options->delivery_queue_size = events;
+}
+
+/**
  * meshsync_handler_set_resync_delay:
  * @self: a #MeshSyncHandler
  * @milliseconds: the quiet period
@@ -786,6 +808,8 @@ meshsync_handler_start(MeshSyncHandler *self, GError **error)
 	self->started = TRUE;
 	/* from here on the configuration is the engine's, and fixed */
 	msd_engine_context_set_options(self->engine, self->options);
+	msd_delivery_set_watermarks(self->delivery, self->options->delivery_queue_size,
+	                            self->options->delivery_queue_size / 8);
 	self->setup =
 	        msd_run_setup_new(self->engine, self->client, meshsync_handler_event_cb, self);
 	msd_run_setup_set_resync_delay(self->setup, self->resync_delay_ms);

@@ -41,6 +41,8 @@ void meshsync_handler_set_reconcile_interval(MeshSyncHandler *self, guint millis
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_handler_set_store_compression(MeshSyncHandler *self, gboolean compressed);
 MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_handler_set_delivery_queue_size(MeshSyncHandler *self, guint events);
+MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_handler_set_namespaces(MeshSyncHandler *self, const gchar *const *namespaces);
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_handler_set_resync_delay(MeshSyncHandler *self, guint milliseconds);

@@ -14,6 +14,7 @@
 #include "meshsync-resource.h"
 #include "model/msd-model.h"
 #include "meshsync-resource-private.h"
+#include "model/msd-builder-signals.h"
 #include "model/msd-service-endpoint.h"
 
 /**
@@ -330,6 +331,10 @@ meshsync_resource_new_from_tokens(const MsdJsonTokens *doc,
 			self->component_metadata = msd_service_endpoint_to_metadata(ep, TRUE);
 			msd_service_endpoint_free(ep);
 		}
+	} else if (msd_builder_signals_apply(msd_model_get(&self->model, MSD_F_KIND),
+	                                     msd_model_get(&self->model, MSD_F_API_VERSION))) {
+		self->component_metadata = msd_builder_signals_to_metadata(
+		        doc, index, msd_model_get(&self->model, MSD_F_KIND));
 	}
 	return g_steal_pointer(&self);
 }

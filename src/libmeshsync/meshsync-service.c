@@ -971,6 +971,22 @@ meshsync_service_set_store_compression(MeshSyncService *self, gboolean compresse
 }
 
 /**
+ * meshsync_service_set_delivery_queue_size:
+ * @self: a #MeshSyncService
+ * @events: events that may wait for the output (default 100,000); at least 1
+ *
+ * How many events may wait, merged per object, while the output cannot take them; see
+ * [method@MeshSync.Handler.set_delivery_queue_size]. Call it before starting.
+ */
+void
+meshsync_service_set_delivery_queue_size(MeshSyncService *self, guint events)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	g_return_if_fail(events > 0);
+	self->options->delivery_queue_size = events;
+}
+
+/**
  * meshsync_service_set_output_file:
  * @self: a #MeshSyncService
  * @path: (nullable) (type filename): the snapshot file, or %NULL for upstream's

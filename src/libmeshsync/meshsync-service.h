@@ -43,6 +43,8 @@ void meshsync_service_set_reconcile_interval(MeshSyncService *self, guint millis
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_set_store_compression(MeshSyncService *self, gboolean compressed);
 MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_service_set_delivery_queue_size(MeshSyncService *self, guint events);
+MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_set_namespaces(MeshSyncService *self, const gchar *const *namespaces);
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_set_output_file(MeshSyncService *self, const gchar *path, gboolean extended);

@@ -284,6 +284,43 @@ def test_watch_sees_added_modified_deleted_in_order(seeded):
     assert gone.value.status == 404
 
 
+def test_touch_sends_rounds_of_modified_events(seeded):
+    """/kubesim/touch: every pod of a namespace written once a round, a MODIFIED event with a
+    new resourceVersion each time, the rounds in order."""
+    sim, api = seeded
+    v1 = client.CoreV1Api(api)
+    namespace = "team-3"
+    listed = v1.list_namespaced_pod(namespace)
+    names = sorted(pod.metadata.name for pod in listed.items)
+    assert names
+    rounds = 3
+
+    watcher = WatchThread(v1.list_namespaced_pod, namespace,
+                          resource_version=listed.metadata.resource_version,
+                          timeout_seconds=WATCH_SERVER_TIMEOUT)
+    sim.wait_for_watches(1)
+    answer = sim.touch("v1", "Pod", rounds=rounds, namespace=namespace)
+    assert answer["events"] == rounds * len(names)
+
+    seen = []
+    while len(seen) < rounds * len(names):
+        kind, pod = watcher.next_event()
+        assert kind == "MODIFIED", f"after {len(seen)} events: {kind}"
+        seen.append(pod)
+    versions = [int(pod.metadata.resource_version) for pod in seen]
+    assert versions == sorted(versions) and len(set(versions)) == len(versions)
+    assert str(versions[-1]) == answer["resourceVersion"]
+    # each round writes every pod once, in the list's order
+    for r in range(rounds):
+        chunk = seen[r * len(names):(r + 1) * len(names)]
+        assert [pod.metadata.name for pod in chunk] == names
+    # the objects themselves are unchanged but for their version
+    assert seen[-1].metadata.uid == next(p.metadata.uid for p in listed.items
+                                         if p.metadata.name == seen[-1].metadata.name)
+    with pytest.raises(RuntimeError):
+        sim.touch("v1", "NoSuchKind")
+
+
 def test_expired_watch_raises_410_then_relist_and_watch_work(seeded):
     sim, api = seeded
     v1 = client.CoreV1Api(api)

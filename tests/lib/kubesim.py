@@ -125,6 +125,12 @@ class Kubesim:
     def stats(self):
         return self.admin("stats", method="GET")
 
+    def touch(self, api_version, kind, rounds=1, namespace=""):
+        """Writes every object of @kind (in @namespace) @rounds times, a MODIFIED event
+        each time; {"events", "resourceVersion"}."""
+        return self.admin("touch", apiVersion=api_version, kind=kind, rounds=rounds,
+                          namespace=namespace)
+
     def arm_fault(self, on, fault="status", **params):
         """Arms a fault for the next list and/or watch requests (@on: "list", "watch" or
         "both"); see doc/kubesim.md for @fault and its parameters (dashes as underscores).

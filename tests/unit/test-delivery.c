@@ -45,6 +45,21 @@ iterate(void)
 }
 
 typedef struct {
+	guint n;
+	gint64 min_usec;
+} Latencies;
+
+static void
+record_latency(gint64 usec, gpointer user_data)
+{
+	Latencies *latencies = user_data;
+
+	if (latencies->n == 0 || usec < latencies->min_usec)
+		latencies->min_usec = usec;
+	latencies->n++;
+}
+
+typedef struct {
 	guint announced;
 	MsdDelivery *stop_on; /* drain the delivery from inside the announcement */
 	guint stop_at;
@@ -109,19 +124,20 @@ test_delivery_held_while_not_writable(void)
 	push_pods(delivery, 0, 3);
 	writer->writable = FALSE;
 	push_pods(delivery, 3, 5);
-	/* not writable: held without a write attempt, producer paused */
+	/* not writable: held without a write attempt; the producer keeps reading, the queue
+	 * being far from full */
 	g_assert_cmpuint(writer->written->len, ==, 3);
 	g_assert_cmpuint(writer->attempts, ==, 3);
 	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 5);
-	g_assert_true(msd_delivery_get_paused(delivery));
-	g_assert_cmpuint(paused_changes, ==, 1);
+	g_assert_cmpuint(msd_delivery_get_n_waiting_keys(delivery), ==, 5);
+	g_assert_false(msd_delivery_get_paused(delivery));
 	g_assert_cmpuint(announced.announced, ==, 3);
 
 	test_writer_set_writable(writer, TRUE);
 	assert_written_in_order(writer, 8);
 	g_assert_cmpuint(announced.announced, ==, 8);
-	g_assert_false(msd_delivery_get_paused(delivery));
-	g_assert_cmpuint(paused_changes, ==, 2);
+	g_assert_cmpuint(msd_delivery_get_n_waiting_keys(delivery), ==, 0);
+	g_assert_cmpuint(paused_changes, ==, 0);
 }
 
 /* A writer that turns unwritable as it refuses (a broker whose buffer just filled up): the
@@ -139,7 +155,7 @@ test_delivery_refused_event_retried(void)
 	push_pods(delivery, 2, 3);
 	g_assert_cmpuint(writer->written->len, ==, 2);
 	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 3);
-	g_assert_true(msd_delivery_get_paused(delivery));
+	g_assert_false(msd_delivery_get_paused(delivery));
 	g_assert_cmpuint(announced.announced, ==, 3);
 	test_writer_set_writable(writer, TRUE);
 	assert_written_in_order(writer, 5);
@@ -156,14 +172,188 @@ test_delivery_watermarks(void)
 	msd_delivery_set_watermarks(delivery, 10, 2);
 	writer->writable = FALSE;
 	push_pods(delivery, 0, 9);
+	g_assert_false(msd_delivery_get_paused(delivery));
+	push_pods(delivery, 9, 1);
 	g_assert_true(msd_delivery_get_paused(delivery));
-	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 9);
+	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 10);
 	/* the producer keeps what it already read: nothing is dropped past the mark */
-	push_pods(delivery, 9, 20);
+	push_pods(delivery, 10, 19);
 	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 29);
 	test_writer_set_writable(writer, TRUE);
 	assert_written_in_order(writer, 29);
 	g_assert_false(msd_delivery_get_paused(delivery));
+}
+
+static MeshSyncResource *
+make_version(guint i, const gchar *uid, guint version)
+{
+	g_autofree gchar *json = g_strdup_printf(
+	        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p%u\","
+	        "\"namespace\":\"shop\",\"uid\":\"%s\",\"resourceVersion\":\"%u\"}}",
+	        i, uid, version);
+	g_autoptr(GError) error = NULL;
+	MeshSyncResource *resource =
+	        meshsync_resource_new_from_json(json, -1, MESHSYNC_EVENT_TYPE_ADDED, "c", &error);
+
+	g_assert_no_error(error);
+	return resource;
+}
+
+static void
+push_version(
+        MsdDelivery *delivery, guint i, const gchar *uid, guint version, MeshSyncEventType type)
+{
+	g_autoptr(MeshSyncResource) pod = make_version(i, uid, version);
+
+	msd_delivery_push(delivery, pod, type);
+}
+
+static void
+assert_written(
+        TestWriter *writer, guint index, const gchar *what, const gchar *uid, const gchar *version)
+{
+	g_assert_cmpuint(writer->written->len, >, index);
+	g_assert_cmpstr(g_ptr_array_index(writer->written, index), ==, what);
+	g_assert_cmpstr(g_ptr_array_index(writer->uids, index), ==, uid);
+	g_assert_cmpstr(g_ptr_array_index(writer->versions, index), ==, version);
+}
+
+/* fd2: three rapid writes of one object while the writer is away are one write carrying the
+ * last state; the latency is the first one's, read before the others. */
+static void
+test_delivery_coalesced_while_not_writable(void)
+{
+	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(NULL, MESHSYNC_WRITER(writer));
+	Announced announced = {0};
+	Latencies latencies = {0};
+	g_autoptr(MeshSyncResource) first = make_version(0, "u0", 1);
+
+	msd_delivery_set_announce_func(delivery, count_announce, &announced);
+	msd_delivery_set_latency_func(delivery, record_latency, &latencies);
+	writer->writable = FALSE;
+	msd_delivery_push_timed(delivery, first, MESHSYNC_EVENT_TYPE_MODIFIED,
+	                        g_get_monotonic_time() - 5000);
+	push_version(delivery, 0, "u0", 2, MESHSYNC_EVENT_TYPE_MODIFIED);
+	push_version(delivery, 0, "u0", 3, MESHSYNC_EVENT_TYPE_MODIFIED);
+	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 1);
+	g_assert_cmpuint(msd_delivery_get_n_waiting_keys(delivery), ==, 1);
+	g_assert_cmpuint(msd_delivery_get_n_coalesced(delivery), ==, 2);
+	g_assert_false(msd_delivery_get_paused(delivery));
+	test_writer_set_writable(writer, TRUE);
+	g_assert_cmpuint(writer->written->len, ==, 1);
+	assert_written(writer, 0, "MODIFIED p0", "u0", "3");
+	g_assert_cmpuint(announced.announced, ==, 1);
+	g_assert_cmpuint(latencies.n, ==, 1);
+	g_assert_cmpint(latencies.min_usec, >=, 5000);
+	/* the writer back: events go through one by one again, nothing merged */
+	push_version(delivery, 0, "u0", 4, MESHSYNC_EVENT_TYPE_MODIFIED);
+	push_version(delivery, 0, "u0", 5, MESHSYNC_EVENT_TYPE_MODIFIED);
+	g_assert_cmpuint(writer->written->len, ==, 3);
+	g_assert_cmpuint(msd_delivery_get_n_coalesced(delivery), ==, 2);
+	iterate();
+}
+
+/* fd2: ADDED then DELETED both go out, the DELETED with its own state; an object deleted
+ * and made again goes out as both incarnations, in order. */
+static void
+test_delivery_added_deleted_recreated(void)
+{
+	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(NULL, MESHSYNC_WRITER(writer));
+
+	writer->writable = FALSE;
+	push_version(delivery, 0, "u0", 1, MESHSYNC_EVENT_TYPE_ADDED);
+	push_version(delivery, 0, "u0", 2, MESHSYNC_EVENT_TYPE_MODIFIED);
+	push_version(delivery, 1, "u1", 3, MESHSYNC_EVENT_TYPE_ADDED);
+	push_version(delivery, 0, "u0", 4, MESHSYNC_EVENT_TYPE_DELETED);
+	push_version(delivery, 0, "u0b", 5, MESHSYNC_EVENT_TYPE_ADDED);
+	push_version(delivery, 0, "u0b", 6, MESHSYNC_EVENT_TYPE_MODIFIED);
+	push_version(delivery, 1, "u1", 7, MESHSYNC_EVENT_TYPE_DELETED);
+	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 5);
+	test_writer_set_writable(writer, TRUE);
+	g_assert_cmpuint(writer->written->len, ==, 5);
+	assert_written(writer, 0, "ADDED p0", "u0", "2");
+	assert_written(writer, 1, "ADDED p1", "u1", "3");
+	assert_written(writer, 2, "DELETED p0", "u0", "4");
+	assert_written(writer, 3, "ADDED p0", "u0b", "6");
+	assert_written(writer, 4, "DELETED p1", "u1", "7");
+	iterate();
+}
+
+/* fd2's overflow, done better: a full queue pauses the producer and keeps everything it is
+ * still given; no DELETED (nor anything else) is lost, and merging goes on past the bound. */
+static void
+test_delivery_full_pauses_never_drops(void)
+{
+	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(NULL, MESHSYNC_WRITER(writer));
+
+	msd_delivery_set_watermarks(delivery, 4, 1);
+	writer->writable = FALSE;
+	for (guint i = 0; i < 4; i++)
+		push_version(delivery, i, "u", 1, MESHSYNC_EVENT_TYPE_ADDED);
+	g_assert_true(msd_delivery_get_paused(delivery));
+	/* what the producer had read already still comes: merged where it can be, kept where
+	 * it cannot */
+	push_version(delivery, 0, "u", 2, MESHSYNC_EVENT_TYPE_MODIFIED);
+	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 4);
+	for (guint i = 0; i < 4; i++)
+		push_version(delivery, i, "u", 3, MESHSYNC_EVENT_TYPE_DELETED);
+	push_version(delivery, 4, "u", 3, MESHSYNC_EVENT_TYPE_ADDED);
+	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 9);
+	test_writer_set_writable(writer, TRUE);
+	g_assert_false(msd_delivery_get_paused(delivery));
+	g_assert_cmpuint(writer->written->len, ==, 9);
+	assert_written(writer, 0, "ADDED p0", "u", "2");
+	for (guint i = 0; i < 4; i++) {
+		g_autofree gchar *deleted = g_strdup_printf("DELETED p%u", i);
+
+		assert_written(writer, 4 + i, deleted, "u", "3");
+	}
+	g_assert_cmpuint(msd_delivery_get_n_not_written(delivery), ==, 0);
+	iterate();
+}
+
+/* The bytes bound pauses the producer too: large objects stop the reads before the count
+ * of events would. */
+static void
+test_delivery_bytes_bound(void)
+{
+	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(NULL, MESHSYNC_WRITER(writer));
+
+	msd_delivery_set_max_bytes(delivery, 1);
+	writer->writable = FALSE;
+	push_pods(delivery, 0, 1);
+	g_assert_true(msd_delivery_get_paused(delivery));
+	test_writer_set_writable(writer, TRUE);
+	g_assert_false(msd_delivery_get_paused(delivery));
+	assert_written_in_order(writer, 1);
+}
+
+/* fd2: a write the writer refused is tried again, not dropped, and nothing merges into it
+ * (it was announced as it was): the object's next update waits behind it. */
+static void
+test_delivery_refused_not_merged(void)
+{
+	g_autoptr(TestWriter) writer = g_object_new(TEST_TYPE_WRITER, NULL);
+	g_autoptr(MsdDelivery) delivery = msd_delivery_new(NULL, MESHSYNC_WRITER(writer));
+	Announced announced = {0};
+
+	msd_delivery_set_announce_func(delivery, count_announce, &announced);
+	writer->refuse_next = TRUE;
+	push_version(delivery, 0, "u0", 1, MESHSYNC_EVENT_TYPE_ADDED);
+	push_version(delivery, 0, "u0", 2, MESHSYNC_EVENT_TYPE_MODIFIED);
+	push_version(delivery, 0, "u0", 3, MESHSYNC_EVENT_TYPE_MODIFIED);
+	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 2);
+	g_assert_cmpuint(announced.announced, ==, 1);
+	test_writer_set_writable(writer, TRUE);
+	g_assert_cmpuint(writer->written->len, ==, 2);
+	assert_written(writer, 0, "ADDED p0", "u0", "1");
+	assert_written(writer, 1, "MODIFIED p0", "u0", "3");
+	g_assert_cmpuint(announced.announced, ==, 2);
+	iterate();
 }
 
 static void
@@ -261,21 +451,6 @@ test_delivery_without_writer(void)
 	g_assert_cmpuint(msd_delivery_get_length(delivery), ==, 0);
 }
 
-typedef struct {
-	guint n;
-	gint64 min_usec;
-} Latencies;
-
-static void
-record_latency(gint64 usec, gpointer user_data)
-{
-	Latencies *latencies = user_data;
-
-	if (latencies->n == 0 || usec < latencies->min_usec)
-		latencies->min_usec = usec;
-	latencies->n++;
-}
-
 /* One latency per timed event, taken when the writer takes it (so a held event's includes
  * the wait); untimed events and events no writer took report none. */
 static void
@@ -328,5 +503,11 @@ main(int argc, char **argv)
 	g_test_add_func("/delivery/drain-from-announcement", test_delivery_drain_from_announcement);
 	g_test_add_func("/delivery/without-writer", test_delivery_without_writer);
 	g_test_add_func("/delivery/latency", test_delivery_latency);
+	g_test_add_func("/delivery/coalesced-while-not-writable",
+	                test_delivery_coalesced_while_not_writable);
+	g_test_add_func("/delivery/added-deleted-recreated", test_delivery_added_deleted_recreated);
+	g_test_add_func("/delivery/full-pauses-never-drops", test_delivery_full_pauses_never_drops);
+	g_test_add_func("/delivery/bytes-bound", test_delivery_bytes_bound);
+	g_test_add_func("/delivery/refused-not-merged", test_delivery_refused_not_merged);
 	return g_test_run();
 }

@@ -281,7 +281,8 @@ test_handler_drops_before_converting(Fixture *fx, gconstpointer data)
 	g_assert_cmpuint(fx->writer->written->len, ==, in_ns);
 }
 
-/* An output that falls behind pauses the informers; nothing is lost, order is kept. */
+/* An output that falls behind holds the events, merged per object, while the informers keep
+ * reading; nothing is lost, order is kept. */
 static void
 test_handler_back_pressure(Fixture *fx, gconstpointer data)
 {
@@ -303,10 +304,50 @@ test_handler_back_pressure(Fixture *fx, gconstpointer data)
 
 		sim_admin(&fx->sim, "POST", "objects", pod);
 	}
-	/* the first new event finds the writer unwritable: held, informers paused */
-	while (msd_delivery_get_length(delivery) == 0)
+	/* the new events find the writer unwritable: held, the informers not paused (the queue
+	 * is far from full) */
+	while (msd_delivery_get_length(delivery) < 5)
 		g_main_context_iteration(NULL, TRUE);
-	g_assert_true(msd_delivery_get_paused(delivery));
+	g_assert_false(msd_delivery_get_paused(delivery));
+	g_assert_cmpuint(msd_delivery_get_n_waiting_keys(delivery), ==, 5);
+	g_assert_cmpuint(fx->writer->written->len, ==, before);
+	test_writer_set_writable(fx->writer, TRUE);
+	wait_until(written_reached, &wait, "the five new pods");
+	g_assert_false(msd_delivery_get_paused(delivery));
+	for (guint i = 0; i < 5; i++) {
+		g_autofree gchar *expected = g_strdup_printf("ADDED late-%u", i);
+
+		g_assert_cmpstr(g_ptr_array_index(fx->writer->written, before + i), ==, expected);
+	}
+}
+
+/* The queue's size (meshsync_handler_set_delivery_queue_size()) is where the informers
+ * pause: past it nothing is dropped, and they read again once the output took the events. */
+static void
+test_handler_queue_size(Fixture *fx, gconstpointer data)
+{
+	MsdDelivery *delivery = meshsync_handler_get_delivery(fx->handler);
+	g_autoptr(GError) error = NULL;
+	CountWait wait = {fx, PODS + 5};
+	guint before;
+
+	meshsync_handler_set_delivery_queue_size(fx->handler, 3);
+	g_assert_true(meshsync_handler_start(fx->handler, &error));
+	wait_until(is_ready, fx, "the initial sync");
+	before = fx->writer->written->len;
+	test_writer_set_writable(fx->writer, FALSE);
+	for (guint i = 0; i < 5; i++) {
+		g_autofree gchar *pod =
+		        g_strdup_printf("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
+		                        "\"name\":\"late-%u\","
+		                        "\"namespace\":\"ns-0\"},\"spec\":{\"containers\":[]}}",
+		                        i);
+
+		sim_admin(&fx->sim, "POST", "objects", pod);
+	}
+	while (!msd_delivery_get_paused(delivery))
+		g_main_context_iteration(NULL, TRUE);
+	g_assert_cmpuint(msd_delivery_get_length(delivery), >=, 3);
 	g_assert_cmpuint(fx->writer->written->len, ==, before);
 	test_writer_set_writable(fx->writer, TRUE);
 	wait_until(written_reached, &wait, "the five new pods");
@@ -410,6 +451,8 @@ main(int argc, char **argv)
 	           test_handler_drops_before_converting, fixture_teardown);
 	g_test_add("/handler/back-pressure", Fixture, NULL, fixture_setup,
 	           test_handler_back_pressure, fixture_teardown);
+	g_test_add("/handler/queue-size", Fixture, NULL, fixture_setup, test_handler_queue_size,
+	           fixture_teardown);
 	g_test_add("/handler/resync", Fixture, NULL, fixture_setup, test_handler_resync,
 	           fixture_teardown);
 	g_test_add("/handler/run-failed", Fixture, NULL, fixture_setup, test_handler_run_failed,

@@ -919,6 +919,72 @@ test_perf_throughput(void)
 	                        iterations / (convert_secs + write_secs));
 }
 
+/* Builder signals (fd3): images of Deployments and Pods, a CRD's own name, in
+ * component_metadata, on those kinds only; the labels Server groups by are untouched. */
+static const struct {
+	const gchar *object;
+	const gchar *metadata; /* NULL: component_metadata is null */
+} builder_cases[] = {
+        {"{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\","
+         "\"uid\":\"d1\",\"labels\":{\"app.kubernetes.io/name\":\"web\","
+         "\"app.kubernetes.io/instance\":\"web-1\"}},\"spec\":{\"template\":{\"spec\":{"
+         "\"initContainers\":[{\"name\":\"i\",\"image\":\"busybox:1.36\"},{\"name\":\"j\","
+         "\"image\":\"envoy:v1\"}],\"containers\":[{\"name\":\"a\",\"image\":\"envoy:v1\"},"
+         "{\"name\":\"b\",\"image\":\"app<2>:\\u00e9\"},{\"name\":\"c\",\"image\":\"\"},"
+         "{\"name\":\"d\"}]}}}}",
+         "{\"builderSignals\":{\"crdsPresent\":[],\"images\":[\"busybox:1.36\",\"envoy:v1\","
+         "\"app\\u003c2\\u003e:\u00e9\"]}}"},
+        {"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"uid\":\"p1\"}}",
+         "{\"builderSignals\":{\"crdsPresent\":[],\"images\":[]}}"},
+        {"{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
+         "\"metadata\":{\"name\":\"virtualservices.networking.istio.io\",\"uid\":\"c1\"},"
+         "\"spec\":{\"group\":\"networking.istio.io\"}}",
+         "{\"builderSignals\":{\"crdsPresent\":[\"virtualservices.networking.istio.io\"],"
+         "\"images\":[]}}"},
+        {"{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"c\","
+         "\"uid\":\"m1\"},\"data\":{\"image\":\"x\"}}",
+         NULL},
+        {"{\"apiVersion\":\"extensions/v1beta1\",\"kind\":\"Deployment\",\"metadata\":{"
+         "\"name\":\"old\",\"uid\":\"o1\"},\"spec\":{\"template\":{\"spec\":{\"containers\":"
+         "[{\"name\":\"a\",\"image\":\"x\"}]}}}}",
+         NULL},
+        {"{\"apiVersion\":\"v1\",\"kind\":\"ReplicationController\",\"metadata\":{\"name\":"
+         "\"rc\",\"uid\":\"r1\"},\"spec\":{\"template\":{\"spec\":{\"containers\":[{\"name\":"
+         "\"a\",\"image\":\"x\"}]}}}}",
+         NULL},
+};
+
+static void
+test_builder_signals(void)
+{
+	for (guint i = 0; i < G_N_ELEMENTS(builder_cases); i++) {
+		g_autoptr(GError) error = NULL;
+		g_autoptr(MeshSyncResource) res = meshsync_resource_new_from_json(
+		        builder_cases[i].object, -1, MESHSYNC_EVENT_TYPE_MODIFIED, "c", &error);
+		g_autofree gchar *wire = NULL;
+
+		g_assert_no_error(error);
+		g_assert_cmpstr(meshsync_resource_get_component_metadata(res), ==,
+		                builder_cases[i].metadata);
+		wire = meshsync_resource_to_json(res);
+		if (builder_cases[i].metadata == NULL)
+			g_assert_nonnull(strstr(wire, "\"component_metadata\":null"));
+		else
+			g_assert_nonnull(strstr(wire, builder_cases[i].metadata));
+	}
+	/* the labels a consumer groups by, as they came */
+	{
+		g_autoptr(MeshSyncResource) res = meshsync_resource_new_from_json(
+		        builder_cases[0].object, -1, MESHSYNC_EVENT_TYPE_ADDED, "c", NULL);
+		g_autofree gchar *wire = meshsync_resource_to_json(res);
+
+		g_assert_nonnull(
+		        strstr(wire, "\"key\":\"app.kubernetes.io/name\",\"value\":\"web\""));
+		g_assert_nonnull(
+		        strstr(wire, "\"key\":\"app.kubernetes.io/instance\",\"value\":\"web-1\""));
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -955,6 +1021,7 @@ main(int argc, char **argv)
 	g_test_add_func("/resource/from-tokens/fixtures", test_from_tokens_fixtures);
 	g_test_add_func("/resource/from-tokens/odd-members", test_from_tokens_odd_members);
 	g_test_add_func("/resource/from-tokens/random", test_from_tokens_random);
+	g_test_add_func("/resource/builder-signals", test_builder_signals);
 	if (g_test_perf())
 		g_test_add_func("/resource/perf/throughput", test_perf_throughput);
 

@@ -42,6 +42,7 @@ test_writer_write(MeshSyncWriter *writer,
 	                g_strdup_printf("%s %s", meshsync_event_type_to_string(event_type),
 	                                meshsync_resource_get_name(resource)));
 	g_ptr_array_add(self->uids, g_strdup(meshsync_resource_get_uid(resource)));
+	g_ptr_array_add(self->versions, g_strdup(meshsync_resource_get_resource_version(resource)));
 	return TRUE;
 }
 
@@ -78,6 +79,7 @@ test_writer_finalize(GObject *object)
 {
 	g_ptr_array_unref(TEST_WRITER(object)->written);
 	g_ptr_array_unref(TEST_WRITER(object)->uids);
+	g_ptr_array_unref(TEST_WRITER(object)->versions);
 	G_OBJECT_CLASS(test_writer_parent_class)->finalize(object);
 }
 
@@ -92,6 +94,7 @@ test_writer_init(TestWriter *self)
 {
 	self->written = g_ptr_array_new_with_free_func(g_free);
 	self->uids = g_ptr_array_new_with_free_func(g_free);
+	self->versions = g_ptr_array_new_with_free_func(g_free);
 	self->writable = TRUE;
 }
 

@@ -16,8 +16,9 @@ G_DECLARE_FINAL_TYPE(TestWriter, test_writer, TEST, WRITER, GObject)
 struct _TestWriter {
 	GObject parent_instance;
 
-	GPtrArray *written; /* (element-type utf8): "<type> <name>" */
-	GPtrArray *uids;    /* (element-type utf8): the uid of each written event */
+	GPtrArray *written;  /* (element-type utf8): "<type> <name>" */
+	GPtrArray *uids;     /* (element-type utf8): the uid of each written event */
+	GPtrArray *versions; /* (element-type utf8): the resourceVersion of each one */
 	gboolean writable;
 	gboolean disk_full;   /* every write fails with MESHSYNC_ERROR_WRITE */
 	gboolean refuse_next; /* the next write is refused and the writer turns unwritable */

@@ -7,17 +7,11 @@
 
 #include "config.h"
 
+#include "engine/msd-coalescing-queue.h"
 #include "engine/msd-delivery.h"
 #include "engine/msd-engine-context.h"
 #include "meshsync-error.h"
 #include "meshsync-resource-private.h"
-
-typedef struct {
-	MeshSyncResource *resource; /* (owned) */
-	MeshSyncEventType event_type;
-	gboolean announced; /* announced once; a retried write does not announce again */
-	gint64 read_at;     /* when its watch line was read; 0: not measured */
-} MsdPendingEvent;
 
 struct _MsdDelivery {
 	GObject parent_instance;
@@ -29,7 +23,7 @@ struct _MsdDelivery {
 	MsdDeliveryLatencyFunc latency;
 	gpointer latency_data;
 
-	GQueue pending;                  /* (element-type MsdPendingEvent) */
+	MsdCoalescingQueue *pending;     /* (owned) */
 	GCancellable *probe_cancellable; /* (owned) */
 	gboolean probing;
 	gboolean paused;
@@ -42,6 +36,7 @@ struct _MsdDelivery {
 	GSource *flush_source;    /* (owned) (nullable) */
 	guint high_water;
 	guint low_water;
+	gsize max_bytes;
 	guint64 n_delivered;
 	guint64 n_not_written; /* events the writer refused, other than by a write error */
 };
@@ -66,20 +61,13 @@ static guint signals[N_SIGNALS];
 static void msd_delivery_process(MsdDelivery *self);
 
 static void
-msd_pending_event_free(MsdPendingEvent *event)
-{
-	g_object_unref(event->resource);
-	g_free(event);
-}
-
-static void
 msd_delivery_set_paused(MsdDelivery *self, gboolean paused)
 {
 	if (self->paused == paused)
 		return;
 	self->paused = paused;
-	g_debug("%u events waiting to be written: producer %s", self->pending.length,
-	        paused ? "paused" : "resumed");
+	g_debug("%u events waiting to be written: producer %s",
+	        msd_coalescing_queue_get_length(self->pending), paused ? "paused" : "resumed");
 	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_PAUSED]);
 }
 
@@ -148,13 +136,15 @@ msd_delivery_writer_ready(MsdDelivery *self)
 /* Hands one event to the writer. FALSE when the writer could not take it because it is not
  * writable: the event stays queued and is tried again once the writer says it is writable. */
 static gboolean
-msd_delivery_deliver(MsdDelivery *self, MsdPendingEvent *event)
+msd_delivery_deliver(MsdDelivery *self, MsdQueuedEvent *event)
 {
 	MeshSyncResource *resource = event->resource;
 	g_autoptr(GError) error = NULL;
 
 	if (!event->announced) {
 		event->announced = TRUE;
+		/* what is announced is what is written: nothing merges into it any more */
+		event->sealed = TRUE;
 		if (self->announce != NULL)
 			self->announce(resource, event->event_type, self->announce_data);
 	}
@@ -196,16 +186,16 @@ static void msd_delivery_finish_drain(MsdDelivery *self);
 static gboolean
 msd_delivery_deliver_head(MsdDelivery *self)
 {
-	MsdPendingEvent *head = g_queue_pop_head(&self->pending);
+	MsdQueuedEvent *head = msd_coalescing_queue_pop_head(self->pending);
 	gboolean taken;
 
 	self->delivering++;
 	taken = msd_delivery_deliver(self, head);
 	self->delivering--;
 	if (taken)
-		msd_pending_event_free(head);
+		msd_queued_event_free(head);
 	else
-		g_queue_push_head(&self->pending, head);
+		msd_coalescing_queue_push_head(self->pending, head);
 	if (self->drained && self->delivering == 0)
 		msd_delivery_finish_drain(self);
 	return taken;
@@ -215,14 +205,14 @@ static void
 msd_delivery_probe_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
 	g_autoptr(MsdDelivery) self = user_data;
-	MsdPendingEvent *head;
+	MsdQueuedEvent *head;
 	g_autoptr(GError) error = NULL;
 
 	if (!meshsync_resource_probe_finish(MESHSYNC_RESOURCE(source), result, &error) &&
 	    g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
 		return; /* drained meanwhile: the event went out already */
 	self->probing = FALSE;
-	head = g_queue_peek_head(&self->pending);
+	head = msd_coalescing_queue_peek_head(self->pending);
 	if (head == NULL || G_OBJECT(head->resource) != source)
 		return;
 	/* held at the head when not taken: process() pauses until the writer recovers */
@@ -230,35 +220,51 @@ msd_delivery_probe_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 	msd_delivery_process(self);
 }
 
+/*
+ * The producer is paused only once the queue is full: while the writer cannot take events,
+ * the informers keep reading and updates of an object already waiting merge into it, so
+ * what waits is bounded by the objects that changed, not by the events read. The bound on
+ * events (each an object's merged state, or a DELETED and what follows it) and on their
+ * bytes keeps memory bounded when more objects change than it holds; past it the informers
+ * stop reading, as they did at the first unwritable write before there was a coalescing
+ * queue, and nothing is dropped.
+ */
+static void
+msd_delivery_update_paused(MsdDelivery *self)
+{
+	guint length = msd_coalescing_queue_get_length(self->pending);
+	gsize bytes = msd_coalescing_queue_get_bytes(self->pending);
+
+	if (length >= self->high_water || bytes >= self->max_bytes)
+		msd_delivery_set_paused(self, TRUE);
+	else if (self->paused && length <= self->low_water && bytes <= self->max_bytes / 2)
+		msd_delivery_set_paused(self, FALSE);
+}
+
 static void
 msd_delivery_process(MsdDelivery *self)
 {
-	MsdPendingEvent *head;
+	MsdQueuedEvent *head;
 
 	if (self->drained)
 		return;
-	while (!self->probing && (head = g_queue_peek_head(&self->pending)) != NULL) {
-		if (!msd_delivery_writer_ready(self)) {
-			msd_delivery_set_paused(self, TRUE);
-			return;
-		}
+	while (!self->probing && (head = msd_coalescing_queue_peek_head(self->pending)) != NULL) {
+		if (!msd_delivery_writer_ready(self))
+			break;
 		if (meshsync_resource_get_pending_endpoint(head->resource) != NULL) {
-			/* keep the order: later events wait until this Service is probed */
+			/* keep the order: later events wait until this Service is probed, and
+			 * the probed resource is the one written */
 			self->probing = TRUE;
+			head->sealed = TRUE;
 			meshsync_resource_probe_async(head->resource, self->probe_cancellable,
 			                              msd_delivery_probe_cb, g_object_ref(self));
-			return;
+			break;
 		}
-		if (!msd_delivery_deliver_head(self)) {
-			msd_delivery_set_paused(self, TRUE);
-			return;
-		}
+		if (!msd_delivery_deliver_head(self))
+			break;
 	}
-	if (self->pending.length >= self->high_water)
-		msd_delivery_set_paused(self, TRUE);
-	else if (self->paused && self->pending.length <= self->low_water &&
-	         msd_delivery_writer_ready(self))
-		msd_delivery_set_paused(self, FALSE);
+	if (!self->drained)
+		msd_delivery_update_paused(self);
 }
 
 static void
@@ -279,38 +285,44 @@ msd_delivery_push_timed(MsdDelivery *self,
                         MeshSyncEventType type,
                         gint64 read_at)
 {
-	MsdPendingEvent *event;
+	gboolean held;
 
 	g_return_if_fail(MSD_IS_DELIVERY(self));
 	g_return_if_fail(MESHSYNC_IS_RESOURCE(resource));
 
-	event = g_new0(MsdPendingEvent, 1);
-	event->resource = g_object_ref(resource);
-	event->event_type = type;
-	event->read_at = read_at;
 	if (self->drained) {
+		MsdQueuedEvent event = {
+		        .resource = resource, .event_type = type, .read_at = read_at};
+
 		if (meshsync_resource_get_pending_endpoint(resource) != NULL)
 			meshsync_resource_complete_probe(resource, FALSE);
-		msd_delivery_deliver(self, event);
-		msd_pending_event_free(event);
+		msd_delivery_deliver(self, &event);
 		return;
 	}
-	g_queue_push_tail(&self->pending, event);
+	/* Only an event that has to wait is indexed for merging: while the writer takes events
+	 * as they come, each goes straight through without a hash. */
+	held = self->probing || !msd_delivery_writer_ready(self) ||
+	       msd_coalescing_queue_get_length(self->pending) > 0;
+	if (msd_coalescing_queue_push(self->pending, resource, type, read_at, held)) {
+		/* merged: the queue did not grow, only its bytes may have */
+		msd_delivery_update_paused(self);
+		return;
+	}
 	msd_delivery_process(self);
 }
 
 static void
 msd_delivery_finish_drain(MsdDelivery *self)
 {
-	MsdPendingEvent *head;
+	MsdQueuedEvent *head;
 
 	/* nothing received is dropped: a Service still waiting for its probe is written as if
 	 * the probe had failed */
-	while ((head = g_queue_pop_head(&self->pending)) != NULL) {
+	while ((head = msd_coalescing_queue_pop_head(self->pending)) != NULL) {
 		if (meshsync_resource_get_pending_endpoint(head->resource) != NULL)
 			meshsync_resource_complete_probe(head->resource, FALSE);
 		msd_delivery_deliver(self, head);
-		msd_pending_event_free(head);
+		msd_queued_event_free(head);
 	}
 	msd_delivery_set_paused(self, FALSE);
 }
@@ -350,7 +362,7 @@ msd_delivery_finalize(GObject *object)
 {
 	MsdDelivery *self = MSD_DELIVERY(object);
 
-	g_queue_clear_full(&self->pending, (GDestroyNotify)msd_pending_event_free);
+	g_clear_pointer(&self->pending, msd_coalescing_queue_free);
 	g_clear_object(&self->writer);
 	g_clear_object(&self->probe_cancellable);
 	g_clear_object(&self->engine);
@@ -395,10 +407,11 @@ msd_delivery_class_init(MsdDeliveryClass *klass)
 static void
 msd_delivery_init(MsdDelivery *self)
 {
-	g_queue_init(&self->pending);
+	self->pending = msd_coalescing_queue_new();
 	self->probe_cancellable = g_cancellable_new();
-	self->high_water = MSD_DELIVERY_HIGH_WATER;
-	self->low_water = MSD_DELIVERY_LOW_WATER;
+	self->high_water = MSD_DELIVERY_MAX_WAITING;
+	self->low_water = MSD_DELIVERY_MAX_WAITING / 8;
+	self->max_bytes = MSD_DELIVERY_MAX_WAITING_BYTES;
 }
 
 void
@@ -456,11 +469,33 @@ msd_delivery_set_watermarks(MsdDelivery *self, guint high, guint low)
 	self->low_water = low;
 }
 
+void
+msd_delivery_set_max_bytes(MsdDelivery *self, gsize max_bytes)
+{
+	g_return_if_fail(MSD_IS_DELIVERY(self));
+	g_return_if_fail(max_bytes > 0);
+	self->max_bytes = max_bytes;
+}
+
 guint
 msd_delivery_get_length(MsdDelivery *self)
 {
 	g_return_val_if_fail(MSD_IS_DELIVERY(self), 0);
-	return self->pending.length;
+	return msd_coalescing_queue_get_length(self->pending);
+}
+
+guint
+msd_delivery_get_n_waiting_keys(MsdDelivery *self)
+{
+	g_return_val_if_fail(MSD_IS_DELIVERY(self), 0);
+	return msd_coalescing_queue_get_n_keys(self->pending);
+}
+
+guint64
+msd_delivery_get_n_coalesced(MsdDelivery *self)
+{
+	g_return_val_if_fail(MSD_IS_DELIVERY(self), 0);
+	return msd_coalescing_queue_get_n_coalesced(self->pending);
 }
 
 gboolean

@@ -21,8 +21,12 @@ G_BEGIN_DECLS
  *  - a Service waiting for its reachability probe holds every event behind it;
  *  - a writer that is not writable (a broker whose buffer is full) keeps the head event until
  *    it says "writable-changed"; a refused event is tried again, never dropped;
- *  - the producer is asked to pause (property "paused") while the writer is not writable or
- *    once the queue reaches the high-water mark, and to resume at the low mark;
+ *  - meanwhile events wait in a coalescing queue (msd-coalescing-queue.h): an update of an
+ *    object already waiting replaces its state there, so an outage costs one write per
+ *    object changed, not per event read, and the producer keeps reading;
+ *  - the producer is asked to pause (property "paused") only once the queue holds the
+ *    high-water mark of events or the bytes bound, and to resume at the low mark (and half
+ *    the bytes): memory stays bounded and nothing is dropped;
  *  - what was written is flushed once the main loop goes idle, so a burst costs one flush;
  *  - a %MESHSYNC_ERROR_WRITE from the writer (a full disk) fails the delivery: "failed" is
  *    emitted once and nothing more reaches the writer.
@@ -34,8 +38,12 @@ G_BEGIN_DECLS
 #define MSD_TYPE_DELIVERY (msd_delivery_get_type())
 G_DECLARE_FINAL_TYPE(MsdDelivery, msd_delivery, MSD, DELIVERY, GObject)
 
-#define MSD_DELIVERY_HIGH_WATER 4096
-#define MSD_DELIVERY_LOW_WATER  512
+/* Events waiting (at most one that can still merge per object) before the producer pauses;
+ * it resumes at an eighth of that. */
+#define MSD_DELIVERY_MAX_WAITING 100000
+/* The waiting resources' estimated wire bytes before the producer pauses: a bound on memory
+ * when the objects that change are large, as at an initial sync into a slow broker. */
+#define MSD_DELIVERY_MAX_WAITING_BYTES (32 * 1024 * 1024)
 
 typedef void (*MsdDeliveryAnnounceFunc)(MeshSyncResource *resource,
                                         MeshSyncEventType event_type,
@@ -52,8 +60,10 @@ msd_delivery_set_announce_func(MsdDelivery *self, MsdDeliveryAnnounceFunc func, 
 /* NULL @func: no latency is measured. */
 void
 msd_delivery_set_latency_func(MsdDelivery *self, MsdDeliveryLatencyFunc func, gpointer user_data);
-/* For tests: the queue lengths that pause and resume the producer. */
+/* The queue lengths that pause and resume the producer (MSD_DELIVERY_MAX_WAITING). */
 void msd_delivery_set_watermarks(MsdDelivery *self, guint high, guint low);
+/* The waiting bytes that pause the producer (MSD_DELIVERY_MAX_WAITING_BYTES). */
+void msd_delivery_set_max_bytes(MsdDelivery *self, gsize max_bytes);
 
 /* Queues @resource (a reference is taken) and delivers what can be delivered now. */
 void msd_delivery_push(MsdDelivery *self, MeshSyncResource *resource, MeshSyncEventType type);
@@ -69,7 +79,12 @@ void msd_delivery_push_timed(MsdDelivery *self,
  * handed over as they come and nothing is flushed in the background. */
 void msd_delivery_drain(MsdDelivery *self);
 
+/* Events waiting. */
 guint msd_delivery_get_length(MsdDelivery *self);
+/* Objects with an event waiting that a newer one can still merge into. */
+guint msd_delivery_get_n_waiting_keys(MsdDelivery *self);
+/* Events merged into one already waiting, since the delivery was made. */
+guint64 msd_delivery_get_n_coalesced(MsdDelivery *self);
 gboolean msd_delivery_get_paused(MsdDelivery *self);
 gboolean msd_delivery_get_failed(MsdDelivery *self);
 guint64 msd_delivery_get_n_delivered(MsdDelivery *self);

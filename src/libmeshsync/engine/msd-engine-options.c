@@ -7,6 +7,7 @@
 
 #include "config.h"
 
+#include "engine/msd-delivery.h"
 #include "engine/msd-engine-options.h"
 #include "model/msd-secret-redact.h"
 
@@ -21,6 +22,7 @@ msd_engine_options_new(void)
 	 * compressed store"). */
 	self->redact_secrets = msd_secret_redact_enabled();
 	self->compress_store = g_strcmp0(g_getenv("MESHSYNC_STORE_COMPRESSION"), "none") != 0;
+	self->delivery_queue_size = MSD_DELIVERY_MAX_WAITING;
 	return self;
 }
 

@@ -29,10 +29,11 @@ typedef struct {
 	guint reconcile_interval_ms; /* 0: no reconciliation */
 	guint retry_initial_ms;      /* 0: the set-up chain's own retry delays */
 	guint retry_max_ms;
-	gboolean redact_secrets; /* MESHSYNC_REDACT_SECRETS when the draft was made */
-	gboolean compress_store; /* stores hold objects zstd-compressed: the setters, else
-	                          * unless MESHSYNC_STORE_COMPRESSION=none when the draft was
-	                          * made */
+	gboolean redact_secrets;   /* MESHSYNC_REDACT_SECRETS when the draft was made */
+	guint delivery_queue_size; /* events waiting for the output before the informers pause */
+	gboolean compress_store;   /* stores hold objects zstd-compressed: the setters, else
+	                            * unless MESHSYNC_STORE_COMPRESSION=none when the draft was
+	                            * made */
 } MsdEngineOptions;
 
 MsdEngineOptions *msd_engine_options_new(void);

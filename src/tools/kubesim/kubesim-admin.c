@@ -283,6 +283,64 @@ admin_settings(KubesimServer *self, SoupServerMessage *msg, GHashTable *query)
 	        msg, 200, g_strdup_printf("{\"rvBlockTimeoutMs\":%u}", self->config.rv_block_ms));
 }
 
+static gboolean
+collect_object(gpointer key, gpointer value, gpointer data)
+{
+	g_ptr_array_add(data, kubesim_object_ref(value));
+	return FALSE;
+}
+
+/*
+ * ?apiVersion=&kind=[&namespace=]&rounds=N: N rounds, each writing every object of the kind
+ * (in the namespace) once, unchanged but for a new resourceVersion: N times as many MODIFIED
+ * events as objects, in one request, for a burst no client could make through the API as
+ * fast. Rounds interleave the objects, as a busy cluster's updates do.
+ */
+static void
+admin_touch(KubesimServer *self, SoupServerMessage *msg, GHashTable *query)
+{
+	const gchar *api_version = kubesim_query_get(query, "apiVersion");
+	const gchar *kind = kubesim_query_get(query, "kind");
+	const gchar *ns = kubesim_query_get(query, "namespace");
+	g_autofree gchar *prefix = ns != NULL && ns[0] != '\0' ? g_strdup_printf("%s/", ns) : NULL;
+	KubesimResource *res;
+	guint64 rounds, events = 0;
+
+	if (api_version == NULL || kind == NULL) {
+		kubesim_respond_status(msg, kubesim_status_new(400, "BadRequest",
+		                                               "apiVersion and kind are required"));
+		return;
+	}
+	if (!admin_uint(msg, query, "rounds", 1, 1000000, &rounds))
+		return;
+	res = kubesim_store_lookup_kind(self->store, api_version, kind);
+	if (res == NULL) {
+		kubesim_respond_status(msg, kubesim_status_new(404, "NotFound",
+		                                               "no resource serves kind %s in %s",
+		                                               kind, api_version));
+		return;
+	}
+	for (guint64 r = 0; r < rounds; r++) {
+		/* the objects of this round: each touch replaces its object in the tree */
+		g_autoptr(GPtrArray) objs =
+		        g_ptr_array_new_with_free_func((GDestroyNotify)kubesim_object_unref);
+
+		g_tree_foreach(res->objects, collect_object, objs);
+		for (guint i = 0; i < objs->len; i++) {
+			KubesimObject *obj = g_ptr_array_index(objs, i);
+
+			if (prefix != NULL && !g_str_has_prefix(obj->key, prefix))
+				continue;
+			kubesim_object_unref(kubesim_store_touch(self->store, res, obj));
+			events++;
+		}
+	}
+	kubesim_respond_json_take(msg, 200,
+	                          g_strdup_printf("{\"events\":%" G_GUINT64_FORMAT
+	                                          ",\"resourceVersion\":\"%" G_GUINT64_FORMAT "\"}",
+	                                          events, kubesim_store_get_rv(self->store)));
+}
+
 void
 kubesim_admin_handle(KubesimServer *self,
                      SoupServerMessage *msg,
@@ -378,6 +436,8 @@ kubesim_admin_handle(KubesimServer *self,
 		admin_restore(self, msg, query);
 	} else if (g_strcmp0(action, "settings") == 0) {
 		admin_settings(self, msg, query);
+	} else if (g_strcmp0(action, "touch") == 0) {
+		admin_touch(self, msg, query);
 	} else {
 		kubesim_respond_not_found_page(msg);
 	}

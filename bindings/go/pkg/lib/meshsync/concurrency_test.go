@@ -28,24 +28,14 @@ func TestBackPressureLosesNothing(t *testing.T) {
 		channel.WithPublishToChannelDelay(10*time.Millisecond))
 	consumer := newServerConsumer(t, br, 1)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	held := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		done <- libmeshsync.Run(testLogger(t),
-			libmeshsync.WithBrokerHandler(br),
-			libmeshsync.WithKubeConfig(sim.kubeconfig),
-			libmeshsync.WithContext(ctx),
-			libmeshsync.WithOnlyK8sResources([]string{"pod"}),
-			libmeshsync.WithHeld(func() { close(held) }),
-		)
-	}()
-	select {
-	case <-held:
-	case err := <-done:
-		t.Fatalf("Run ended before holding: %v", err)
-	}
+	done, cancel := runInBackground(t,
+		libmeshsync.WithBrokerHandler(br),
+		libmeshsync.WithKubeConfig(sim.kubeconfig),
+		libmeshsync.WithOnlyK8sResources([]string{"pod"}),
+		libmeshsync.WithHeld(func() { close(held) }),
+	)
+	await(t, held, done, "holding")
 	consumer.until(t, truth, done)
 	cancel()
 	if err := <-done; err != nil {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 )
 
@@ -43,33 +42,15 @@ func startKubesim(t testing.TB, pods, namespaces int, extra ...string) *kubesim 
 	args := append([]string{"--port", "0", "--address", "127.0.0.1",
 		"--write-kubeconfig", config, "--tls", "--token", "sim-token",
 		"--pods", fmt.Sprint(pods), "--namespaces", fmt.Sprint(namespaces)}, extra...)
-	cmd := exec.Command(kubesimPath(t), args...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	log, err := os.Create(filepath.Join(dir, "kubesim.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
+	url := startServer(t, dir, "kubesim", kubesimPath(t), args, func(cmd *exec.Cmd) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		_ = log.Close()
 	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "http") {
-		t.Fatalf("kubesim did not start: %q %v", line, err)
-	}
 	data, err := os.ReadFile(config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &kubesim{url: strings.TrimSpace(line), kubeconfig: data}
+	return &kubesim{url: url, kubeconfig: data}
 }
 
 // insecureClient trusts the simulator's self-signed certificate as is.

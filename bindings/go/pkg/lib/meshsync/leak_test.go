@@ -1,7 +1,6 @@
 package meshsync_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"runtime"
@@ -31,23 +30,14 @@ func TestStartCancelCyclesLeaveNothing(t *testing.T) {
 	br := channel.NewChannelBrokerHandler()
 	consumer := newServerConsumer(t, br, 2000)
 	cycle := func() {
-		ctx, cancel := context.WithCancel(context.Background())
 		ready := make(chan struct{})
-		done := make(chan error, 1)
-		go func() {
-			done <- libmeshsync.Run(testLogger(t),
-				libmeshsync.WithBrokerHandler(br),
-				libmeshsync.WithKubeConfig(sim.kubeconfig),
-				libmeshsync.WithContext(ctx),
-				libmeshsync.WithOnlyK8sResources([]string{"pod"}),
-				libmeshsync.WithReady(func() { close(ready) }),
-			)
-		}()
-		select {
-		case <-ready:
-		case err := <-done:
-			t.Fatalf("Run ended before its initial sync: %v", err)
-		}
+		done, cancel := runInBackground(t,
+			libmeshsync.WithBrokerHandler(br),
+			libmeshsync.WithKubeConfig(sim.kubeconfig),
+			libmeshsync.WithOnlyK8sResources([]string{"pod"}),
+			libmeshsync.WithReady(func() { close(ready) }),
+		)
+		await(t, ready, done, "its initial sync")
 		cancel()
 		if err := <-done; err != nil {
 			t.Fatalf("Run: %v", err)

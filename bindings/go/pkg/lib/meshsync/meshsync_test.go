@@ -219,26 +219,16 @@ func TestFileMode(t *testing.T) {
 	truth := sim.podUIDs(t)
 	path := filepath.Join(t.TempDir(), "snapshot.yaml")
 	ready := make(chan struct{})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- libmeshsync.Run(testLogger(t),
-			libmeshsync.WithOutputMode("file"),
-			libmeshsync.WithOutputFileName(path),
-			libmeshsync.WithKubeConfig(sim.kubeconfig),
-			libmeshsync.WithContext(ctx),
-			libmeshsync.WithOnlyK8sResources([]string{"pod"}),
-			libmeshsync.WithReady(func() { close(ready) }),
-		)
-	}()
+	done, cancel := runInBackground(t,
+		libmeshsync.WithOutputMode("file"),
+		libmeshsync.WithOutputFileName(path),
+		libmeshsync.WithKubeConfig(sim.kubeconfig),
+		libmeshsync.WithOnlyK8sResources([]string{"pod"}),
+		libmeshsync.WithReady(func() { close(ready) }),
+	)
 	// ready: the initial state is handed to the writer; the snapshot is complete when the
 	// run has stopped (the writer's buffer is written at its close)
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("Run ended before the initial sync: %v", err)
-	}
+	await(t, ready, done, "the initial sync")
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run: %v", err)

@@ -1,16 +1,13 @@
 package meshsync_test
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -47,21 +44,10 @@ func startRealkube(t testing.TB) *realkube {
 	dir := t.TempDir()
 	config := filepath.Join(dir, "kubeconfig")
 	k := &realkube{token: "embedded-test-token"}
-	cmd := exec.Command(realkubePath(t), "--port", "0", "--data-dir", filepath.Join(dir, "data"),
-		"--write-kubeconfig", config, "--token", k.token)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	log, err := os.Create(filepath.Join(dir, "realkube.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
+	args := []string{"--port", "0", "--data-dir", filepath.Join(dir, "data"),
+		"--write-kubeconfig", config, "--token", k.token}
+	// the URL is printed once /readyz is ok and the kubeconfig is written
+	k.url = startServer(t, dir, "realkube", realkubePath(t), args, func(cmd *exec.Cmd) {
 		_ = cmd.Process.Signal(os.Interrupt)
 		done := make(chan struct{})
 		go func() { _ = cmd.Wait(); close(done) }()
@@ -71,15 +57,8 @@ func startRealkube(t testing.TB) *realkube {
 			_ = cmd.Process.Kill()
 			<-done
 		}
-		_ = log.Close()
 	})
-	// the URL is printed once /readyz is ok and the kubeconfig is written
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.HasPrefix(line, "http") {
-		data, _ := os.ReadFile(log.Name())
-		t.Fatalf("meshsync-realkube did not start: %q %v\n%s", line, err, data)
-	}
-	k.url = strings.TrimSpace(line)
+	var err error
 	if k.kubeconfig, err = os.ReadFile(config); err != nil {
 		t.Fatal(err)
 	}
@@ -110,19 +89,7 @@ func (k *realkube) call(t testing.TB, method, path string, body interface{}, int
 	default:
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := insecureClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("%s %s: %s", method, path, resp.Status)
-	}
-	if into != nil {
-		if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sendJSON(t, req, into)
 }
 
 // pods is the truth: every pod's uid and resourceVersion as the API server lists them.
@@ -165,18 +132,12 @@ func TestRealAPIServer(t *testing.T) {
 	}
 	br := channel.NewChannelBrokerHandler()
 	consumer := newServerConsumer(t, br, 2000)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- libmeshsync.Run(testLogger(t),
-			libmeshsync.WithOutputMode("broker"),
-			libmeshsync.WithBrokerHandler(br),
-			libmeshsync.WithKubeConfig(k.kubeconfig),
-			libmeshsync.WithContext(ctx),
-			libmeshsync.WithOnlyK8sResources([]string{"pod"}),
-		)
-	}()
+	done, cancel := runInBackground(t,
+		libmeshsync.WithOutputMode("broker"),
+		libmeshsync.WithBrokerHandler(br),
+		libmeshsync.WithKubeConfig(k.kubeconfig),
+		libmeshsync.WithOnlyK8sResources([]string{"pod"}),
+	)
 	sameAsServer := func(stage string) {
 		t.Helper()
 		truth := k.pods(t)

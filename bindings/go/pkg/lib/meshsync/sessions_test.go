@@ -2,7 +2,6 @@ package meshsync_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -30,19 +29,7 @@ func (k *kubesim) admin(t testing.TB, method, action string, body []byte, into i
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := insecureClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		t.Fatalf("kubesim %s %s: %s", method, action, resp.Status)
-	}
-	if into != nil {
-		if err := json.NewDecoder(resp.Body).Decode(into); err != nil {
-			t.Fatal(err)
-		}
-	}
+	sendJSON(t, req, into)
 }
 
 func (k *kubesim) create(t testing.TB, object map[string]interface{}) {
@@ -126,24 +113,14 @@ func TestLogAndExecSessionsThroughChannelBroker(t *testing.T) {
 	}
 
 	ready := make(chan struct{})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() {
-		done <- libmeshsync.Run(testLogger(t),
-			libmeshsync.WithOutputMode("broker"),
-			libmeshsync.WithBrokerHandler(br),
-			libmeshsync.WithKubeConfig(sim.kubeconfig),
-			libmeshsync.WithContext(ctx),
-			libmeshsync.WithOnlyK8sResources([]string{"pod"}),
-			libmeshsync.WithReady(func() { close(ready) }),
-		)
-	}()
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("Run ended: %v", err)
-	}
+	done, cancel := runInBackground(t,
+		libmeshsync.WithOutputMode("broker"),
+		libmeshsync.WithBrokerHandler(br),
+		libmeshsync.WithKubeConfig(sim.kubeconfig),
+		libmeshsync.WithOnlyK8sResources([]string{"pod"}),
+		libmeshsync.WithReady(func() { close(ready) }),
+	)
+	await(t, ready, done, "its initial sync")
 	publish := func(subject string, msg *broker.Message) {
 		t.Helper()
 		if err := br.Publish(subject, msg); err != nil {
