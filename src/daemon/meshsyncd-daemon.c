@@ -319,6 +319,7 @@ meshsyncd_daemon_new_service(const MeshsyncdDaemonOptions *options, GError **err
 	meshsync_service_set_health(service, options->health_address, options->health_port);
 	meshsync_service_set_strict_readiness(service, options->strict_readiness);
 	meshsync_service_set_reconcile_interval(service, options->reconcile_interval_ms);
+	meshsync_service_set_store_compression(service, options->store_compressed);
 	if (options->delivery_queue_size > 0)
 		meshsync_service_set_delivery_queue_size(service, options->delivery_queue_size);
 	meshsync_service_set_shard(service, options->shard, options->total_shards);

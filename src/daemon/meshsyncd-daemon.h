@@ -21,6 +21,7 @@ typedef struct {
 	const gchar *output_resources;
 	const gchar *namespaces;     /* comma-separated watch scope; NULL: the whole cluster */
 	guint reconcile_interval_ms; /* 0: no periodic reconciliation */
+	gboolean store_compressed;   /* --store-compression=zstd, the default */
 	guint delivery_queue_size;   /* 0: the library's default */
 	guint shard;                 /* this replica's shard, below total_shards */
 	guint total_shards;          /* 0 or 1: not sharded */

@@ -184,6 +184,7 @@ main(int argc, char **argv)
 	g_autofree gchar *readiness = NULL;
 	g_autofree gchar *reconcile_interval = NULL;
 	g_autofree gchar *reconcile_floor = NULL;
+	g_autofree gchar *store_compression = NULL;
 	gint shard = -1;
 	gint total_shards = 1;
 	g_autofree gchar *log_format = NULL;
@@ -316,6 +317,10 @@ main(int argc, char **argv)
 	         N_("Publish io.meshery.MeshSync1 on this D-Bus bus: session or system "
 	            "(default: none)"),
 	         N_("BUS")},
+	        {"store-compression", 0, 0, G_OPTION_ARG_STRING, &store_compression,
+	         N_("How the store holds objects: zstd (compressed with a dictionary per "
+	            "resource type) or none (default: $MESHSYNC_STORE_COMPRESSION, else zstd)"),
+	         N_("MODE")},
 	        {"redact-secrets", 0, 0, G_OPTION_ARG_NONE, &redact_secrets,
 	         N_("Publish Secrets with their data, binaryData and stringData values replaced by "
 	            "[REDACTED] (as MESHSYNC_REDACT_SECRETS=true does)"),
@@ -396,6 +401,16 @@ main(int argc, char **argv)
 		return 2;
 	}
 	options.strict_readiness = g_strcmp0(readiness, "strict") == 0;
+	/* the environment's spelling, as for the other options a deployment sets there */
+	if (store_compression == NULL)
+		store_compression = g_strdup(g_getenv("MESHSYNC_STORE_COMPRESSION"));
+	if (store_compression != NULL && g_strcmp0(store_compression, "zstd") != 0 &&
+	    g_strcmp0(store_compression, "none") != 0) {
+		g_printerr(_("meshsync: --store-compression must be zstd or none, not \"%s\"\n"),
+		           store_compression);
+		return 2;
+	}
+	options.store_compressed = g_strcmp0(store_compression, "none") != 0;
 	if (!meshsyncd_main_parse_reconcile(reconcile_interval, reconcile_floor,
 	                                    &options.reconcile_interval_ms))
 		return 2;

@@ -14,7 +14,7 @@
 
 G_BEGIN_DECLS
 
-/* Every object of the last complete initial state, as compact JSON (GBytes), informer by
+/* Every object of the last complete initial state, as store entries, informer by
  * informer: the current run's once it has synced, during a resync the previous run's; NULL
  * before any run has synced. For informer-store replies. */
 GPtrArray *meshsync_handler_dup_complete_objects(MeshSyncHandler *self);
@@ -51,9 +51,9 @@ typedef void (*MeshSyncHandlerInformerFunc)(MsdInformer *informer, gpointer user
 void meshsync_handler_set_informer_synced_func(MeshSyncHandler *self,
                                                MeshSyncHandlerInformerFunc func,
                                                gpointer user_data);
-/* One stored object (compact JSON) as the informer-store reply holds it, or NULL when it is
- * unreadable (said) or its namespace is left out. (transfer full) */
-MeshSyncResource *meshsync_handler_store_resource(MeshSyncHandler *self, GBytes *object);
+/* One stored object as the informer-store reply holds it, or NULL when it is unreadable
+ * (said) or its namespace is left out. (transfer full) */
+MeshSyncResource *meshsync_handler_store_resource(MeshSyncHandler *self, MsdStoreEntry *entry);
 /* msd_run_describe_listing() of the current run; NULL before the first run exists. */
 
 /* Asked before a MODIFIED event is converted: TRUE when the output would not write the object

@@ -17,18 +17,26 @@
 /* One stored object as the informer-store reply holds it: converted with the engine's state
  * as an ADDED resource of the handler's cluster, or NULL (said) when it cannot be read or its
  * namespace is left out. The request listener's reply and meshsync_handler_dup_store() both
- * answer through it. */
+ * answer through it, one object at a time, so that a compressed store's objects are never
+ * all decompressed at once. */
 MeshSyncResource *
-meshsync_handler_store_resource(MeshSyncHandler *self, GBytes *object)
+meshsync_handler_store_resource(MeshSyncHandler *self, MsdStoreEntry *entry)
 {
 	MsdEngineContext *engine = meshsync_handler_get_engine_context(self);
 	MeshSyncWatchConfig *watch = meshsync_handler_get_watch_config(self);
 	const gchar *cluster_id = meshsync_handler_get_cluster_id(self);
 	g_autoptr(GError) error = NULL;
 	g_autoptr(MeshSyncResource) resource = NULL;
+	g_autoptr(GBytes) object = NULL;
 	gsize len = 0;
-	const gchar *json = g_bytes_get_data(object, &len);
+	const gchar *json;
 
+	/* Upstream replies with objects outside -outputNamespaces; we do not. The entry knows
+	 * its namespace: what is left out is neither decompressed nor converted. */
+	if (watch != NULL && !meshsync_watch_config_accepts_namespace(watch, entry->namespace_))
+		return NULL;
+	object = msd_store_entry_dup_object(entry);
+	json = g_bytes_get_data(object, &len);
 	resource = meshsync_resource_new_from_json_full(
 	        json, (gssize)len, MESHSYNC_EVENT_TYPE_ADDED, cluster_id != NULL ? cluster_id : "",
 	        engine != NULL ? msd_engine_context_get_convert_state(engine) : NULL, &error);
@@ -36,10 +44,6 @@ meshsync_handler_store_resource(MeshSyncHandler *self, GBytes *object)
 		g_message("informer-store: an object is left out of the reply: %s", error->message);
 		return NULL;
 	}
-	/* Upstream replies with objects outside -outputNamespaces; we do not. */
-	if (watch != NULL && !meshsync_watch_config_accepts_namespace(
-	                             watch, meshsync_resource_get_namespace(resource)))
-		return NULL;
 	return g_steal_pointer(&resource);
 }
 

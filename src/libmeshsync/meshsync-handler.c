@@ -120,6 +120,7 @@ meshsync_handler_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 	const gchar *cluster_id = msd_run_setup_get_cluster_id(self->setup);
 	g_autoptr(MeshSyncResource) resource = NULL;
 	g_autoptr(GError) error = NULL;
+	g_autoptr(GBytes) object = NULL;
 	gsize length = 0;
 	const gchar *data;
 
@@ -150,7 +151,8 @@ meshsync_handler_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 		        msd_engine_context_get_convert_state(self->engine), &error);
 	} else {
 		/* found deleted by a relist: the store's copy is all there is */
-		data = g_bytes_get_data(event->entry->object, &length);
+		object = msd_store_entry_dup_object(event->entry);
+		data = g_bytes_get_data(object, &length);
 		resource = meshsync_resource_new_from_json_full(
 		        data, (gssize)length, event->type, cluster_id != NULL ? cluster_id : "",
 		        msd_engine_context_get_convert_state(self->engine), &error);
@@ -711,6 +713,27 @@ meshsync_handler_set_reconcile_interval(MeshSyncHandler *self, guint millisecond
 	g_return_if_fail(!self->started);
 
 	self->options->reconcile_interval_ms = milliseconds;
+}
+
+/**
+ * meshsync_handler_set_store_compression:
+ * @self: a #MeshSyncHandler
+ * @compressed: whether the informers' stores hold their objects compressed (the default)
+ *
+ * The stores keep every watched object's JSON for the informer-store reply, relists and
+ * reconciliation. Compressed (zstd, with a dictionary per resource type trained from its
+ * first objects) they take a fraction of the memory, at the cost of compressing each changed
+ * object once and decompressing where a whole object is read back; doc/performance.md has
+ * both measured. On unless set off, or unless MESHSYNC_STORE_COMPRESSION=none is in the
+ * environment when the handler is made. Call it before [method@MeshSync.Handler.start].
+ */
+void
+meshsync_handler_set_store_compression(MeshSyncHandler *self, gboolean compressed)
+{
+	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+	g_return_if_fail(!self->started);
+
+	self->options->compress_store = compressed;
 }
 
 /**

@@ -39,6 +39,8 @@ void meshsync_handler_set_shard(MeshSyncHandler *self, guint index, guint total)
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_handler_set_reconcile_interval(MeshSyncHandler *self, guint milliseconds);
 MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_handler_set_store_compression(MeshSyncHandler *self, gboolean compressed);
+MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_handler_set_delivery_queue_size(MeshSyncHandler *self, guint events);
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_handler_set_namespaces(MeshSyncHandler *self, const gchar *const *namespaces);

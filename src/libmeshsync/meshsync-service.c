@@ -957,6 +957,20 @@ meshsync_service_set_reconcile_interval(MeshSyncService *self, guint millisecond
 }
 
 /**
+ * meshsync_service_set_store_compression:
+ * @self: a #MeshSyncService
+ * @compressed: whether the informers' stores hold their objects compressed (the default)
+ *
+ * See [method@MeshSync.Handler.set_store_compression]. Call it before starting.
+ */
+void
+meshsync_service_set_store_compression(MeshSyncService *self, gboolean compressed)
+{
+	MESHSYNC_SERVICE_CHECK_CONFIGURABLE(self);
+	self->options->compress_store = compressed;
+}
+
+/**
  * meshsync_service_set_delivery_queue_size:
  * @self: a #MeshSyncService
  * @events: events that may wait for the output (default 100,000); at least 1

@@ -41,6 +41,8 @@ void meshsync_service_set_shard(MeshSyncService *self, guint index, guint total)
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_set_reconcile_interval(MeshSyncService *self, guint milliseconds);
 MESHSYNC_AVAILABLE_IN_ALL
+void meshsync_service_set_store_compression(MeshSyncService *self, gboolean compressed);
+MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_set_delivery_queue_size(MeshSyncService *self, guint events);
 MESHSYNC_AVAILABLE_IN_ALL
 void meshsync_service_set_namespaces(MeshSyncService *self, const gchar *const *namespaces);

@@ -108,20 +108,30 @@ handle_event(MsdStore *store, MsdJsonTokens *tokens, const gchar *line, gsize le
 	           entry->resource_version != NULL);
 	{
 		g_auto(MsdJsonTokens) compact = MSD_JSON_TOKENS_INIT;
+		g_autoptr(GBytes) copy = msd_store_entry_dup_object(entry);
 		gsize n = 0;
-		const gchar *bytes = g_bytes_get_data(entry->object, &n);
+		const gchar *bytes = g_bytes_get_data(copy, &n);
 
 		FUZZ_CHECK(bytes != NULL && n > 0);
 		FUZZ_CHECK(msd_json_tokens_parse(&compact, bytes, n, NULL));
 		FUZZ_CHECK(compact.tokens[0].type == MSD_JSON_OBJECT);
 	}
 	if (strcmp(type, "DELETED") == 0) {
-		g_autoptr(GBytes) last G_GNUC_UNUSED = msd_store_delete(store, entry->uid);
+		g_autoptr(MsdStoreEntry) last G_GNUC_UNUSED = msd_store_delete(store, entry->uid);
 
 		FUZZ_CHECK(msd_store_lookup(store, entry->uid) == NULL);
 		return;
 	}
-	(void)msd_store_upsert(store, entry);
+	{
+		/* the store compresses what it takes: every byte must come back */
+		g_autoptr(GBytes) plain = msd_store_entry_dup_object(entry);
+
+		if (msd_store_upsert(store, entry) != MSD_STORE_UNCHANGED) {
+			g_autoptr(GBytes) back = msd_store_entry_dup_object(entry);
+
+			FUZZ_CHECK(g_bytes_equal(back, plain));
+		}
+	}
 	FUZZ_CHECK(msd_store_lookup(store, entry->uid) != NULL);
 }
 
@@ -140,6 +150,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
+	msd_store_set_compressed(store, TRUE);
 	state = data[0] * 2654435761u + 1;
 	stream_size = size - 1;
 

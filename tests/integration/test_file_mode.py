@@ -111,6 +111,8 @@ def test_stop_after_exits_zero(tmp_path):
             log = run.log()
         documents = read_documents(run.output_file)
     assert "initial sync complete" in log
+    # the default: the stores hold the objects compressed
+    assert "(store compression zstd)" in log
     assert set(uid_counts(documents)) == set(view)
 
 
@@ -598,6 +600,7 @@ def test_watching_nothing_fails(tmp_path, flags):
     (["-output", "files"], 'unsupported output mode "files"'),
     (["--output=broker,filez"], 'unsupported output mode "filez"'),
     (["--readiness", "sometimes"], "--readiness must be latch or strict"),
+    (["--store-compression", "lz4"], '--store-compression must be zstd or none, not "lz4"'),
 ])
 def test_usage_errors_exit_2(tmp_path, args, needle):
     run = _run(args + ["--kubeconfig", str(tmp_path / "unused")])

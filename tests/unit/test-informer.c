@@ -177,7 +177,7 @@ event_cb(MsdInformer *informer, const MsdInformerEvent *event, gpointer user_dat
 	Recorder *rec = user_data;
 	g_autoptr(MsdStoreEntry) entry = NULL;
 	MeshSyncEventType type = event->type;
-	GBytes *object = event->entry->object;
+	g_autoptr(GBytes) object = msd_store_entry_dup_object(event->entry);
 	gsize size = 0;
 	const gchar *data = g_bytes_get_data(object, &size);
 
@@ -190,9 +190,11 @@ event_cb(MsdInformer *informer, const MsdInformerEvent *event, gpointer user_dat
 		/* the tokens handed over are the ones the entry was cut from, still alive */
 		g_autoptr(MsdStoreEntry) again = msd_store_entry_new_from_tokens(
 		        event->doc, (guint)event->index, event->kind, event->api_version, NULL);
+		g_autoptr(GBytes) copied = NULL;
 
 		g_assert_nonnull(again);
-		g_assert_true(g_bytes_equal(again->object, object));
+		copied = msd_store_entry_dup_object(again);
+		g_assert_true(g_bytes_equal(copied, object));
 	} else {
 		/* only relists find deletions without the server's final state */
 		g_assert_cmpint(type, ==, MESHSYNC_EVENT_TYPE_DELETED);
@@ -465,6 +467,7 @@ test_watch_events(Fixture *fx, gconstpointer data)
 	g_autofree gchar *key = NULL;
 	g_autofree gchar *created = NULL;
 	g_autofree gchar *replaced = NULL;
+	g_autoptr(GBytes) object = NULL;
 	MsdStoreEntry *entry;
 
 	msd_informer_start(fx->informer);
@@ -480,8 +483,9 @@ test_watch_events(Fixture *fx, gconstpointer data)
 	wait_for_event(fx, MESHSYNC_EVENT_TYPE_MODIFIED, key);
 	entry = msd_store_lookup_by_name(msd_informer_get_store(fx->informer), ns, "watched");
 	g_assert_nonnull(entry);
-	g_assert_nonnull(g_strstr_len(g_bytes_get_data(entry->object, NULL),
-	                              (gssize)g_bytes_get_size(entry->object), "\"test\":\"two\""));
+	object = msd_store_entry_dup_object(entry);
+	g_assert_nonnull(g_strstr_len(g_bytes_get_data(object, NULL),
+	                              (gssize)g_bytes_get_size(object), "\"test\":\"two\""));
 	delete_pod(fx, ns, "watched");
 	wait_for_event(fx, MESHSYNC_EVENT_TYPE_DELETED, key);
 	g_assert_null(
@@ -573,7 +577,7 @@ test_expired_watch_relists(Fixture *fx, gconstpointer data)
 	entries = msd_store_snapshot(msd_informer_get_store(fx->informer));
 	gone = g_ptr_array_index(entries, 0);
 	keep = g_ptr_array_index(entries, 1);
-	gone_bytes = g_bytes_ref(gone->object);
+	gone_bytes = msd_store_entry_dup_object(gone);
 	gone_key = g_strdup_printf("%s/%s", gone->namespace_, gone->name);
 	changed_key = g_strdup_printf("%s/%s", keep->namespace_, keep->name);
 	new_key = g_strdup_printf("%s/born-in-the-gap", keep->namespace_);

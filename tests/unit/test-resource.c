@@ -606,6 +606,7 @@ check_from_tokens(const MsdJsonTokens *doc,
 	g_autoptr(MeshSyncResource) via_store = NULL;
 	g_autoptr(MeshSyncResource) direct = NULL;
 	g_autoptr(GError) error = NULL;
+	g_autoptr(GBytes) object = NULL;
 	gsize len = 0;
 	const gchar *copy;
 
@@ -633,7 +634,8 @@ check_from_tokens(const MsdJsonTokens *doc,
 	entry = msd_store_entry_new_from_tokens(doc, (guint)index, kind, api_version, NULL);
 	if (entry == NULL)
 		return FALSE;
-	copy = g_bytes_get_data(entry->object, &len);
+	object = msd_store_entry_dup_object(entry);
+	copy = g_bytes_get_data(object, &len);
 	via_store = meshsync_resource_new_from_json(copy, (gssize)len, event, CLUSTER_ID, &error);
 	g_assert_no_error(error);
 	assert_same_resource(via_store, direct);

@@ -30,6 +30,14 @@ assert_bytes(GBytes *bytes, const gchar *expected)
 	g_assert_cmpmem(data, size, expected, strlen(expected));
 }
 
+static void
+assert_entry(const MsdStoreEntry *entry, const gchar *expected)
+{
+	g_autoptr(GBytes) object = msd_store_entry_dup_object(entry);
+
+	assert_bytes(object, expected);
+}
+
 /* Wherever managedFields sits among the metadata members, exactly it and one comma go. */
 static void
 test_store_managed_fields_removed(void)
@@ -62,7 +70,7 @@ test_store_managed_fields_removed(void)
 		g_autoptr(MsdStoreEntry) entry = entry_new(cases[i].input);
 
 		g_test_message("case %u", i);
-		assert_bytes(entry->object, cases[i].expected);
+		assert_entry(entry, cases[i].expected);
 	}
 }
 
@@ -110,12 +118,12 @@ test_store_entry_kind_injected(void)
 
 	g_assert_true(msd_json_tokens_parse(&tokens, item, strlen(item), NULL));
 	injected = msd_store_entry_new_from_tokens(&tokens, 0, "Deployment", "apps/v1", NULL);
-	assert_bytes(injected->object, "{\"kind\":\"Deployment\",\"apiVersion\":\"apps/v1\","
-	                               "\"metadata\":{\"name\":\"a\"},\"spec\":{}}");
+	assert_entry(injected, "{\"kind\":\"Deployment\",\"apiVersion\":\"apps/v1\","
+	                       "\"metadata\":{\"name\":\"a\"},\"spec\":{}}");
 
 	g_assert_true(msd_json_tokens_parse(&tokens, full, strlen(full), NULL));
 	kept = msd_store_entry_new_from_tokens(&tokens, 0, "Other", "x/v9", NULL);
-	assert_bytes(kept->object, full);
+	assert_entry(kept, full);
 }
 
 static void
@@ -152,12 +160,12 @@ test_store_delete(void)
 	const gchar *json = "{\"metadata\":{\"name\":\"a\",\"uid\":\"u\",\"resourceVersion\":\"1\","
 	                    "\"managedFields\":[]},\"status\":{\"phase\":\"Running\"}}";
 	g_autoptr(MsdStoreEntry) entry = entry_new(json);
-	g_autoptr(GBytes) last = NULL;
-	g_autoptr(GBytes) again = NULL;
+	g_autoptr(MsdStoreEntry) last = NULL;
+	g_autoptr(MsdStoreEntry) again = NULL;
 
 	msd_store_upsert(store, entry);
 	last = msd_store_delete(store, "u");
-	assert_bytes(last, "{\"metadata\":{\"name\":\"a\",\"uid\":\"u\",\"resourceVersion\":\"1\"},"
+	assert_entry(last, "{\"metadata\":{\"name\":\"a\",\"uid\":\"u\",\"resourceVersion\":\"1\"},"
 	                   "\"status\":{\"phase\":\"Running\"}}");
 	g_assert_cmpuint(msd_store_get_size(store), ==, 0);
 	g_assert_null(msd_store_lookup_by_name(store, NULL, "a"));
@@ -218,7 +226,7 @@ test_store_replace_all(void)
 	g_assert_cmpuint(deleted->len, ==, 1);
 	g_assert_true(contains_uid(deleted, "gone"));
 	/* a deletion seen only through a relist still reports the last known state */
-	assert_bytes(((MsdStoreEntry *)g_ptr_array_index(deleted, 0))->object,
+	assert_entry(g_ptr_array_index(deleted, 0),
 	             "{\"metadata\":{\"name\":\"n-gone\",\"namespace\":\"ns\",\"uid\":\"gone\","
 	             "\"resourceVersion\":\"1\"},\"data\":\"last-known\"}");
 
@@ -259,7 +267,7 @@ sum_sizes(MsdStoreEntry *entry, gpointer user_data)
 {
 	guint64 *total = user_data;
 
-	*total += g_bytes_get_size(entry->object);
+	*total += g_bytes_get_size(entry->held);
 }
 
 static void
@@ -271,24 +279,24 @@ test_store_bytes_held(void)
 	g_autoptr(MsdStoreEntry) a2 = entry_with("a", "2", "z");
 	g_autoptr(GPtrArray) snapshot = NULL;
 	g_autoptr(GPtrArray) empty = g_ptr_array_new();
-	g_autoptr(GBytes) removed = NULL;
+	g_autoptr(MsdStoreEntry) removed = NULL;
 	guint64 total = 0;
 
 	g_assert_cmpuint(msd_store_get_bytes_held(store), ==, 0);
 	msd_store_upsert(store, a);
 	msd_store_upsert(store, b);
 	g_assert_cmpuint(msd_store_get_bytes_held(store), ==,
-	                 g_bytes_get_size(a->object) + g_bytes_get_size(b->object));
+	                 g_bytes_get_size(a->held) + g_bytes_get_size(b->held));
 	msd_store_upsert(store, a2);
 	g_assert_cmpuint(msd_store_get_bytes_held(store), ==,
-	                 g_bytes_get_size(a2->object) + g_bytes_get_size(b->object));
+	                 g_bytes_get_size(a2->held) + g_bytes_get_size(b->held));
 	msd_store_foreach(store, sum_sizes, &total);
 	g_assert_cmpuint(total, ==, msd_store_get_bytes_held(store));
 
 	/* a snapshot keeps its entries while the store moves on */
 	snapshot = msd_store_snapshot(store);
 	removed = msd_store_delete(store, "b");
-	g_assert_cmpuint(msd_store_get_bytes_held(store), ==, g_bytes_get_size(a2->object));
+	g_assert_cmpuint(msd_store_get_bytes_held(store), ==, g_bytes_get_size(a2->held));
 	g_assert_cmpuint(snapshot->len, ==, 2);
 	g_assert_true(contains_uid(snapshot, "b"));
 

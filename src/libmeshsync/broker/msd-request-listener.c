@@ -155,7 +155,7 @@ msd_request_split_batches(guint n, guint size)
 typedef struct {
 	gchar *reply;
 	MsdRequestListener *listener; /* (owned) */
-	GPtrArray *objects;           /* (owned): GBytes, compact JSON, the store's own */
+	GPtrArray *objects;           /* (owned): MsdStoreEntry, the stores' own */
 	guint next_object;
 	GPtrArray *resources; /* (owned): this round's, converted, filtered, probed */
 	GArray *batches;      /* (owned) (nullable): this round's batch lengths, once probed */

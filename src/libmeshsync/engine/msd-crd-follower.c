@@ -54,13 +54,15 @@ static gchar *
 msd_crd_follower_name_of(const MsdInformerEvent *event)
 {
 	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+	g_autoptr(GBytes) object = NULL;
 	gsize length = 0;
 	const gchar *data;
 
 	if (event->doc != NULL)
 		return msd_crd_follower_name_for(event->doc, event->index);
 	/* found deleted by a relist: only the stored copy is left */
-	data = g_bytes_get_data(event->entry->object, &length);
+	object = msd_store_entry_dup_object(event->entry);
+	data = g_bytes_get_data(object, &length);
 	if (!msd_json_tokens_parse(&tokens, data, length, NULL))
 		return NULL;
 	return msd_crd_follower_name_for(&tokens, 0);

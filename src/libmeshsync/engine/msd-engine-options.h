@@ -31,6 +31,9 @@ typedef struct {
 	guint retry_max_ms;
 	gboolean redact_secrets;   /* MESHSYNC_REDACT_SECRETS when the draft was made */
 	guint delivery_queue_size; /* events waiting for the output before the informers pause */
+	gboolean compress_store;   /* stores hold objects zstd-compressed: the setters, else
+	                            * unless MESHSYNC_STORE_COMPRESSION=none when the draft was
+	                            * made */
 } MsdEngineOptions;
 
 MsdEngineOptions *msd_engine_options_new(void);

@@ -120,13 +120,13 @@ static void msd_run_setup_add_counters(MsdInformerCounters *sum, const MsdInform
 static void
 msd_run_setup_collect_object(MsdStoreEntry *entry, gpointer user_data)
 {
-	g_ptr_array_add(user_data, g_bytes_ref(entry->object));
+	g_ptr_array_add(user_data, msd_store_entry_ref(entry));
 }
 
 static GPtrArray *
 msd_run_setup_collect_objects(MsdRunSetup *self)
 {
-	GPtrArray *objects = g_ptr_array_new_with_free_func((GDestroyNotify)g_bytes_unref);
+	GPtrArray *objects = g_ptr_array_new_with_free_func((GDestroyNotify)msd_store_entry_unref);
 	GPtrArray *informers = msd_run_get_informers(self->run);
 
 	for (guint i = 0; i < informers->len; i++)
@@ -238,18 +238,28 @@ msd_run_setup_log_summary(MsdRunSetup *self)
 	GPtrArray *informers = msd_run_get_informers(self->run);
 	g_autoptr(GString) kinds = g_string_new(NULL);
 	guint total = 0;
+	guint64 held = 0;
+	guint64 json = 0;
 
 	for (guint i = 0; i < informers->len; i++) {
 		MsdInformer *informer = g_ptr_array_index(informers, i);
-		guint size = msd_store_get_size(msd_informer_get_store(informer));
+		MsdStore *store = msd_informer_get_store(informer);
+		guint size = msd_store_get_size(store);
 
 		total += size;
+		held += msd_store_get_bytes_held(store);
+		json += msd_store_get_json_bytes(store);
 		g_string_append_printf(
 		        kinds, "%s%s %u", kinds->len > 0 ? ", " : "",
 		        meshsync_api_resource_get_kind(msd_informer_get_resource(informer)), size);
 	}
 	g_info("initial sync complete: %u objects of %u resource types in %.2f s (%s)", total,
 	       informers->len, self->initial_sync_seconds, kinds->str);
+	/* what the stores take, for sizing a deployment: with compression on, next to the JSON */
+	g_info("stores hold %" G_GUINT64_FORMAT " bytes for %" G_GUINT64_FORMAT
+	       " bytes of JSON (store compression %s)",
+	       held, json,
+	       msd_engine_context_get_options(self->engine)->compress_store ? "zstd" : "none");
 }
 
 static gchar *

@@ -922,7 +922,8 @@ msd_informer_handle_object_event(MsdInformer *self, const gchar *type, gint obje
 
 	if (deleted) {
 		/* held, not read: the object's bytes outlive the emit that may still point in */
-		g_autoptr(GBytes) last G_GNUC_UNUSED = msd_store_delete(self->store, entry->uid);
+		g_autoptr(MsdStoreEntry) last G_GNUC_UNUSED =
+		        msd_store_delete(self->store, entry->uid);
 
 		msd_informer_emit(self, MESHSYNC_EVENT_TYPE_DELETED, entry, &self->tokens, object,
 		                  self->line_read_at);
@@ -1433,6 +1434,8 @@ msd_informer_new_in_namespace(MsdEngineContext *engine,
 
 	self = g_object_new(MSD_TYPE_INFORMER, NULL);
 	self->engine = engine != NULL ? g_object_ref(engine) : msd_engine_context_new();
+	msd_store_set_compressed(self->store,
+	                         msd_engine_context_get_options(self->engine)->compress_store);
 	self->client = g_object_ref(client);
 	self->resource = g_object_ref(resource);
 	self->name = g_strdup_printf("%s.%s.%s", meshsync_api_resource_get_plural(resource),

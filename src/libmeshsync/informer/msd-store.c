@@ -19,6 +19,8 @@ struct _MsdStore {
 	GHashTable *by_uid; /* (owned): entry->uid (borrowed) -> MsdStoreEntry (owned) */
 	GHashTable *by_key; /* (owned): "<namespace>/<name>" (owned) -> uid (owned) */
 	guint64 bytes_held;
+	guint64 json_bytes;
+	MsdStoreCodec *codec; /* (owned) (nullable): set when the store compresses */
 	guint32 mark; /* the current (or last) relist's; entries seen by it carry the same */
 };
 
@@ -27,7 +29,8 @@ G_DEFINE_FINAL_TYPE(MsdStore, msd_store, G_TYPE_OBJECT)
 static void
 msd_store_entry_clear(MsdStoreEntry *entry)
 {
-	g_bytes_unref(entry->object);
+	g_bytes_unref(entry->held);
+	g_clear_pointer(&entry->dict, msd_store_dict_unref);
 	g_free(entry->uid);
 	g_free(entry->namespace_);
 	g_free(entry->name);
@@ -44,6 +47,46 @@ void
 msd_store_entry_unref(MsdStoreEntry *entry)
 {
 	g_atomic_rc_box_release_full(entry, (GDestroyNotify)msd_store_entry_clear);
+}
+
+/**
+ * msd_store_entry_dup_object:
+ * @entry: an entry
+ *
+ * Returns: (transfer full): the object's compact JSON
+ */
+GBytes *
+msd_store_entry_dup_object(const MsdStoreEntry *entry)
+{
+	gsize frame_size = 0;
+	const guint8 *frame;
+
+	g_return_val_if_fail(entry != NULL, NULL);
+
+	if (!entry->compressed)
+		return g_bytes_ref(entry->held);
+	frame = g_bytes_get_data(entry->held, &frame_size);
+	return msd_store_codec_decompress(entry->dict, frame, frame_size, entry->size);
+}
+
+/* Compresses @entry's JSON in place: only before the entry is stored, while its maker alone
+ * holds it. Objects that do not get smaller (tiny ones) stay plain. */
+static void
+msd_store_entry_compress(MsdStoreEntry *entry, MsdStoreCodec *codec)
+{
+	MsdStoreDict *dict = NULL;
+	GBytes *frame;
+
+	if (entry->compressed)
+		return;
+	frame = msd_store_codec_compress(codec, g_bytes_get_data(entry->held, NULL), entry->size,
+	                                 &dict);
+	if (frame == NULL)
+		return;
+	g_bytes_unref(entry->held);
+	entry->held = frame;
+	entry->dict = dict;
+	entry->compressed = TRUE;
 }
 
 static gboolean
@@ -267,8 +310,8 @@ msd_store_entry_new_from_tokens(const MsdJsonTokens *tokens,
 	}
 
 	entry = g_atomic_rc_box_new0(MsdStoreEntry);
-	entry->object =
-	        g_bytes_new_take(g_realloc(buffer, (gsize)(out - buffer)), (gsize)(out - buffer));
+	entry->size = (gsize)(out - buffer);
+	entry->held = g_bytes_new_take(g_realloc(buffer, entry->size), entry->size);
 	entry->uid = g_steal_pointer(&uid);
 	entry->namespace_ = g_steal_pointer(&namespace_);
 	entry->name = g_steal_pointer(&name);
@@ -307,6 +350,7 @@ msd_store_finalize(GObject *object)
 
 	g_hash_table_unref(self->by_uid);
 	g_hash_table_unref(self->by_key);
+	msd_store_codec_free(self->codec);
 	G_OBJECT_CLASS(msd_store_parent_class)->finalize(object);
 }
 
@@ -339,6 +383,45 @@ MsdStore *
 msd_store_new(void)
 {
 	return g_object_new(MSD_TYPE_STORE, NULL);
+}
+
+void
+msd_store_set_compressed(MsdStore *self, gboolean compressed)
+{
+	g_return_if_fail(MSD_IS_STORE(self));
+
+	if (compressed && self->codec == NULL)
+		self->codec = msd_store_codec_new();
+	else if (!compressed)
+		g_clear_pointer(&self->codec, msd_store_codec_free);
+}
+
+gboolean
+msd_store_get_compressed(MsdStore *self)
+{
+	g_return_val_if_fail(MSD_IS_STORE(self), FALSE);
+	return self->codec != NULL;
+}
+
+MsdStoreDict *
+msd_store_get_dict(MsdStore *self)
+{
+	g_return_val_if_fail(MSD_IS_STORE(self), NULL);
+	return self->codec != NULL ? msd_store_codec_get_dict(self->codec) : NULL;
+}
+
+static void
+msd_store_account(MsdStore *self, MsdStoreEntry *entry, gboolean add)
+{
+	guint64 held = g_bytes_get_size(entry->held);
+
+	if (add) {
+		self->bytes_held += held;
+		self->json_bytes += entry->size;
+	} else {
+		self->bytes_held -= held;
+		self->json_bytes -= entry->size;
+	}
 }
 
 static void
@@ -379,10 +462,12 @@ msd_store_upsert(MsdStore *self, MsdStoreEntry *entry)
 	if (old != NULL && g_strcmp0(old->resource_version, entry->resource_version) == 0)
 		return MSD_STORE_UNCHANGED;
 	if (old != NULL) {
-		self->bytes_held -= g_bytes_get_size(old->object);
+		msd_store_account(self, old, FALSE);
 		msd_store_index_remove(self, old);
 	}
-	self->bytes_held += g_bytes_get_size(entry->object);
+	if (self->codec != NULL)
+		msd_store_entry_compress(entry, self->codec);
+	msd_store_account(self, entry, TRUE);
 	msd_store_index_add(self, entry);
 	g_hash_table_replace(self->by_uid, entry->uid, msd_store_entry_ref(entry));
 	return old != NULL ? MSD_STORE_MODIFIED : MSD_STORE_ADDED;
@@ -393,13 +478,13 @@ msd_store_upsert(MsdStore *self, MsdStoreEntry *entry)
  * @self: a #MsdStore
  * @uid: the object's uid
  *
- * Returns: (transfer full) (nullable): the last stored bytes of the object
+ * Returns: (transfer full) (nullable): the object's last stored entry
  */
-GBytes *
+MsdStoreEntry *
 msd_store_delete(MsdStore *self, const gchar *uid)
 {
-	g_autoptr(MsdStoreEntry) old = NULL;
 	gpointer value = NULL;
+	MsdStoreEntry *old;
 
 	g_return_val_if_fail(MSD_IS_STORE(self), NULL);
 	g_return_val_if_fail(uid != NULL, NULL);
@@ -407,9 +492,9 @@ msd_store_delete(MsdStore *self, const gchar *uid)
 	if (!g_hash_table_steal_extended(self->by_uid, uid, NULL, &value))
 		return NULL;
 	old = value;
-	self->bytes_held -= g_bytes_get_size(old->object);
+	msd_store_account(self, old, FALSE);
 	msd_store_index_remove(self, old);
-	return g_bytes_ref(old->object);
+	return old;
 }
 
 void
@@ -431,7 +516,7 @@ msd_store_steal(MsdStore *self, const gchar *uid)
 	if (!g_hash_table_steal_extended(self->by_uid, uid, NULL, &value))
 		return NULL;
 	old = value;
-	self->bytes_held -= g_bytes_get_size(old->object);
+	msd_store_account(self, old, FALSE);
 	msd_store_index_remove(self, old);
 	return old;
 }
@@ -491,13 +576,15 @@ msd_store_end_relist(MsdStore *self)
 
 	g_return_val_if_fail(MSD_IS_STORE(self), deleted);
 
+	if (self->codec != NULL)
+		msd_store_codec_end_list(self->codec);
 	g_hash_table_iter_init(&iter, self->by_uid);
 	while (g_hash_table_iter_next(&iter, NULL, &value)) {
 		MsdStoreEntry *entry = value;
 
 		if (entry->relist_mark == self->mark)
 			continue;
-		self->bytes_held -= g_bytes_get_size(entry->object);
+		msd_store_account(self, entry, FALSE);
 		msd_store_index_remove(self, entry);
 		g_hash_table_iter_steal(&iter);
 		g_ptr_array_add(deleted, entry);
@@ -625,6 +712,13 @@ msd_store_get_bytes_held(MsdStore *self)
 {
 	g_return_val_if_fail(MSD_IS_STORE(self), 0);
 	return self->bytes_held;
+}
+
+guint64
+msd_store_get_json_bytes(MsdStore *self)
+{
+	g_return_val_if_fail(MSD_IS_STORE(self), 0);
+	return self->json_bytes;
 }
 
 void

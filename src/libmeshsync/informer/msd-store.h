@@ -7,20 +7,26 @@
 
 #include <glib-object.h>
 
+#include "informer/msd-store-codec.h"
 #include "util/msd-json-tokens.h"
 
 G_BEGIN_DECLS
 
 /*
  * One cached object: its compact JSON with metadata.managedFields cut out, and the few fields
- * the informer and the filters need without parsing again. Immutable and reference counted,
- * so a snapshot can outlive later changes to the store.
+ * the informer and the filters need without parsing again. Reference counted, so a snapshot
+ * can outlive later changes to the store; a compressing store compresses an entry's JSON when
+ * it takes the entry, before anyone else can see it, and nothing changes it after that. The
+ * JSON is read with msd_store_entry_dup_object(), the one place that decompresses.
  */
 typedef struct {
-	GBytes *object;          /* (owned): compact JSON, managedFields removed */
-	gchar *uid;              /* (owned): metadata.uid, or "<namespace>/<name>" without one */
-	gchar *namespace_;       /* (owned): "" for cluster-scoped objects */
-	gchar *name;             /* (owned) */
+	GBytes *held;        /* (owned): the JSON, or its zstd frame when @compressed */
+	MsdStoreDict *dict;  /* (owned) (nullable): the dictionary @held was compressed with */
+	gsize size;          /* the JSON's length */
+	gboolean compressed; /* @held is a zstd frame, read through msd_store_entry_dup_object() */
+	gchar *uid;          /* (owned): metadata.uid, or "<namespace>/<name>" without one */
+	gchar *namespace_;   /* (owned): "" for cluster-scoped objects */
+	gchar *name;         /* (owned) */
 	gchar *resource_version; /* (owned): opaque, compared for equality only */
 	guint32 relist_mark;     /* the store's own: the relist that last saw this object */
 } MsdStoreEntry;
@@ -35,6 +41,8 @@ MsdStoreEntry *msd_store_entry_new_from_tokens(const MsdJsonTokens *tokens,
                                                GError **error);
 MsdStoreEntry *msd_store_entry_new_from_json(const gchar *data, gsize length, GError **error);
 MsdStoreEntry *msd_store_entry_ref(MsdStoreEntry *entry);
+/* (transfer full): the compact JSON, decompressed when it is held compressed */
+GBytes *msd_store_entry_dup_object(const MsdStoreEntry *entry);
 void msd_store_entry_unref(MsdStoreEntry *entry);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsdStoreEntry, msd_store_entry_unref)
 
@@ -48,12 +56,17 @@ typedef enum {
 G_DECLARE_FINAL_TYPE(MsdStore, msd_store, MSD, STORE, GObject)
 
 MsdStore *msd_store_new(void);
+/* Compress the objects stored from now on (zstd, with a dictionary trained from this store's
+ * first objects). Objects stored before stay as they are. */
+void msd_store_set_compressed(MsdStore *self, gboolean compressed);
+gboolean msd_store_get_compressed(MsdStore *self);
 
 /* Stores @entry (a reference is taken). On MSD_STORE_UNCHANGED the stored entry stays. */
 MsdStoreChange msd_store_upsert(MsdStore *self, MsdStoreEntry *entry);
 
-/* Removes the object with @uid; returns its last known bytes, or NULL if it was not stored. */
-GBytes *msd_store_delete(MsdStore *self, const gchar *uid);
+/* Removes the object with @uid; returns its last stored entry (transfer full), or NULL if it
+ * was not stored. */
+MsdStoreEntry *msd_store_delete(MsdStore *self, const gchar *uid);
 
 /* Makes the store hold exactly @entries (a relist) and reports the difference: (element-type
  * MsdStoreEntry) arrays, each with its own references; @deleted holds the last known entries,
@@ -95,8 +108,12 @@ MsdStoreEntry *msd_store_lookup(MsdStore *self, const gchar *uid);
 MsdStoreEntry *msd_store_lookup_by_name(MsdStore *self, const gchar *namespace_, const gchar *name);
 
 guint msd_store_get_size(MsdStore *self);
-/* The sum of the stored objects' JSON sizes, for memory accounting. */
+/* What the stored objects take: their JSON, or their frames where compressed. */
 guint64 msd_store_get_bytes_held(MsdStore *self);
+/* The sum of the stored objects' JSON sizes, compressed or not. */
+guint64 msd_store_get_json_bytes(MsdStore *self);
+/* (transfer none) (nullable): the dictionary new objects are compressed with */
+MsdStoreDict *msd_store_get_dict(MsdStore *self);
 
 typedef void (*MsdStoreForeachFunc)(MsdStoreEntry *entry, gpointer user_data);
 /* Calls @func for every entry in no particular order; @func must not change the store. */
