@@ -216,8 +216,9 @@ render_object_event(KubesimWatch *w, const gchar *type, KubesimObject *obj)
 		kubesim_table_end(out);
 		w->table_columns_sent = TRUE;
 	} else {
+		g_autoptr(GBytes) json = kubesim_object_get_json(obj);
 		gsize len;
-		const gchar *js = g_bytes_get_data(obj->json, &len);
+		const gchar *js = g_bytes_get_data(json, &len);
 		g_string_append_len(out, js, len);
 	}
 	g_string_append(out, "}\n");
