@@ -91,12 +91,11 @@ kubesim_pack(KubesimPackDict *dict, GBytes *json)
 	return g_bytes_new_take(g_realloc(buf, n), n);
 }
 
-GBytes *
-kubesim_unpack(KubesimPackDict *dict, GBytes *packed, gsize json_len)
+static void
+unpack_into(KubesimPackDict *dict, GBytes *packed, gsize json_len, gchar *buf)
 {
 	gsize len, n;
 	const gchar *src = g_bytes_get_data(packed, &len);
-	gchar *buf = g_malloc(json_len + 1);
 
 	if (dctx == NULL)
 		dctx = ZSTD_createDCtx();
@@ -106,5 +105,23 @@ kubesim_unpack(KubesimPackDict *dict, GBytes *packed, gsize json_len)
 		g_error("kubesim: a stored object does not unpack: %s",
 		        ZSTD_isError(n) ? ZSTD_getErrorName(n) : "wrong length");
 	buf[json_len] = '\0';
+}
+
+GBytes *
+kubesim_unpack(KubesimPackDict *dict, GBytes *packed, gsize json_len)
+{
+	gchar *buf = g_malloc(json_len + 1);
+
+	unpack_into(dict, packed, json_len, buf);
 	return g_bytes_new_take(buf, json_len);
+}
+
+void
+kubesim_unpack_append(KubesimPackDict *dict, GBytes *packed, gsize json_len, GString *out)
+{
+	gsize at = out->len;
+
+	/* GString keeps room for the NUL unpack_into() writes */
+	g_string_set_size(out, at + json_len);
+	unpack_into(dict, packed, json_len, out->str + at);
 }

@@ -35,5 +35,7 @@ GBytes *kubesim_pack(KubesimPackDict *dict, GBytes *json);
 /* The JSON of @packed, which is @json_len bytes long; a NUL follows it, as after the JSON the
  * store keeps plain. */
 GBytes *kubesim_unpack(KubesimPackDict *dict, GBytes *packed, gsize json_len);
+/* The same, written at the end of @out: what a watch event needs, without a copy between. */
+void kubesim_unpack_append(KubesimPackDict *dict, GBytes *packed, gsize json_len, GString *out);
 
 G_END_DECLS

@@ -223,6 +223,15 @@ kubesim_object_get_json(const KubesimObject *obj)
 	return kubesim_unpack(obj->dict, obj->stored, obj->json_len);
 }
 
+void
+kubesim_object_append_json(const KubesimObject *obj, GString *out)
+{
+	if (obj->dict == NULL)
+		g_string_append_len(out, g_bytes_get_data(obj->stored, NULL), obj->json_len);
+	else
+		kubesim_unpack_append(obj->dict, obj->stored, obj->json_len, out);
+}
+
 GBytes *
 kubesim_object_item_bytes(KubesimObject *obj)
 {

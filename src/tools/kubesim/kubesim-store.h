@@ -36,6 +36,8 @@ typedef struct {
 KubesimObject *kubesim_object_ref(KubesimObject *obj);
 /* The compact JSON of the whole object (unpacked, a NUL after it). */
 GBytes *kubesim_object_get_json(const KubesimObject *obj);
+/* The same JSON, appended to @out. */
+void kubesim_object_append_json(const KubesimObject *obj, GString *out);
 /* The object as an item of its list: with or without kind and apiVersion (see item_off). */
 GBytes *kubesim_object_item_bytes(KubesimObject *obj);
 void kubesim_object_unref(KubesimObject *obj);
