@@ -79,8 +79,11 @@ admin_objects_write(KubesimServer *self,
 		soup_server_message_set_status(msg, 200, NULL);
 		soup_message_headers_set_content_type(soup_server_message_get_response_headers(msg),
 		                                      "application/json", NULL);
-		soup_message_body_append_bytes(soup_server_message_get_response_body(msg),
-		                               obj->json);
+		{
+			g_autoptr(GBytes) obj_json = kubesim_object_get_json(obj);
+			soup_message_body_append_bytes(soup_server_message_get_response_body(msg),
+			                               obj_json);
+		}
 		return;
 	}
 	if (g_strcmp0(method, "POST") == 0 || g_strcmp0(method, "PUT") == 0) {
@@ -108,8 +111,11 @@ admin_objects_write(KubesimServer *self,
 		                               NULL);
 		soup_message_headers_set_content_type(soup_server_message_get_response_headers(msg),
 		                                      "application/json", NULL);
-		soup_message_body_append_bytes(soup_server_message_get_response_body(msg),
-		                               obj->json);
+		{
+			g_autoptr(GBytes) obj_json = kubesim_object_get_json(obj);
+			soup_message_body_append_bytes(soup_server_message_get_response_body(msg),
+			                               obj_json);
+		}
 		return;
 	}
 	kubesim_respond_status(msg, kubesim_status_new(405, "MethodNotAllowed",

@@ -93,8 +93,9 @@ replacement_clear(Replacement *r)
 static gboolean
 replacement_read(KubesimObject *pod, Replacement *r)
 {
+	g_autoptr(GBytes) json = kubesim_object_get_json(pod);
 	gsize len;
-	const gchar *js = g_bytes_get_data(pod->json, &len);
+	const gchar *js = g_bytes_get_data(json, &len);
 	const gchar *end = NULL;
 	const gchar *port;
 

@@ -66,8 +66,9 @@ deployment_free(gpointer data)
 static gchar *
 owner_uid(KubesimObject *obj, const gchar *kind)
 {
+	g_autoptr(GBytes) json = kubesim_object_get_json(obj);
 	gsize len;
-	const gchar *js = g_bytes_get_data(obj->json, &len);
+	const gchar *js = g_bytes_get_data(json, &len);
 	g_autofree gchar *marker = g_strdup_printf("\"kind\":\"%s\",\"name\":\"", kind);
 	const gchar *p = kubesim_find(js, len, "\"ownerReferences\":[");
 	const gchar *end;
@@ -83,8 +84,9 @@ owner_uid(KubesimObject *obj, const gchar *kind)
 static gboolean
 pod_ready(KubesimObject *pod)
 {
+	g_autoptr(GBytes) json = kubesim_object_get_json(pod);
 	gsize len;
-	const gchar *js = g_bytes_get_data(pod->json, &len);
+	const gchar *js = g_bytes_get_data(json, &len);
 
 	return kubesim_find(js, len, "{\"type\":\"Ready\",\"status\":\"True\"") != NULL;
 }
@@ -92,8 +94,9 @@ pod_ready(KubesimObject *pod)
 static guint64
 revision_of(KubesimObject *rs)
 {
+	g_autoptr(GBytes) json = kubesim_object_get_json(rs);
 	gsize len;
-	const gchar *js = g_bytes_get_data(rs->json, &len);
+	const gchar *js = g_bytes_get_data(json, &len);
 	const gchar *p = kubesim_find(js, len, "\"deployment.kubernetes.io/revision\":\"");
 
 	return p != NULL ? g_ascii_strtoull(p + strlen("\"deployment.kubernetes.io/revision\":\""),
@@ -331,12 +334,13 @@ write_replicaset(KubesimControllers *ctrl, ReplicaSet *rs, gint64 now)
 {
 	KubesimObject *obj = g_tree_lookup(ctrl->replicasets->objects, rs->key);
 	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
+	g_autoptr(GBytes) json = NULL;
 	gint status;
 	gsize start;
 
-	if (obj == NULL ||
-	    !msd_json_tokens_parse(&doc, g_bytes_get_data(obj->json, NULL),
-	                           g_bytes_get_size(obj->json), NULL) ||
+	if (obj == NULL || (json = kubesim_object_get_json(obj)) == NULL ||
+	    !msd_json_tokens_parse(&doc, g_bytes_get_data(json, NULL), g_bytes_get_size(json),
+	                           NULL) ||
 	    !msd_json_tokens_is_object(&doc, (status = msd_json_tokens_member(&doc, 0, "status"))))
 		return;
 	g_string_truncate(ctrl->text, 0);
@@ -389,15 +393,16 @@ write_deployment(KubesimControllers *ctrl, Deployment *d, gint64 now)
 {
 	KubesimObject *obj = g_tree_lookup(ctrl->deployments->objects, d->key);
 	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
+	g_autoptr(GBytes) json = NULL;
 	gint status, conditions, desired, total = 0, ready = 0, updated = 0;
 	guint64 newest = 0;
 	gboolean available;
 	gsize start;
 	guint i;
 
-	if (obj == NULL ||
-	    !msd_json_tokens_parse(&doc, g_bytes_get_data(obj->json, NULL),
-	                           g_bytes_get_size(obj->json), NULL) ||
+	if (obj == NULL || (json = kubesim_object_get_json(obj)) == NULL ||
+	    !msd_json_tokens_parse(&doc, g_bytes_get_data(json, NULL), g_bytes_get_size(json),
+	                           NULL) ||
 	    !msd_json_tokens_is_object(&doc, (status = msd_json_tokens_member(&doc, 0, "status"))))
 		return;
 	{

@@ -44,6 +44,7 @@ object_member(JsonObject *obj, const gchar *member)
 void
 kubesim_crd_register(KubesimStore *store, KubesimObject *crd)
 {
+	g_autoptr(GBytes) json = kubesim_object_get_json(crd);
 	g_autoptr(JsonNode) root = NULL;
 	g_autoptr(GError) error = NULL;
 	JsonObject *spec, *names;
@@ -54,8 +55,7 @@ kubesim_crd_register(KubesimStore *store, KubesimObject *crd)
 	gboolean namespaced;
 	guint i;
 
-	root = kubesim_json_parse(g_bytes_get_data(crd->json, NULL), g_bytes_get_size(crd->json),
-	                          &error);
+	root = kubesim_json_parse(g_bytes_get_data(json, NULL), g_bytes_get_size(json), &error);
 	if (root == NULL || !JSON_NODE_HOLDS_OBJECT(root))
 		return;
 	spec = object_member(json_node_get_object(root), "spec");

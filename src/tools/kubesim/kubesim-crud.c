@@ -18,6 +18,7 @@ respond_object(SoupServerMessage *msg,
                KubesimObject *obj,
                GHashTable *query)
 {
+	g_autoptr(GBytes) json = NULL;
 	SoupMessageBody *body;
 
 	if (kubesim_wants_table(msg)) {
@@ -33,7 +34,8 @@ respond_object(SoupServerMessage *msg,
 	soup_message_headers_set_content_type(soup_server_message_get_response_headers(msg),
 	                                      "application/json", NULL);
 	body = soup_server_message_get_response_body(msg);
-	soup_message_body_append_bytes(body, obj->json);
+	json = kubesim_object_get_json(obj);
+	soup_message_body_append_bytes(body, json);
 	soup_message_body_append(body, SOUP_MEMORY_STATIC, "\n", 1);
 	kubesim_maybe_gzip(msg);
 }
@@ -151,6 +153,7 @@ handle_patch(KubesimServer *self,
 	g_autoptr(JsonNode) target = NULL;
 	g_autoptr(JsonNode) merged = NULL;
 	g_autoptr(GBytes) json = NULL;
+	g_autoptr(GBytes) old_json = NULL;
 	g_autoptr(GError) error = NULL;
 	g_autoptr(KubesimObject) obj = NULL;
 	KubesimStatus *status = NULL;
@@ -173,7 +176,8 @@ handle_patch(KubesimServer *self,
 		                                               "the patch is not a JSON object"));
 		return;
 	}
-	target = kubesim_json_parse(g_bytes_get_data(old->json, NULL), g_bytes_get_size(old->json),
+	old_json = kubesim_object_get_json(old);
+	target = kubesim_json_parse(g_bytes_get_data(old_json, NULL), g_bytes_get_size(old_json),
 	                            NULL);
 	merged = merge_patch(target, patch);
 	/* a patch cannot move or rename the object */

@@ -210,10 +210,12 @@ kubesim_endless_list_start(KubesimServer *self,
 	for (; node != NULL && e->templates->len < ENDLESS_TEMPLATES;
 	     node = g_tree_node_next(node)) {
 		KubesimObject *obj = g_tree_node_value(node);
+		g_autoptr(GBytes) json = NULL;
 		Template t = {0};
 		if (prefix != NULL && !g_str_has_prefix(obj->key, prefix))
 			break;
-		if (template_init(&t, obj->json, obj->item_off))
+		json = kubesim_object_get_json(obj);
+		if (template_init(&t, json, obj->item_off))
 			g_array_append_val(e->templates, t);
 	}
 	if (e->templates->len == 0) {

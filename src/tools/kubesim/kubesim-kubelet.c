@@ -322,8 +322,9 @@ gboolean
 kubesim_kubelet_update(KubesimObject *pod, gint64 now, GRand *rand, KubesimEdits *edits)
 {
 	MsdJsonTokens *st = &edits->tokens;
+	g_autoptr(GBytes) json = kubesim_object_get_json(pod);
 	gsize len;
-	const gchar *js = g_bytes_get_data(pod->json, &len);
+	const gchar *js = g_bytes_get_data(json, &len);
 	const gchar *member =
 	        len > 0 && js[len - 1] == '}' ? kubesim_find_last(js, len, STATUS_MEMBER) : NULL;
 	gsize status_off;

@@ -501,10 +501,12 @@ respond:
 		soup_message_body_append(body, SOUP_MEMORY_TAKE, head->str, head->len);
 		g_string_free(head, FALSE);
 	}
-	/* items go out as the stored bytes, without copies; a built-in type's leave out kind and
-	 * apiVersion (custom resources, unstructured on a real server, keep them) */
+	/* items go out as the stored JSON, unpacked once and not copied again; a built-in type's
+	 * leave out kind and apiVersion (custom resources, unstructured on a real server, keep
+	 * them) */
 	inject_at = kubesim_fault_injects_object(fault) ? items->len / 2 : G_MAXUINT;
 	for (i = 0; i <= items->len; i++) {
+		g_autoptr(GBytes) item = NULL;
 		KubesimObject *obj;
 		if (i == inject_at) {
 			if (i > 0)
@@ -519,13 +521,10 @@ respond:
 		if (i == items->len)
 			break;
 		obj = g_ptr_array_index(items, i);
-		if (obj->item_off > 0) {
-			g_autoptr(GBytes) item = kubesim_object_item_bytes(obj);
+		item = kubesim_object_item_bytes(obj);
+		if (obj->item_off > 0)
 			soup_message_body_append(body, SOUP_MEMORY_STATIC, "{", 1);
-			soup_message_body_append_bytes(body, item);
-		} else {
-			soup_message_body_append_bytes(body, obj->json);
-		}
+		soup_message_body_append_bytes(body, item);
 	}
 	/* Go's JSON encoder ends the list with a newline */
 	soup_message_body_append(body, SOUP_MEMORY_STATIC, "]}\n", 3);

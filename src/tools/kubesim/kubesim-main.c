@@ -15,6 +15,7 @@
 
 #include "kubesim-churn.h"
 #include "kubesim-kubeconfig.h"
+#include "kubesim-pack.h"
 #include "kubesim-resources.h"
 #include "kubesim-server.h"
 #include "kubesim-tls.h"
@@ -68,6 +69,7 @@ main(int argc, char **argv)
 	gdouble rv_block_timeout = 1.0;
 	g_autofree gchar *request_log = NULL;
 	gboolean no_compression = FALSE;
+	g_autofree gchar *store_compression = NULL;
 	const GOptionEntry entries[] = {
 	        {"port", 0, 0, G_OPTION_ARG_INT, &port, "TCP port to listen on (0: a free one)",
 	         "N"},
@@ -111,6 +113,9 @@ main(int argc, char **argv)
 	         "Never gzip answers (as a server with the APIResponseCompression and "
 	         "WatchListCompression feature gates off)",
 	         NULL},
+	        {"store-compression", 0, 0, G_OPTION_ARG_STRING, &store_compression,
+	         "How objects are kept: zstd (packed, the default) or none (plain JSON)",
+	         "zstd|none"},
 	        {"request-log", 0, 0, G_OPTION_ARG_FILENAME, &request_log,
 	         "Write every API request (method, path, query, headers) to FILE as a JSON "
 	         "line",
@@ -157,6 +162,12 @@ main(int argc, char **argv)
 		return 2;
 	}
 
+	if (store_compression != NULL && g_strcmp0(store_compression, "zstd") != 0 &&
+	    g_strcmp0(store_compression, "none") != 0) {
+		g_printerr("meshsync-kubesim: --store-compression takes zstd or none\n");
+		return 2;
+	}
+	kubesim_pack_set_enabled(g_strcmp0(store_compression, "none") != 0);
 	store = kubesim_store_new(history);
 	kubesim_resources_install(store);
 	workload.namespaces = namespaces;

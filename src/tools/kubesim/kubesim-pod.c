@@ -176,8 +176,9 @@ read_statuses(GPtrArray *containers, JsonObject *status, const gchar *member)
 KubesimPod *
 kubesim_pod_new(KubesimObject *obj)
 {
+	g_autoptr(GBytes) json = kubesim_object_get_json(obj);
 	gsize len;
-	const gchar *js = g_bytes_get_data(obj->json, &len);
+	const gchar *js = g_bytes_get_data(json, &len);
 	g_autoptr(JsonNode) root = kubesim_json_parse(js, len, NULL);
 	JsonObject *top =
 	        root != NULL && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;

@@ -207,6 +207,7 @@ field_value(const KubesimObject *obj, const gchar *path)
 	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
 	g_auto(GStrv) parts = NULL;
 	gsize len;
+	g_autoptr(GBytes) obj_json = NULL;
 	const gchar *js;
 	gint tok;
 
@@ -215,7 +216,8 @@ field_value(const KubesimObject *obj, const gchar *path)
 	if (g_strcmp0(path, "metadata.namespace") == 0)
 		return g_strdup(obj->namespace_ != NULL ? obj->namespace_ : "");
 	/* other fields (spec.nodeName, status.phase, involvedObject.name...) from the JSON */
-	js = g_bytes_get_data(obj->json, &len);
+	obj_json = kubesim_object_get_json(obj);
+	js = g_bytes_get_data(obj_json, &len);
 	if (!msd_json_tokens_parse(&doc, js, len, NULL))
 		return g_strdup("");
 	parts = g_strsplit(path, ".", -1);

@@ -185,17 +185,61 @@ object_clear(gpointer data)
 	g_free(obj->name);
 	g_free(obj->uid);
 	g_free(obj->labels);
-	g_bytes_unref(obj->json);
+	g_bytes_unref(obj->stored);
+	if (obj->dict != NULL)
+		kubesim_pack_dict_unref(obj->dict);
+}
+
+/* Objects smaller than this stay plain, and none smaller than a kilobyte makes a resource's
+ * dictionary: too little of the kind's shape is in it. */
+#define PACK_MIN_SIZE      128
+#define PACK_DICT_MIN_SIZE 1024
+
+/* Keeps @json as @obj's JSON, packed when packing is on and it pays. */
+static void
+object_set_json(KubesimResource *res, KubesimObject *obj, GBytes *json)
+{
+	obj->json_len = g_bytes_get_size(json);
+	if (kubesim_pack_get_enabled() && obj->json_len >= PACK_MIN_SIZE) {
+		if (res->pack_dict == NULL && obj->json_len >= PACK_DICT_MIN_SIZE)
+			res->pack_dict = kubesim_pack_dict_new(json);
+		if (res->pack_dict != NULL) {
+			GBytes *packed = kubesim_pack(res->pack_dict, json);
+			if (packed != NULL) {
+				obj->stored = packed;
+				obj->dict = kubesim_pack_dict_ref(res->pack_dict);
+				return;
+			}
+		}
+	}
+	obj->stored = g_bytes_ref(json);
+}
+
+GBytes *
+kubesim_object_get_json(const KubesimObject *obj)
+{
+	if (obj->dict == NULL)
+		return g_bytes_ref(obj->stored);
+	return kubesim_unpack(obj->dict, obj->stored, obj->json_len);
+}
+
+void
+kubesim_object_append_json(const KubesimObject *obj, GString *out)
+{
+	if (obj->dict == NULL)
+		g_string_append_len(out, g_bytes_get_data(obj->stored, NULL), obj->json_len);
+	else
+		kubesim_unpack_append(obj->dict, obj->stored, obj->json_len, out);
 }
 
 GBytes *
 kubesim_object_item_bytes(KubesimObject *obj)
 {
-	gsize len = g_bytes_get_size(obj->json);
+	g_autoptr(GBytes) json = kubesim_object_get_json(obj);
 
 	if (obj->item_off == 0)
-		return g_bytes_ref(obj->json);
-	return g_bytes_new_from_bytes(obj->json, obj->item_off, len - obj->item_off);
+		return g_steal_pointer(&json);
+	return g_bytes_new_from_bytes(json, obj->item_off, obj->json_len - obj->item_off);
 }
 
 KubesimObject *
@@ -245,6 +289,8 @@ resource_clear(gpointer data)
 	g_strfreev(res->subresources);
 	g_free(res->crd_name);
 	g_tree_unref(res->objects);
+	if (res->pack_dict != NULL)
+		kubesim_pack_dict_unref(res->pack_dict);
 }
 
 KubesimResource *
@@ -571,6 +617,7 @@ kubesim_store_add_resource(KubesimStore *store, KubesimResource *res)
 	copy->subresources = g_strdupv(res->subresources);
 	copy->crd_name = g_strdup(res->crd_name);
 	copy->removed = FALSE;
+	copy->pack_dict = NULL;
 	copy->objects =
 	        g_tree_new_full(key_compare, NULL, NULL, (GDestroyNotify)kubesim_object_unref);
 	g_ptr_array_add(store->resources, copy);
@@ -712,7 +759,7 @@ make_object(KubesimResource *res,
 	obj->rv = rv;
 	if (info->labels != NULL)
 		obj->labels = g_memdup2(info->labels->str, info->labels->len + 1);
-	obj->json = g_bytes_ref(json);
+	object_set_json(res, obj, json);
 	obj->rv_off = rv_off;
 	obj->rv_len = rv_len;
 	if (res->crd_name == NULL)
@@ -751,6 +798,7 @@ store_write(KubesimStore *store,
 {
 	g_autoptr(GBytes) json = NULL;
 	g_autoptr(GBytes) out = NULL;
+	g_autoptr(GBytes) old_json = NULL;
 	g_auto(ObjectInfo) info = {0};
 	g_auto(ObjectInfo) old_info = {0};
 	KubesimObject *old = NULL;
@@ -827,8 +875,10 @@ store_write(KubesimStore *store,
 		return NULL;
 	}
 	created = old == NULL;
-	if (old != NULL)
-		object_info_parse(old->json, &old_info);
+	if (old != NULL) {
+		old_json = kubesim_object_get_json(old);
+		object_info_parse(old_json, &old_info);
+	}
 	if (store->manager != NULL && (mode != WRITE_LOAD || !info.has_managed_fields)) {
 		/* the server records who wrote what; the rest of the write reads the result */
 		KubesimManagedWrite write = {
@@ -841,8 +891,7 @@ store_write(KubesimStore *store,
 		                g_strv_contains((const gchar *const *)res->subresources, "status"),
 		        .time = g_get_real_time() / G_USEC_PER_SEC,
 		};
-		g_autoptr(GBytes) managed =
-		        kubesim_managed_fields_apply(json, old != NULL ? old->json : NULL, &write);
+		g_autoptr(GBytes) managed = kubesim_managed_fields_apply(json, old_json, &write);
 		if (managed != NULL) {
 			g_bytes_unref(json);
 			json = g_steal_pointer(&managed);
@@ -956,6 +1005,7 @@ kubesim_store_load(KubesimStore *store, GBytes *json, KubesimStatus **status_out
  */
 static KubesimObject *
 object_new_version(KubesimStore *store,
+                   KubesimResource *res,
                    KubesimObject *obj,
                    const KubesimSplice *splices,
                    guint n_splices,
@@ -964,7 +1014,9 @@ object_new_version(KubesimStore *store,
 	KubesimObject *copy = g_rc_box_new0(KubesimObject);
 	gchar value[32];
 	gsize value_len, len, total, pos = 0, o = 0;
-	const gchar *js = g_bytes_get_data(obj->json, &len);
+	g_autoptr(GBytes) json = kubesim_object_get_json(obj);
+	g_autoptr(GBytes) made = NULL;
+	const gchar *js = g_bytes_get_data(json, &len);
 	gboolean rv_pending = obj->rv_len > 0;
 	gchar *data;
 	guint i = 0;
@@ -1004,17 +1056,18 @@ object_new_version(KubesimStore *store,
 	o += len - pos;
 	g_assert(o == total);
 	data[o] = '\0';
-	copy->json = g_bytes_new_take(data, o);
+	made = g_bytes_new_take(data, o);
 	if (obj->rv_len == 0) {
 		KubesimMetaEdit edit = {"resourceVersion", value, FALSE};
-		GBytes *spliced = copy->json;
-		copy->json = kubesim_object_json_rewrite(spliced, obj->item_off > 0, &edit, 1,
-		                                         &copy->rv_off, &copy->rv_len);
+		GBytes *spliced = made;
+		made = kubesim_object_json_rewrite(spliced, obj->item_off > 0, &edit, 1,
+		                                   &copy->rv_off, &copy->rv_len);
 		g_bytes_unref(spliced);
 	}
 	if (obj->item_off > 0)
-		copy->item_off = kubesim_object_json_item_offset(g_bytes_get_data(copy->json, NULL),
-		                                                 g_bytes_get_size(copy->json));
+		copy->item_off = kubesim_object_json_item_offset(g_bytes_get_data(made, NULL),
+		                                                 g_bytes_get_size(made));
+	object_set_json(res, copy, made);
 	copy->key = g_strdup(obj->key);
 	copy->namespace_ = g_strdup(obj->namespace_);
 	copy->name = g_strdup(obj->name);
@@ -1072,11 +1125,14 @@ kubesim_store_add(KubesimStore *store,
 		memcpy(obj->labels, labels, labels_len);
 		obj->labels[labels_len] = '\0';
 	}
-	obj->json = g_bytes_new_take(data, len - rv_len + value_len);
 	obj->rv_off = rv_off;
 	obj->rv_len = value_len;
 	if (res->crd_name == NULL)
 		obj->item_off = kubesim_object_json_item_offset(data, len - rv_len + value_len);
+	{
+		g_autoptr(GBytes) made = g_bytes_new_take(data, len - rv_len + value_len);
+		object_set_json(res, obj, made);
+	}
 	g_tree_replace(res->objects, obj->key, obj);
 	emit(store, KUBESIM_EVENT_ADDED, res, obj);
 	return kubesim_object_ref(obj);
@@ -1085,7 +1141,7 @@ kubesim_store_add(KubesimStore *store,
 static gboolean
 splices_valid(KubesimObject *obj, const KubesimSplice *splices, guint n_splices)
 {
-	gsize len = g_bytes_get_size(obj->json);
+	gsize len = obj->json_len;
 	gsize end = 0;
 	guint i;
 
@@ -1113,7 +1169,7 @@ kubesim_store_modify(KubesimStore *store,
 	KubesimObject *copy;
 
 	g_return_val_if_fail(splices_valid(obj, splices, n_splices), NULL);
-	copy = object_new_version(store, obj, splices, n_splices, text);
+	copy = object_new_version(store, res, obj, splices, n_splices, text);
 	g_tree_replace(res->objects, copy->key, copy);
 	emit(store, KUBESIM_EVENT_MODIFIED, res, copy);
 	return kubesim_object_ref(copy);
@@ -1179,7 +1235,7 @@ kubesim_store_delete(KubesimStore *store,
 			*status_out = kubesim_status_not_found(res->group, res->resource, name);
 		return NULL;
 	}
-	last = object_new_version(store, old, NULL, 0, NULL);
+	last = object_new_version(store, res, old, NULL, 0, NULL);
 	g_tree_remove(res->objects, last->key);
 	emit(store, KUBESIM_EVENT_DELETED, res, last);
 	if (res->crd_name == NULL && g_strcmp0(res->resource, "customresourcedefinitions") == 0)

@@ -7,6 +7,7 @@
 
 #include <gio/gio.h>
 
+#include "kubesim-pack.h"
 #include "kubesim-status.h"
 
 G_BEGIN_DECLS
@@ -19,7 +20,11 @@ typedef struct {
 	gchar *uid;
 	guint64 rv;
 	gchar *labels; /* "k\0v\0k\0v\0\0", NULL when none */
-	GBytes *json;  /* compact JSON of the whole object */
+	/* The compact JSON of the whole object, @json_len bytes, packed with @dict when that is
+	 * set (see kubesim-pack.h): read it with kubesim_object_get_json(). */
+	GBytes *stored;
+	KubesimPackDict *dict;
+	gsize json_len;
 	/* where the value of metadata.resourceVersion is in @json (quotes included); 0 if unknown
 	 */
 	gsize rv_off, rv_len;
@@ -29,6 +34,10 @@ typedef struct {
 } KubesimObject;
 
 KubesimObject *kubesim_object_ref(KubesimObject *obj);
+/* The compact JSON of the whole object (unpacked, a NUL after it). */
+GBytes *kubesim_object_get_json(const KubesimObject *obj);
+/* The same JSON, appended to @out. */
+void kubesim_object_append_json(const KubesimObject *obj, GString *out);
 /* The object as an item of its list: with or without kind and apiVersion (see item_off). */
 GBytes *kubesim_object_item_bytes(KubesimObject *obj);
 void kubesim_object_unref(KubesimObject *obj);
@@ -48,10 +57,11 @@ typedef struct {
 	gboolean namespaced;
 	gchar **short_names;
 	gchar **categories;
-	gchar **subresources; /* "status", "log", "exec", ... */
-	gchar *crd_name;      /* the CRD that defines it, NULL for built-in types */
-	gboolean removed;     /* its CRD was deleted: watches end */
-	GTree *objects;       /* key → KubesimObject */
+	gchar **subresources;       /* "status", "log", "exec", ... */
+	gchar *crd_name;            /* the CRD that defines it, NULL for built-in types */
+	gboolean removed;           /* its CRD was deleted: watches end */
+	GTree *objects;             /* key → KubesimObject */
+	KubesimPackDict *pack_dict; /* (nullable): what its objects are packed with from now on */
 } KubesimResource;
 
 KubesimResource *kubesim_resource_ref(KubesimResource *res);

@@ -210,8 +210,9 @@ kubesim_table_append_row(GString *out,
                          const gchar *include_object,
                          gboolean first_row)
 {
+	g_autoptr(GBytes) json = kubesim_object_get_json(obj);
 	gsize len;
-	const gchar *js = g_bytes_get_data(obj->json, &len);
+	const gchar *js = g_bytes_get_data(json, &len);
 
 	if (!first_row)
 		g_string_append_c(out, ',');

@@ -216,9 +216,7 @@ render_object_event(KubesimWatch *w, const gchar *type, KubesimObject *obj)
 		kubesim_table_end(out);
 		w->table_columns_sent = TRUE;
 	} else {
-		gsize len;
-		const gchar *js = g_bytes_get_data(obj->json, &len);
-		g_string_append_len(out, js, len);
+		kubesim_object_append_json(obj, out);
 	}
 	g_string_append(out, "}\n");
 	if (obj->rv > w->last_rv)
