@@ -281,6 +281,32 @@ test_handler_drops_before_converting(Fixture *fx, gconstpointer data)
 	g_assert_cmpuint(fx->writer->written->len, ==, in_ns);
 }
 
+/* Five pods made after the initial sync, late-0 to late-4. */
+static void
+create_late_pods(Fixture *fx)
+{
+	for (guint i = 0; i < 5; i++) {
+		g_autofree gchar *pod =
+		        g_strdup_printf("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
+		                        "\"name\":\"late-%u\","
+		                        "\"namespace\":\"ns-0\"},\"spec\":{\"containers\":[]}}",
+		                        i);
+
+		sim_admin(&fx->sim, "POST", "objects", pod);
+	}
+}
+
+/* Their ADDED events were written in order, after the first @before writes. */
+static void
+assert_late_pods_written(Fixture *fx, guint before)
+{
+	for (guint i = 0; i < 5; i++) {
+		g_autofree gchar *expected = g_strdup_printf("ADDED late-%u", i);
+
+		g_assert_cmpstr(g_ptr_array_index(fx->writer->written, before + i), ==, expected);
+	}
+}
+
 /* An output that falls behind holds the events, merged per object, while the informers keep
  * reading; nothing is lost, order is kept. */
 static void
@@ -295,15 +321,7 @@ test_handler_back_pressure(Fixture *fx, gconstpointer data)
 	wait_until(is_ready, fx, "the initial sync");
 	before = fx->writer->written->len;
 	test_writer_set_writable(fx->writer, FALSE);
-	for (guint i = 0; i < 5; i++) {
-		g_autofree gchar *pod =
-		        g_strdup_printf("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
-		                        "\"name\":\"late-%u\","
-		                        "\"namespace\":\"ns-0\"},\"spec\":{\"containers\":[]}}",
-		                        i);
-
-		sim_admin(&fx->sim, "POST", "objects", pod);
-	}
+	create_late_pods(fx);
 	/* the new events find the writer unwritable: held, the informers not paused (the queue
 	 * is far from full) */
 	while (msd_delivery_get_length(delivery) < 5)
@@ -314,11 +332,7 @@ test_handler_back_pressure(Fixture *fx, gconstpointer data)
 	test_writer_set_writable(fx->writer, TRUE);
 	wait_until(written_reached, &wait, "the five new pods");
 	g_assert_false(msd_delivery_get_paused(delivery));
-	for (guint i = 0; i < 5; i++) {
-		g_autofree gchar *expected = g_strdup_printf("ADDED late-%u", i);
-
-		g_assert_cmpstr(g_ptr_array_index(fx->writer->written, before + i), ==, expected);
-	}
+	assert_late_pods_written(fx, before);
 }
 
 /* The queue's size (meshsync_handler_set_delivery_queue_size()) is where the informers
@@ -336,15 +350,7 @@ test_handler_queue_size(Fixture *fx, gconstpointer data)
 	wait_until(is_ready, fx, "the initial sync");
 	before = fx->writer->written->len;
 	test_writer_set_writable(fx->writer, FALSE);
-	for (guint i = 0; i < 5; i++) {
-		g_autofree gchar *pod =
-		        g_strdup_printf("{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
-		                        "\"name\":\"late-%u\","
-		                        "\"namespace\":\"ns-0\"},\"spec\":{\"containers\":[]}}",
-		                        i);
-
-		sim_admin(&fx->sim, "POST", "objects", pod);
-	}
+	create_late_pods(fx);
 	while (!msd_delivery_get_paused(delivery))
 		g_main_context_iteration(NULL, TRUE);
 	g_assert_cmpuint(msd_delivery_get_length(delivery), >=, 3);
@@ -352,11 +358,7 @@ test_handler_queue_size(Fixture *fx, gconstpointer data)
 	test_writer_set_writable(fx->writer, TRUE);
 	wait_until(written_reached, &wait, "the five new pods");
 	g_assert_false(msd_delivery_get_paused(delivery));
-	for (guint i = 0; i < 5; i++) {
-		g_autofree gchar *expected = g_strdup_printf("ADDED late-%u", i);
-
-		g_assert_cmpstr(g_ptr_array_index(fx->writer->written, before + i), ==, expected);
-	}
+	assert_late_pods_written(fx, before);
 }
 
 /* A resync tears the run down and lists everything again, as upstream: every object is
