@@ -51,6 +51,13 @@ struct _MeshSyncWatchConfig {
 	GPtrArray *entries;     /* (owned) (element-type MeshSyncWatchEntry): global first */
 	GHashTable *resources;  /* (owned) (nullable): lower-cased names and plurals */
 	GHashTable *namespaces; /* (owned) (nullable) */
+
+	/* the tier-config; all full and empty lists without one */
+	MeshSyncWatchDepth depth; /* for names without an override */
+	GHashTable *depths;       /* (owned) (nullable): name -> override, GINT_TO_POINTER */
+	gchar *mode;              /* (owned) (nullable): kept for fd1, read by nothing yet */
+	GStrv enabled_infra;      /* (owned) */
+	GStrv disabled_infra;     /* (owned) */
 };
 
 G_DEFINE_FINAL_TYPE(MeshSyncWatchConfig, meshsync_watch_config, G_TYPE_OBJECT)
@@ -185,6 +192,10 @@ meshsync_watch_config_finalize(GObject *object)
 	g_ptr_array_unref(self->entries);
 	g_clear_pointer(&self->resources, g_hash_table_unref);
 	g_clear_pointer(&self->namespaces, g_hash_table_unref);
+	g_clear_pointer(&self->depths, g_hash_table_unref);
+	g_free(self->mode);
+	g_strfreev(self->enabled_infra);
+	g_strfreev(self->disabled_infra);
 	G_OBJECT_CLASS(meshsync_watch_config_parent_class)->finalize(object);
 }
 
@@ -198,6 +209,8 @@ static void
 meshsync_watch_config_init(MeshSyncWatchConfig *self)
 {
 	self->entries = g_ptr_array_new_with_free_func((GDestroyNotify)meshsync_watch_entry_free);
+	self->enabled_infra = g_new0(gchar *, 1);
+	self->disabled_infra = g_new0(gchar *, 1);
 }
 
 static MeshSyncWatchEntry *
@@ -458,10 +471,10 @@ meshsync_watch_list_value(JsonNode *node, const gchar *origin, const gchar *what
 }
 
 static MeshSyncWatchConfig *
-meshsync_watch_config_new_from_lists(JsonNode *whitelist_node,
-                                     JsonNode *blacklist_node,
-                                     const gchar *origin,
-                                     GError **error)
+meshsync_watch_config_new_from_list_nodes(JsonNode *whitelist_node,
+                                          JsonNode *blacklist_node,
+                                          const gchar *origin,
+                                          GError **error)
 {
 	g_autoptr(JsonArray) whitelist = NULL;
 	g_autoptr(JsonArray) blacklist = NULL;
@@ -504,6 +517,209 @@ meshsync_watch_config_new_from_lists(JsonNode *whitelist_node,
 	return self;
 }
 
+/* What a tier-config says, kept apart until all of it has been read: a fault anywhere leaves
+ * the configuration without tiers rather than with half of them. */
+typedef struct {
+	MeshSyncWatchDepth depth;
+	GHashTable *depths; /* name -> depth */
+	gchar *mode;
+	GStrv enabled_infra;
+	GStrv disabled_infra;
+} MeshSyncWatchTiers;
+
+static void
+meshsync_watch_tiers_clear(MeshSyncWatchTiers *tiers)
+{
+	g_clear_pointer(&tiers->depths, g_hash_table_unref);
+	g_clear_pointer(&tiers->mode, g_free);
+	g_clear_pointer(&tiers->enabled_infra, g_strfreev);
+	g_clear_pointer(&tiers->disabled_infra, g_strfreev);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(MeshSyncWatchTiers, meshsync_watch_tiers_clear)
+
+static gboolean
+meshsync_watch_depth_parse(const gchar *word, MeshSyncWatchDepth *depth)
+{
+	/* fd1's words; its Go decoder would take any case of a key, not of a value, but a
+	 * value in another case is still plainly meant */
+	if (g_ascii_strcasecmp(word, "full") == 0)
+		*depth = MESHSYNC_WATCH_DEPTH_FULL;
+	else if (g_ascii_strcasecmp(word, "shallow") == 0)
+		*depth = MESHSYNC_WATCH_DEPTH_SHALLOW;
+	else
+		return FALSE;
+	return TRUE;
+}
+
+/* A list of strings, or NULL for an absent or null member; @error for anything else. */
+static GStrv
+meshsync_watch_tiers_strings(JsonObject *object, const gchar *key, GError **error)
+{
+	JsonNode *node = meshsync_watch_member_ci(object, key);
+	g_autoptr(GStrvBuilder) builder = NULL;
+	JsonArray *array;
+
+	if (node == NULL || JSON_NODE_HOLDS_NULL(node))
+		return NULL;
+	if (!JSON_NODE_HOLDS_ARRAY(node)) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+		            _("%s is not a list of strings"), key);
+		return NULL;
+	}
+	array = json_node_get_array(node);
+	builder = g_strv_builder_new();
+	for (guint i = 0; i < json_array_get_length(array); i++) {
+		JsonNode *item = json_array_get_element(array, i);
+
+		if (json_node_get_value_type(item) != G_TYPE_STRING) {
+			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+			            _("%s[%u] is not a string"), key, i);
+			return NULL;
+		}
+		g_strv_builder_add(builder, json_node_get_string(item));
+	}
+	return g_strv_builder_end(builder);
+}
+
+/* The override lists: names of @depth; a name already given the other depth is a fault. */
+static gboolean
+meshsync_watch_tiers_read_overrides(MeshSyncWatchTiers *tiers,
+                                    JsonObject *object,
+                                    const gchar *key,
+                                    MeshSyncWatchDepth depth,
+                                    GError **error)
+{
+	g_auto(GStrv) names = meshsync_watch_tiers_strings(object, key, error);
+
+	if (names == NULL)
+		return error == NULL || *error == NULL;
+	for (guint i = 0; names[i] != NULL; i++) {
+		const gchar *name = meshsync_watch_canonical_name(names[i]);
+		gpointer other;
+
+		if (g_hash_table_lookup_extended(tiers->depths, name, NULL, &other) &&
+		    GPOINTER_TO_INT(other) != (gint)depth) {
+			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+			            _("%s is listed both as Full and as Shallow"), name);
+			return FALSE;
+		}
+		g_hash_table_replace(tiers->depths, g_strdup(name), GINT_TO_POINTER(depth));
+	}
+	return TRUE;
+}
+
+/* Reads a tier-config: a JSON object (from a YAML file) or a string holding one (the
+ * resource's ConfigMap-shaped data). Keys match in any case, as fd1's untagged Go fields
+ * would; unknown keys are ignored, as Go does. */
+static gboolean
+meshsync_watch_tiers_read(MeshSyncWatchTiers *tiers, JsonNode *node, GError **error)
+{
+	g_autoptr(JsonParser) parser = NULL;
+	g_autoptr(GError) parse_error = NULL;
+	JsonObject *object;
+	JsonNode *member;
+
+	if (json_node_get_value_type(node) == G_TYPE_STRING) {
+		parser = json_parser_new();
+		if (!json_parser_load_from_data(parser, json_node_get_string(node), -1,
+		                                &parse_error)) {
+			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+			            _("not valid JSON: %s"), parse_error->message);
+			return FALSE;
+		}
+		node = json_parser_get_root(parser);
+	}
+	if (node == NULL || !JSON_NODE_HOLDS_OBJECT(node)) {
+		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+		                    _("not a JSON object"));
+		return FALSE;
+	}
+	object = json_node_get_object(node);
+
+	tiers->depth = MESHSYNC_WATCH_DEPTH_FULL;
+	member = meshsync_watch_member_ci(object, "Depth");
+	if (member != NULL && !JSON_NODE_HOLDS_NULL(member)) {
+		if (json_node_get_value_type(member) != G_TYPE_STRING) {
+			g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+			                    _("Depth is not a string"));
+			return FALSE;
+		}
+		if (*json_node_get_string(member) != '\0' &&
+		    !meshsync_watch_depth_parse(json_node_get_string(member), &tiers->depth)) {
+			g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+			            _("Depth \"%s\" is neither shallow nor full"),
+			            json_node_get_string(member));
+			return FALSE;
+		}
+	}
+	member = meshsync_watch_member_ci(object, "Mode");
+	if (member != NULL && !JSON_NODE_HOLDS_NULL(member)) {
+		if (json_node_get_value_type(member) != G_TYPE_STRING) {
+			g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
+			                    _("Mode is not a string"));
+			return FALSE;
+		}
+		tiers->mode = g_strdup(json_node_get_string(member));
+	}
+	tiers->depths = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	if (!meshsync_watch_tiers_read_overrides(tiers, object, "Full", MESHSYNC_WATCH_DEPTH_FULL,
+	                                         error) ||
+	    !meshsync_watch_tiers_read_overrides(tiers, object, "Shallow",
+	                                         MESHSYNC_WATCH_DEPTH_SHALLOW, error))
+		return FALSE;
+	tiers->enabled_infra = meshsync_watch_tiers_strings(object, "EnabledInfra", error);
+	if (error != NULL && *error != NULL)
+		return FALSE;
+	tiers->disabled_infra = meshsync_watch_tiers_strings(object, "DisabledInfra", error);
+	return error == NULL || *error == NULL;
+}
+
+/* A tier-config that cannot be read leaves the configuration as the lists alone make it:
+ * one warning, then every type in full, which is what the resource did before tiers. */
+static void
+meshsync_watch_config_apply_tiers(MeshSyncWatchConfig *self, JsonNode *node, const gchar *origin)
+{
+	g_auto(MeshSyncWatchTiers) tiers = {MESHSYNC_WATCH_DEPTH_FULL, NULL, NULL, NULL, NULL};
+	g_autoptr(GError) error = NULL;
+
+	if (node == NULL || JSON_NODE_HOLDS_NULL(node))
+		return;
+	if (json_node_get_value_type(node) == G_TYPE_STRING && *json_node_get_string(node) == '\0')
+		return;
+	if (!meshsync_watch_tiers_read(&tiers, node, &error)) {
+		g_warning("%s: tier-config ignored, every type is watched in full: %s", origin,
+		          error->message);
+		return;
+	}
+	self->depth = tiers.depth;
+	self->depths = g_steal_pointer(&tiers.depths);
+	self->mode = g_steal_pointer(&tiers.mode);
+	if (tiers.enabled_infra != NULL) {
+		g_strfreev(self->enabled_infra);
+		self->enabled_infra = g_steal_pointer(&tiers.enabled_infra);
+	}
+	if (tiers.disabled_infra != NULL) {
+		g_strfreev(self->disabled_infra);
+		self->disabled_infra = g_steal_pointer(&tiers.disabled_infra);
+	}
+}
+
+static MeshSyncWatchConfig *
+meshsync_watch_config_new_from_lists(JsonNode *whitelist_node,
+                                     JsonNode *blacklist_node,
+                                     JsonNode *tiers_node,
+                                     const gchar *origin,
+                                     GError **error)
+{
+	MeshSyncWatchConfig *self = meshsync_watch_config_new_from_list_nodes(
+	        whitelist_node, blacklist_node, origin, error);
+
+	if (self != NULL)
+		meshsync_watch_config_apply_tiers(self, tiers_node, origin);
+	return self;
+}
+
 static MeshSyncWatchConfig *
 meshsync_watch_config_new_from_cr_node(JsonNode *root, const gchar *origin, GError **error)
 {
@@ -538,7 +754,8 @@ meshsync_watch_config_new_from_cr_node(JsonNode *root, const gchar *origin, GErr
 	}
 	return meshsync_watch_config_new_from_lists(
 	        json_object_get_member(json_node_get_object(data), "whitelist"),
-	        json_object_get_member(json_node_get_object(data), "blacklist"), origin, error);
+	        json_object_get_member(json_node_get_object(data), "blacklist"),
+	        json_object_get_member(json_node_get_object(data), "tier-config"), origin, error);
 }
 
 /**
@@ -553,8 +770,15 @@ meshsync_watch_config_new_from_cr_node(JsonNode *root, const gchar *origin, GErr
  *
  * A whitelist keeps the table entries it names, with its events; a blacklist keeps every
  * table entry it does not name, with the default events. A bad entry is skipped with a
- * warning naming it. A resource without a usable watch list is an error; upstream then falls
- * back to [ctor@MeshSync.WatchConfig.new_builtin_table].
+ * warning naming it.
+ *
+ * A `tier-config` beside them (a string holding a JSON object with `Depth`, `Full`,
+ * `Shallow`, `Mode`, `EnabledInfra` and `DisabledInfra`, keys in any case) sets the depth of
+ * each type (see [method@MeshSync.WatchConfig.get_depth]). One that cannot be read is
+ * ignored with one warning naming the fault: every type is then watched in full.
+ *
+ * A resource without a usable watch list is an error; upstream then falls back to
+ * [ctor@MeshSync.WatchConfig.new_builtin_table].
  *
  * Returns: (transfer full): a new configuration, or %NULL on error
  */
@@ -590,7 +814,13 @@ meshsync_watch_config_new_from_resource(const gchar *json, gssize length, GError
  *     events: [ADDED, MODIFIED, DELETED]
  *   - resource: deployments.v1.apps
  *     events: [ADDED, DELETED]
+ * tier-config:
+ *   depth: shallow
+ *   full: [deployments.v1.apps]
  * ```
+ *
+ * The `tier-config` is optional, a mapping or a string holding JSON, read as in
+ * [ctor@MeshSync.WatchConfig.new_from_resource].
  *
  * Returns: (transfer full): a new configuration, or %NULL on error
  */
@@ -625,6 +855,7 @@ meshsync_watch_config_new_from_file(const gchar *path, GError **error)
 		return meshsync_watch_config_new_from_cr_node(root, path, error);
 	return meshsync_watch_config_new_from_lists(json_object_get_member(object, "whitelist"),
 	                                            json_object_get_member(object, "blacklist"),
+	                                            json_object_get_member(object, "tier-config"),
 	                                            path, error);
 }
 
@@ -695,6 +926,80 @@ meshsync_watch_config_wants_event(MeshSyncWatchConfig *self,
 	const gchar *const *events = meshsync_watch_config_get_events(self, name);
 
 	return events != NULL && g_strv_contains(events, event_type);
+}
+
+/**
+ * meshsync_watch_config_get_depth:
+ * @self: a #MeshSyncWatchConfig
+ * @name: a watched name, such as `pods.v1.`
+ *
+ * Gets how deep @name is watched: the tier-config's `Full` or `Shallow` list when one names
+ * it, else its `Depth`. Without a tier-config, every type is watched in full.
+ *
+ * Returns: the depth
+ */
+MeshSyncWatchDepth
+meshsync_watch_config_get_depth(MeshSyncWatchConfig *self, const gchar *name)
+{
+	gpointer depth;
+
+	g_return_val_if_fail(MESHSYNC_IS_WATCH_CONFIG(self), MESHSYNC_WATCH_DEPTH_FULL);
+	g_return_val_if_fail(name != NULL, MESHSYNC_WATCH_DEPTH_FULL);
+
+	if (self->depths != NULL && g_hash_table_lookup_extended(self->depths, name, NULL, &depth))
+		return (MeshSyncWatchDepth)GPOINTER_TO_INT(depth);
+	return self->depth;
+}
+
+/**
+ * meshsync_watch_config_get_mode:
+ * @self: a #MeshSyncWatchConfig
+ *
+ * Gets the tier-config's `Mode`, as written. MeshSync does not interpret it; it is kept for
+ * consumers of fd1's `DiscoveryConfig`.
+ *
+ * Returns: (nullable): the mode, or %NULL when the tier-config has none
+ */
+const gchar *
+meshsync_watch_config_get_mode(MeshSyncWatchConfig *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_WATCH_CONFIG(self), NULL);
+
+	return self->mode;
+}
+
+/**
+ * meshsync_watch_config_get_enabled_infra:
+ * @self: a #MeshSyncWatchConfig
+ *
+ * Gets the tier-config's `EnabledInfra`: the infrastructures whose deeper discovery is
+ * wanted.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the names, empty when unset
+ */
+const gchar *const *
+meshsync_watch_config_get_enabled_infra(MeshSyncWatchConfig *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_WATCH_CONFIG(self), NULL);
+
+	return (const gchar *const *)self->enabled_infra;
+}
+
+/**
+ * meshsync_watch_config_get_disabled_infra:
+ * @self: a #MeshSyncWatchConfig
+ *
+ * Gets the tier-config's `DisabledInfra`: the infrastructures never looked into deeper, even
+ * when detected.
+ *
+ * Returns: (transfer none) (array zero-terminated=1): the names, empty when unset
+ */
+const gchar *const *
+meshsync_watch_config_get_disabled_infra(MeshSyncWatchConfig *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_WATCH_CONFIG(self), NULL);
+
+	return (const gchar *const *)self->disabled_infra;
 }
 
 /**

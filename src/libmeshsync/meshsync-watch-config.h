@@ -32,6 +32,20 @@ typedef enum /*< underscore_name=meshsync_watch_stage >*/ {
 	MESHSYNC_WATCH_STAGE_LOCAL,
 } MeshSyncWatchStage;
 
+/**
+ * MeshSyncWatchDepth:
+ * @MESHSYNC_WATCH_DEPTH_FULL: whole objects are listed, watched, held and published
+ * @MESHSYNC_WATCH_DEPTH_SHALLOW: only the objects' metadata is listed, watched and held; they
+ *   are published with an empty spec and status
+ *
+ * How much of a watched type's objects MeshSync reads, set per type by the `tier-config` of
+ * the MeshSync resource's watch list (see doc/tiers.md).
+ */
+typedef enum /*< underscore_name=meshsync_watch_depth >*/ {
+	MESHSYNC_WATCH_DEPTH_FULL,
+	MESHSYNC_WATCH_DEPTH_SHALLOW,
+} MeshSyncWatchDepth;
+
 MESHSYNC_AVAILABLE_IN_ALL
 MeshSyncWatchConfig *meshsync_watch_config_new_default(void);
 MESHSYNC_AVAILABLE_IN_ALL
@@ -50,6 +64,15 @@ MESHSYNC_AVAILABLE_IN_ALL
 gboolean meshsync_watch_config_wants_event(MeshSyncWatchConfig *self,
                                            const gchar *name,
                                            const gchar *event_type);
+
+MESHSYNC_AVAILABLE_IN_ALL
+MeshSyncWatchDepth meshsync_watch_config_get_depth(MeshSyncWatchConfig *self, const gchar *name);
+MESHSYNC_AVAILABLE_IN_ALL
+const gchar *meshsync_watch_config_get_mode(MeshSyncWatchConfig *self);
+MESHSYNC_AVAILABLE_IN_ALL
+const gchar *const *meshsync_watch_config_get_enabled_infra(MeshSyncWatchConfig *self);
+MESHSYNC_AVAILABLE_IN_ALL
+const gchar *const *meshsync_watch_config_get_disabled_infra(MeshSyncWatchConfig *self);
 
 MESHSYNC_AVAILABLE_IN_ALL
 gboolean meshsync_watch_config_add_crd(MeshSyncWatchConfig *self, const gchar *name);

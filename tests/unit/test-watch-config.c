@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "meshsync-enum-types.h"
 #include "meshsync-error.h"
 #include "meshsync-watch-config.h"
 
@@ -419,6 +420,195 @@ test_watch_name_parse(void)
 	g_assert_false(meshsync_watch_name_parse("pods", NULL, NULL, NULL));
 }
 
+/* A resource with a blacklist and, unless NULL, @tiers as its tier-config string. */
+static MeshSyncWatchConfig *
+config_with_tiers(const gchar *tiers)
+{
+	g_autoptr(GString) json =
+	        g_string_new("{\"apiVersion\":\"meshery.io/v1alpha1\","
+	                     "\"kind\":\"MeshSync\",\"spec\":{\"watch-list\":"
+	                     "{\"data\":{\"blacklist\":\"[\\\"secrets.v1.\\\"]\"");
+	g_autofree gchar *escaped = tiers != NULL ? g_strescape(tiers, NULL) : NULL;
+	g_autoptr(GError) error = NULL;
+	MeshSyncWatchConfig *config;
+
+	if (escaped != NULL)
+		g_string_append_printf(json, ",\"tier-config\":\"%s\"", escaped);
+	g_string_append(json, "}}}}");
+	config = meshsync_watch_config_new_from_resource(json->str, (gssize)json->len, &error);
+	g_assert_no_error(error);
+	g_assert_nonnull(config);
+	return config;
+}
+
+static void
+assert_no_tiers(MeshSyncWatchConfig *config)
+{
+	g_auto(GStrv) global = meshsync_watch_config_get_names(config, MESHSYNC_WATCH_STAGE_GLOBAL);
+
+	/* the blacklist still applies */
+	g_assert_false(g_strv_contains((const gchar *const *)global, "secrets.v1."));
+	g_assert_true(g_strv_contains((const gchar *const *)global, "configmaps.v1."));
+	g_assert_cmpint(meshsync_watch_config_get_depth(config, "pods.v1."), ==,
+	                MESHSYNC_WATCH_DEPTH_FULL);
+	g_assert_cmpint(meshsync_watch_config_get_depth(config, "deployments.v1.apps"), ==,
+	                MESHSYNC_WATCH_DEPTH_FULL);
+	g_assert_null(meshsync_watch_config_get_mode(config));
+	g_assert_cmpstrv(meshsync_watch_config_get_enabled_infra(config),
+	                 ((const gchar *const[]){NULL}));
+	g_assert_cmpstrv(meshsync_watch_config_get_disabled_infra(config),
+	                 ((const gchar *const[]){NULL}));
+}
+
+static void
+test_watch_config_tiers_absent(void)
+{
+	g_autoptr(MeshSyncWatchConfig) config = config_with_tiers(NULL);
+	g_autoptr(MeshSyncWatchConfig) empty = config_with_tiers("");
+	g_autoptr(MeshSyncWatchConfig) builtin = meshsync_watch_config_new_default();
+
+	assert_no_tiers(config);
+	assert_no_tiers(empty);
+	g_assert_cmpint(meshsync_watch_config_get_depth(builtin, "pods.v1."), ==,
+	                MESHSYNC_WATCH_DEPTH_FULL);
+	g_assert_cmpstrv(meshsync_watch_config_get_enabled_infra(builtin),
+	                 ((const gchar *const[]){NULL}));
+}
+
+static void
+test_watch_config_tiers_present(void)
+{
+	g_autoptr(MeshSyncWatchConfig) config = config_with_tiers(
+	        "{\"Mode\":\"tiered\",\"Depth\":\"shallow\","
+	        "\"Full\":[\"deployments.v1.apps\",\"services.v1.\"],"
+	        "\"EnabledInfra\":[\"istio\",\"linkerd\"],\"DisabledInfra\":[\"grafana-operator\"],"
+	        "\"SomethingNew\":1}");
+	g_autoptr(MeshSyncWatchConfig) overrides =
+	        config_with_tiers("{\"Shallow\":[\"pods.v1.\",\"serviceaccount.v1.\"]}");
+
+	g_assert_cmpint(meshsync_watch_config_get_depth(config, "pods.v1."), ==,
+	                MESHSYNC_WATCH_DEPTH_SHALLOW);
+	g_assert_cmpint(meshsync_watch_config_get_depth(config, "configmaps.v1."), ==,
+	                MESHSYNC_WATCH_DEPTH_SHALLOW);
+	/* a CustomResourceDefinition's type takes the default too */
+	g_assert_cmpint(meshsync_watch_config_get_depth(config, "widgets.v1.example.com"), ==,
+	                MESHSYNC_WATCH_DEPTH_SHALLOW);
+	g_assert_cmpint(meshsync_watch_config_get_depth(config, "deployments.v1.apps"), ==,
+	                MESHSYNC_WATCH_DEPTH_FULL);
+	g_assert_cmpint(meshsync_watch_config_get_depth(config, "services.v1."), ==,
+	                MESHSYNC_WATCH_DEPTH_FULL);
+	g_assert_cmpstr(meshsync_watch_config_get_mode(config), ==, "tiered");
+	g_assert_cmpstrv(meshsync_watch_config_get_enabled_infra(config),
+	                 ((const gchar *const[]){"istio", "linkerd", NULL}));
+	g_assert_cmpstrv(meshsync_watch_config_get_disabled_infra(config),
+	                 ((const gchar *const[]){"grafana-operator", NULL}));
+
+	/* full by default, the override list alone; upstream's singular spelling is the entry */
+	g_assert_cmpint(meshsync_watch_config_get_depth(overrides, "pods.v1."), ==,
+	                MESHSYNC_WATCH_DEPTH_SHALLOW);
+	g_assert_cmpint(meshsync_watch_config_get_depth(overrides, "serviceaccounts.v1."), ==,
+	                MESHSYNC_WATCH_DEPTH_SHALLOW);
+	g_assert_cmpint(meshsync_watch_config_get_depth(overrides, "services.v1."), ==,
+	                MESHSYNC_WATCH_DEPTH_FULL);
+	g_assert_null(meshsync_watch_config_get_mode(overrides));
+}
+
+/* Go's decoder matches untagged fields in any case: fd1's writers may use either. */
+static void
+test_watch_config_tiers_case(void)
+{
+	g_autoptr(MeshSyncWatchConfig) lower = config_with_tiers(
+	        "{\"depth\":\"shallow\",\"full\":[\"services.v1.\"],\"enabledinfra\":[\"istio\"]}");
+	g_autoptr(MeshSyncWatchConfig) upper = config_with_tiers(
+	        "{\"DEPTH\":\"SHALLOW\",\"SHALLOW\":[],\"disabledInfra\":[\"linkerd\"]}");
+
+	g_assert_cmpint(meshsync_watch_config_get_depth(lower, "pods.v1."), ==,
+	                MESHSYNC_WATCH_DEPTH_SHALLOW);
+	g_assert_cmpint(meshsync_watch_config_get_depth(lower, "services.v1."), ==,
+	                MESHSYNC_WATCH_DEPTH_FULL);
+	g_assert_cmpstrv(meshsync_watch_config_get_enabled_infra(lower),
+	                 ((const gchar *const[]){"istio", NULL}));
+	g_assert_cmpint(meshsync_watch_config_get_depth(upper, "pods.v1."), ==,
+	                MESHSYNC_WATCH_DEPTH_SHALLOW);
+	g_assert_cmpstrv(meshsync_watch_config_get_disabled_infra(upper),
+	                 ((const gchar *const[]){"linkerd", NULL}));
+}
+
+static void
+test_watch_config_tiers_malformed(void)
+{
+	static const struct {
+		const gchar *tiers;
+		const gchar *fault;
+	} cases[] = {
+	        {"{\"Depth\":\"shallow\"", "*tier-config ignored*not valid JSON*"},
+	        {"[\"shallow\"]", "*tier-config ignored*not a JSON object*"},
+	        {"{\"Depth\":\"deep\"}", "*tier-config ignored*Depth \"deep\" is neither*"},
+	        {"{\"Depth\":2}", "*tier-config ignored*Depth is not a string*"},
+	        {"{\"Depth\":\"shallow\",\"Full\":\"services.v1.\"}",
+	         "*tier-config ignored*Full is not a list of strings*"},
+	        {"{\"Depth\":\"shallow\",\"Shallow\":[\"pods.v1.\",3]}",
+	         "*tier-config ignored*Shallow[1] is not a string*"},
+	        {"{\"Full\":[\"pods.v1.\"],\"Shallow\":[\"pods.v1.\"]}",
+	         "*tier-config ignored*pods.v1. is listed both*"},
+	        {"{\"Depth\":\"shallow\",\"EnabledInfra\":{\"istio\":true}}",
+	         "*tier-config ignored*EnabledInfra is not a list*"},
+	        {"{\"Depth\":\"shallow\",\"DisabledInfra\":[null]}",
+	         "*tier-config ignored*DisabledInfra[0] is not a string*"},
+	        {"{\"Depth\":\"shallow\",\"Mode\":[1]}", "*tier-config ignored*Mode is not*"},
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autoptr(MeshSyncWatchConfig) config = NULL;
+
+		/* exactly one warning each: the expected one, and no other may come */
+		g_test_expect_message("MeshSyncConfig", G_LOG_LEVEL_WARNING, cases[i].fault);
+		config = config_with_tiers(cases[i].tiers);
+		g_test_assert_expected_messages();
+		assert_no_tiers(config);
+	}
+}
+
+static void
+test_watch_config_tiers_file(void)
+{
+	static const gchar *const texts[] = {
+	        "blacklist: [secrets.v1.]\ntier-config:\n  depth: shallow\n"
+	        "  full: [deployments.v1.apps]\n",
+	        "blacklist: [secrets.v1.]\ntier-config: '{\"Depth\":\"shallow\","
+	        "\"Full\":[\"deployments.v1.apps\"]}'\n",
+	};
+
+	for (guint i = 0; i < G_N_ELEMENTS(texts); i++) {
+		g_autoptr(GError) error = NULL;
+		g_autofree gchar *path = NULL;
+		g_autoptr(MeshSyncWatchConfig) config = NULL;
+		gint fd = g_file_open_tmp("watch-config-XXXXXX.yaml", &path, &error);
+
+		g_assert_no_error(error);
+		close(fd);
+		g_assert_true(g_file_set_contents(path, texts[i], -1, &error));
+		config = meshsync_watch_config_new_from_file(path, &error);
+		g_assert_no_error(error);
+		g_assert_cmpint(meshsync_watch_config_get_depth(config, "pods.v1."), ==,
+		                MESHSYNC_WATCH_DEPTH_SHALLOW);
+		g_assert_cmpint(meshsync_watch_config_get_depth(config, "deployments.v1.apps"), ==,
+		                MESHSYNC_WATCH_DEPTH_FULL);
+		g_unlink(path);
+	}
+}
+
+static void
+test_watch_config_depth_enum(void)
+{
+	GEnumClass *klass = g_type_class_ref(MESHSYNC_TYPE_WATCH_DEPTH);
+
+	g_assert_cmpstr(g_enum_get_value(klass, MESHSYNC_WATCH_DEPTH_SHALLOW)->value_nick, ==,
+	                "shallow");
+	g_assert_cmpstr(g_enum_get_value(klass, MESHSYNC_WATCH_DEPTH_FULL)->value_nick, ==, "full");
+	g_type_class_unref(klass);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -439,5 +629,11 @@ main(int argc, char **argv)
 	g_test_add_func("/watch-config/output-filters", test_watch_config_output_filters);
 	g_test_add_func("/watch-config/pluralise", test_watch_config_pluralise);
 	g_test_add_func("/watch-config/name-parse", test_watch_name_parse);
+	g_test_add_func("/watch-config/tiers/absent", test_watch_config_tiers_absent);
+	g_test_add_func("/watch-config/tiers/present", test_watch_config_tiers_present);
+	g_test_add_func("/watch-config/tiers/case", test_watch_config_tiers_case);
+	g_test_add_func("/watch-config/tiers/malformed", test_watch_config_tiers_malformed);
+	g_test_add_func("/watch-config/tiers/file", test_watch_config_tiers_file);
+	g_test_add_func("/watch-config/tiers/depth-enum", test_watch_config_depth_enum);
 	return g_test_run();
 }
