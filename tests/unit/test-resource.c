@@ -934,8 +934,16 @@ static const struct {
          "{\"name\":\"d\"}]}}}}",
          "{\"builderSignals\":{\"crdsPresent\":[],\"images\":[\"busybox:1.36\",\"envoy:v1\","
          "\"app\\u003c2\\u003e:\u00e9\"]}}"},
-        {"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"uid\":\"p1\"}}",
+        {"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"uid\":\"p1\"},"
+         "\"spec\":{\"containers\":[]}}",
          "{\"builderSignals\":{\"crdsPresent\":[],\"images\":[]}}"},
+        /* shallow objects (doc/tiers.md): no containers were read, so no images key */
+        {"{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\",\"uid\":\"p1\"},"
+         "\"spec\":{},\"status\":{}}",
+         "{\"builderSignals\":{\"crdsPresent\":[]}}"},
+        {"{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\","
+         "\"uid\":\"d2\"},\"spec\":{},\"status\":{}}",
+         "{\"builderSignals\":{\"crdsPresent\":[]}}"},
         {"{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
          "\"metadata\":{\"name\":\"virtualservices.networking.istio.io\",\"uid\":\"c1\"},"
          "\"spec\":{\"group\":\"networking.istio.io\"}}",

@@ -305,6 +305,46 @@ test_store_bytes_held(void)
 	g_assert_cmpuint(msd_store_get_size(store), ==, 0);
 }
 
+/* A shallow type's entry: the type's kind and apiVersion, the metadata without
+ * managedFields, an empty spec and status, whatever the server sent besides. */
+static void
+test_store_entry_metadata_only(void)
+{
+	const gchar *const inputs[] = {
+	        /* what a metadata-only answer holds */
+	        "{\"kind\":\"PartialObjectMetadata\",\"apiVersion\":\"meta.k8s.io/v1\","
+	        "\"metadata\":{\"name\":\"web-0\",\"namespace\":\"shop\",\"uid\":\"u-7\","
+	        "\"resourceVersion\":\"42\",\"managedFields\":[{\"manager\":\"k\"}],"
+	        "\"labels\":{\"app\":\"web\"}}}",
+	        /* a whole object from a server that ignored the Accept, pretty-printed */
+	        "{\n \"metadata\": {\"name\": \"web-0\", \"namespace\": \"shop\", \"uid\": "
+	        "\"u-7\",\n"
+	        "  \"resourceVersion\": \"42\", \"labels\": {\"app\": \"web\"}},\n"
+	        " \"spec\": {\"containers\": [{\"image\": \"nginx\"}]}, \"status\": {\"phase\": "
+	        "\"Running\"}, \"data\": {\"k\": \"v\"}\n}",
+	};
+	const gchar *expected = "{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":"
+	                        "\"web-0\",\"namespace\":\"shop\",\"uid\":\"u-7\","
+	                        "\"resourceVersion\":\"42\",\"labels\":{\"app\":\"web\"}},"
+	                        "\"spec\":{},\"status\":{}}";
+
+	for (guint i = 0; i < G_N_ELEMENTS(inputs); i++) {
+		g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+		g_autoptr(GError) error = NULL;
+		g_autoptr(MsdStoreEntry) entry = NULL;
+
+		g_assert_true(msd_json_tokens_parse(&tokens, inputs[i], strlen(inputs[i]), &error));
+		entry = msd_store_entry_new_metadata_from_tokens(&tokens, 0, "Pod", "v1", &error);
+		g_assert_no_error(error);
+		assert_entry(entry, expected);
+		g_assert_cmpuint(entry->size, ==, strlen(expected));
+		g_assert_cmpstr(entry->uid, ==, "u-7");
+		g_assert_cmpstr(entry->namespace_, ==, "shop");
+		g_assert_cmpstr(entry->name, ==, "web-0");
+		g_assert_cmpstr(entry->resource_version, ==, "42");
+	}
+}
+
 int
 main(int argc, char **argv)
 {
@@ -313,6 +353,7 @@ main(int argc, char **argv)
 	g_test_add_func("/store/object-without-name", test_store_object_without_name);
 	g_test_add_func("/store/entry-fields", test_store_entry_fields);
 	g_test_add_func("/store/kind-injected", test_store_entry_kind_injected);
+	g_test_add_func("/store/metadata-only", test_store_entry_metadata_only);
 	g_test_add_func("/store/upsert", test_store_upsert);
 	g_test_add_func("/store/delete", test_store_delete);
 	g_test_add_func("/store/replace-all", test_store_replace_all);

@@ -95,6 +95,7 @@ struct _MsdInformer {
 	guint backoff_ms;      /* the current backoff step; 0 after a success */
 	gboolean denied_logged;
 	gboolean watch_list_supported;
+	gboolean metadata_only; /* a shallow type: metadata read, held and passed on */
 
 	MsdInformerEventFunc event_func;
 	gpointer event_data;
@@ -200,6 +201,12 @@ static void msd_informer_fetch_page(MsdInformer *self, const gchar *continue_tok
 static void msd_informer_watch(MsdInformer *self, gboolean initial);
 static void msd_informer_pump(MsdInformer *self);
 
+static MsdKubeRequestFlags
+msd_informer_request_flags(MsdInformer *self)
+{
+	return self->metadata_only ? MSD_KUBE_REQUEST_METADATA : MSD_KUBE_REQUEST_DEFAULT;
+}
+
 /* Hands one change to the consumer while @doc (the watch line or list page it came from) is
  * still alive, so that the conversion reads the same tokens instead of parsing again.
  * @read_at is when its watch line was read, 0 for what a list brought. */
@@ -214,7 +221,8 @@ msd_informer_emit(MsdInformer *self,
 	MsdInformerEvent event = {
 	        .type = type,
 	        .entry = entry,
-	        .doc = doc,
+	        /* a metadata-only object says PartialObjectMetadata: the entry says what it is */
+	        .doc = self->metadata_only ? NULL : doc,
 	        .index = index,
 	        .kind = meshsync_api_resource_get_kind(self->resource),
 	        .api_version = meshsync_api_resource_get_group_version(self->resource),
@@ -543,9 +551,16 @@ msd_informer_unchanged(MsdInformer *self,
 static MsdStoreEntry *
 msd_informer_copy(MsdInformer *self, const MsdJsonTokens *doc, gint index, GError **error)
 {
-	MsdStoreEntry *entry = msd_store_entry_new_from_tokens(
-	        doc, (guint)index, meshsync_api_resource_get_kind(self->resource),
-	        meshsync_api_resource_get_group_version(self->resource), error);
+	MsdStoreEntry *entry;
+
+	if (self->metadata_only)
+		entry = msd_store_entry_new_metadata_from_tokens(
+		        doc, (guint)index, meshsync_api_resource_get_kind(self->resource),
+		        meshsync_api_resource_get_group_version(self->resource), error);
+	else
+		entry = msd_store_entry_new_from_tokens(
+		        doc, (guint)index, meshsync_api_resource_get_kind(self->resource),
+		        meshsync_api_resource_get_group_version(self->resource), error);
 
 	if (entry != NULL)
 		self->counters.copied++;
@@ -756,8 +771,8 @@ msd_informer_fetch_page(MsdInformer *self, const gchar *continue_token)
 		g_string_append_uri_escaped(query, continue_token, NULL, FALSE);
 	}
 	op->continuation = continue_token != NULL;
-	msd_kube_client_get_async(self->client, query->str, self->cancellable, msd_informer_page_cb,
-	                          op);
+	msd_kube_client_get_full_async(self->client, query->str, msd_informer_request_flags(self),
+	                               self->cancellable, msd_informer_page_cb, op);
 }
 
 static void msd_informer_list_now(MsdInformer *self);
@@ -1312,8 +1327,9 @@ msd_informer_watch(MsdInformer *self, gboolean initial)
 		g_string_append_printf(query, "&timeoutSeconds=%d", timeout);
 	}
 	msd_informer_log(self, G_LOG_LEVEL_DEBUG, "%s: %s", self->name, query->str);
-	msd_kube_client_stream_async(self->client, query->str, self->watch_cancellable,
-	                             msd_informer_watch_open_cb, msd_informer_op_new(self));
+	msd_kube_client_stream_full_async(self->client, query->str,
+	                                  msd_informer_request_flags(self), self->watch_cancellable,
+	                                  msd_informer_watch_open_cb, msd_informer_op_new(self));
 }
 
 static void
@@ -1702,4 +1718,22 @@ msd_informer_get_resource_version(MsdInformer *self)
 {
 	g_return_val_if_fail(MSD_IS_INFORMER(self), NULL);
 	return self->resource_version;
+}
+
+/* Before start: list, watch and hold the objects' metadata only (a shallow type). */
+void
+msd_informer_set_metadata_only(MsdInformer *self, gboolean metadata_only)
+{
+	g_return_if_fail(MSD_IS_INFORMER(self));
+	g_return_if_fail(!self->running);
+
+	self->metadata_only = metadata_only;
+}
+
+gboolean
+msd_informer_get_metadata_only(MsdInformer *self)
+{
+	g_return_val_if_fail(MSD_IS_INFORMER(self), FALSE);
+
+	return self->metadata_only;
 }

@@ -85,6 +85,14 @@ void msd_informer_set_event_func(MsdInformer *self,
                                  gpointer user_data,
                                  GDestroyNotify destroy);
 
+/* A shallow type (MESHSYNC_WATCH_DEPTH_SHALLOW): lists and watches ask the server for
+ * metadata only (PartialObjectMetadata), and the store holds each object as its metadata with
+ * an empty spec and status (msd_store_entry_new_metadata_from_tokens()), under the type's own
+ * kind and apiVersion. Events then carry no tokens (@doc is NULL): the entry is the object.
+ * Set before msd_informer_start(). */
+void msd_informer_set_metadata_only(MsdInformer *self, gboolean metadata_only);
+gboolean msd_informer_get_metadata_only(MsdInformer *self);
+
 /* Starts listing; with the store kept from an earlier run, the first list reconciles it. */
 void msd_informer_start(MsdInformer *self);
 void msd_informer_set_gate_func(MsdInformer *self, MsdInformerGateFunc func, gpointer user_data);

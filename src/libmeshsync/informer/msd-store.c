@@ -202,6 +202,53 @@ msd_store_find_managed_fields(const MsdJsonTokens *tokens,
 	return TRUE;
 }
 
+/* A shallow type's entry: the type's own kind and apiVersion (a metadata-only answer says
+ * PartialObjectMetadata of meta.k8s.io/v1 instead), the metadata without managedFields, and
+ * an empty spec and status, so that every reader of the store, the conversion included,
+ * sees the shape of a whole object whose spec and status are empty. Anything else the
+ * server sent (a server that ignored the metadata-only Accept sends whole objects) is left
+ * out: the memory a shallow type costs is its metadata's, whatever was read. */
+static MsdStoreEntry *
+msd_store_entry_new_metadata(const MsdJsonTokens *tokens,
+                             gint metadata,
+                             const gchar *kind,
+                             const gchar *api_version,
+                             gchar **uid,
+                             gchar **namespace_,
+                             gchar **name,
+                             gchar **resource_version)
+{
+	static const gchar tail[] = ",\"spec\":{},\"status\":{}}";
+	const gchar *start = tokens->data + tokens->tokens[metadata].start;
+	const gchar *end = tokens->data + tokens->tokens[metadata].end;
+	const gchar *cut_start = NULL;
+	const gchar *cut_end = NULL;
+	g_autofree gchar *prefix = NULL;
+	MsdStoreEntry *entry;
+	gchar *buffer;
+	gchar *out;
+
+	if (!msd_store_is_plain(kind) || !msd_store_is_plain(api_version))
+		kind = api_version = "";
+	prefix = g_strdup_printf("{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":", kind,
+	                         api_version);
+	msd_store_find_managed_fields(tokens, metadata, &cut_start, &cut_end);
+	buffer = g_malloc(strlen(prefix) + (gsize)(end - start) + sizeof(tail));
+	out = g_stpcpy(buffer, prefix);
+	out = msd_store_copy_compact(out, start, end, cut_start, cut_end);
+	memcpy(out, tail, sizeof(tail) - 1);
+	out += sizeof(tail) - 1;
+
+	entry = g_atomic_rc_box_new0(MsdStoreEntry);
+	entry->size = (gsize)(out - buffer);
+	entry->held = g_bytes_new_take(g_realloc(buffer, entry->size), entry->size);
+	entry->uid = g_steal_pointer(uid);
+	entry->namespace_ = g_steal_pointer(namespace_);
+	entry->name = g_steal_pointer(name);
+	entry->resource_version = g_steal_pointer(resource_version);
+	return entry;
+}
+
 /**
  * msd_store_entry_new_from_tokens:
  * @tokens: a tokenized document
@@ -212,12 +259,13 @@ msd_store_find_managed_fields(const MsdJsonTokens *tokens,
  *
  * Returns: (transfer full): a new entry, or %NULL when the object has no metadata.name
  */
-MsdStoreEntry *
-msd_store_entry_new_from_tokens(const MsdJsonTokens *tokens,
-                                guint index,
-                                const gchar *kind,
-                                const gchar *api_version,
-                                GError **error)
+static MsdStoreEntry *
+msd_store_entry_new_full(const MsdJsonTokens *tokens,
+                         guint index,
+                         const gchar *kind,
+                         const gchar *api_version,
+                         gboolean metadata_only,
+                         GError **error)
 {
 	g_autofree gchar *uid = NULL;
 	g_autofree gchar *name = NULL;
@@ -268,6 +316,10 @@ msd_store_entry_new_from_tokens(const MsdJsonTokens *tokens,
 		uid = g_strdup_printf("%s/%s", namespace_, name);
 	}
 
+	if (metadata_only)
+		return msd_store_entry_new_metadata(tokens, metadata, kind, api_version, &uid,
+		                                    &namespace_, &name, &resource_version);
+
 	if (kind != NULL && msd_store_is_plain(kind) &&
 	    msd_json_tokens_member(tokens, index, "kind") < 0) {
 		prefix = g_string_new(NULL);
@@ -317,6 +369,39 @@ msd_store_entry_new_from_tokens(const MsdJsonTokens *tokens,
 	entry->name = g_steal_pointer(&name);
 	entry->resource_version = g_steal_pointer(&resource_version);
 	return entry;
+}
+
+MsdStoreEntry *
+msd_store_entry_new_from_tokens(const MsdJsonTokens *tokens,
+                                guint index,
+                                const gchar *kind,
+                                const gchar *api_version,
+                                GError **error)
+{
+	return msd_store_entry_new_full(tokens, index, kind, api_version, FALSE, error);
+}
+
+/**
+ * msd_store_entry_new_metadata_from_tokens:
+ * @tokens: a tokenized document
+ * @index: the token of the object
+ * @kind: the kind the entry says
+ * @api_version: the apiVersion the entry says
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full): a new entry holding the object's metadata only, or %NULL when
+ *   the object has no metadata.name
+ */
+MsdStoreEntry *
+msd_store_entry_new_metadata_from_tokens(const MsdJsonTokens *tokens,
+                                         guint index,
+                                         const gchar *kind,
+                                         const gchar *api_version,
+                                         GError **error)
+{
+	g_return_val_if_fail(kind != NULL && api_version != NULL, NULL);
+
+	return msd_store_entry_new_full(tokens, index, kind, api_version, TRUE, error);
 }
 
 /**

@@ -39,6 +39,14 @@ MsdStoreEntry *msd_store_entry_new_from_tokens(const MsdJsonTokens *tokens,
                                                const gchar *kind,
                                                const gchar *api_version,
                                                GError **error);
+/* Builds a shallow type's entry from the object at token @index, whole or metadata-only:
+ * `{"kind":@kind,"apiVersion":@api_version,"metadata":{...},"spec":{},"status":{}}`, the
+ * metadata without managedFields. */
+MsdStoreEntry *msd_store_entry_new_metadata_from_tokens(const MsdJsonTokens *tokens,
+                                                        guint index,
+                                                        const gchar *kind,
+                                                        const gchar *api_version,
+                                                        GError **error);
 MsdStoreEntry *msd_store_entry_new_from_json(const gchar *data, gsize length, GError **error);
 MsdStoreEntry *msd_store_entry_ref(MsdStoreEntry *entry);
 /* (transfer full): the compact JSON, decompressed when it is held compressed */

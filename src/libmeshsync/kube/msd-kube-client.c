@@ -73,6 +73,7 @@ typedef struct {
 	gchar *url;            /* (owned) */
 	gboolean stream;       /* hand the body stream over instead of reading it */
 	gboolean one_shot;     /* MSD_KUBE_REQUEST_ONE_SHOT: its connection is not kept */
+	gboolean metadata;     /* MSD_KUBE_REQUEST_METADATA: PartialObjectMetadata asked for */
 	GStrv ws_protocols;    /* (owned) (nullable): a WebSocket upgrade offering these */
 	gboolean retried;      /* a 401 was answered already */
 	SoupMessage *msg;      /* (owned) (nullable) */
@@ -842,7 +843,12 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 		g_signal_connect(req->msg, "network-event",
 		                 G_CALLBACK(msd_kube_client_network_event_cb), NULL);
 	headers = soup_message_get_request_headers(req->msg);
-	soup_message_headers_replace(headers, "Accept", "application/json");
+	if (!req->metadata)
+		soup_message_headers_replace(headers, "Accept", "application/json");
+	else if (req->stream)
+		soup_message_headers_replace(headers, "Accept", MSD_KUBE_ACCEPT_METADATA);
+	else
+		soup_message_headers_replace(headers, "Accept", MSD_KUBE_ACCEPT_METADATA_LIST);
 	soup_message_headers_replace(headers, "Accept-Encoding", "gzip");
 	/* not reusable: libsoup closes it when the answer ends instead of pooling it */
 	if (req->one_shot)
@@ -926,6 +932,8 @@ msd_kube_client_request(MsdKubeClient *self,
 	                                   user_data);
 	((MsdKubeRequest *)g_task_get_task_data(task))->one_shot =
 	        (flags & MSD_KUBE_REQUEST_ONE_SHOT) != 0;
+	((MsdKubeRequest *)g_task_get_task_data(task))->metadata =
+	        (flags & MSD_KUBE_REQUEST_METADATA) != 0;
 	g_task_set_source_tag(task, source_tag);
 	msd_kube_client_request_start(task);
 }

@@ -36,10 +36,20 @@ void msd_kube_client_set_max_body(MsdKubeClient *self, gsize bytes);
  * not followed by others (a session's pod lookup or log stream): the pool keeps libsoup's
  * 60 s idle timeout for the informers' lists. A shorter idle timeout is what made libsoup
  * 3.2 free a connection a message was still reading from (doc/reliability.md finding 26). */
+/* MSD_KUBE_REQUEST_METADATA: the answer is asked for as metadata only, what client-go's
+ * metadata informer asks for: a PartialObjectMetadataList for a GET, a PartialObjectMetadata
+ * per event for a stream (a watch, the streaming list's included), plain JSON as the
+ * fallback a server without the conversion answers with. */
 typedef enum {
 	MSD_KUBE_REQUEST_DEFAULT = 0,
 	MSD_KUBE_REQUEST_ONE_SHOT = 1 << 0,
+	MSD_KUBE_REQUEST_METADATA = 1 << 1,
 } MsdKubeRequestFlags;
+
+#define MSD_KUBE_ACCEPT_METADATA_LIST \
+	"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+#define MSD_KUBE_ACCEPT_METADATA \
+	"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,application/json"
 
 /* GET @path_and_query (such as "/api/v1/pods?limit=500") and read the whole 2xx body. */
 void msd_kube_client_get_async(MsdKubeClient *self,

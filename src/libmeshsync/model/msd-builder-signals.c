@@ -80,6 +80,14 @@ msd_builder_signals_to_metadata(const MsdJsonTokens *doc, gint index, const gcha
 	} else {
 		pod_spec = msd_json_tokens_path(doc, index, "spec", "template", "spec", NULL);
 	}
+	/* A pod spec without containers is one the server never sends whole (they are
+	 * required): a shallow type's object, whose images were not read. Saying none would be
+	 * a claim; no key says unknown. */
+	if (!g_str_equal(kind, "CustomResourceDefinition") &&
+	    !msd_json_tokens_is_array(doc, msd_json_tokens_member(doc, pod_spec, "containers"))) {
+		g_string_append(out, "]}}");
+		return g_string_free(g_steal_pointer(&out), FALSE);
+	}
 	g_string_append(out, "],\"images\":[");
 	if (pod_spec >= 0) {
 		append_images(doc, msd_json_tokens_member(doc, pod_spec, "initContainers"), out,

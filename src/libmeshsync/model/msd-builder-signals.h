@@ -19,9 +19,11 @@ G_BEGIN_DECLS
  *   {"builderSignals":{"crdsPresent":[...],"images":[...]}}
  *
  * images: the container images of the pod (template), init containers first, each once, in
- * the order they appear; crdsPresent: a CRD's own name. Both keys are always there on those
- * kinds (possibly empty), and absent on every other kind. Keys are sorted as Go's encoder
- * sorts a map's.
+ * the order they appear; crdsPresent: a CRD's own name. Both keys are there on those kinds
+ * (possibly empty), and absent on every other kind, with one exception: a Pod or Deployment
+ * whose pod spec has no containers, which is what a shallow type's object is (its spec was
+ * never read, doc/tiers.md), has no `images`: unknown, not none. Keys are sorted as Go's
+ * encoder sorts a map's.
  */
 
 /* Whether @kind of @api_version carries builder signals. */

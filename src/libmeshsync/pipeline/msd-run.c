@@ -259,6 +259,10 @@ msd_run_resolve(MsdRun *self, const gchar *name)
 static void
 msd_run_add_informer(MsdRun *self, const gchar *name, MsdInformer *informer)
 {
+	gboolean shallow =
+	        meshsync_watch_config_get_depth(self->config, name) == MESHSYNC_WATCH_DEPTH_SHALLOW;
+
+	msd_informer_set_metadata_only(informer, shallow);
 	/* events go straight to the consumer; a stopped informer passes on nothing */
 	msd_informer_set_event_func(informer, self->event_func, self->event_data, NULL);
 	msd_informer_set_shard(informer, self->shard_index, self->shard_total);
@@ -269,10 +273,11 @@ msd_run_add_informer(MsdRun *self, const gchar *name, MsdInformer *informer)
 	g_ptr_array_add(self->informers, informer);
 	if (self->informer_func != NULL)
 		self->informer_func(self, informer, self->informer_data);
-	g_debug("%s%s%s: informer registered", name,
+	g_debug("%s%s%s: informer registered%s", name,
 	        msd_informer_get_namespace(informer) != NULL ? " in " : "",
 	        msd_informer_get_namespace(informer) != NULL ? msd_informer_get_namespace(informer)
-	                                                     : "");
+	                                                     : "",
+	        shallow ? " (shallow: metadata only)" : "");
 }
 
 void
