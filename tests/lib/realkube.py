@@ -179,11 +179,13 @@ class Realkube:
         except ValueError:
             return status, raw.decode(errors="replace")
 
-    def watch(self, path, timeout=60):
-        """Opens a watch (@path with its query) and yields each event as a dict as it
-        arrives; the socket @timeout bounds the wait for any one event."""
+    def watch(self, path, timeout=60, headers=None):
+        """Opens a watch (@path with its query, @headers added) and yields each event as a
+        dict as it arrives; the socket @timeout bounds the wait for any one event."""
         req = urllib.request.Request(self.url + path)
         req.add_header("Authorization", "Bearer " + self.token)
+        for key, value in (headers or {}).items():
+            req.add_header(key, value)
         with urllib.request.urlopen(req, context=self._ssl, timeout=timeout) as resp:
             for line in resp:
                 if line.strip():
