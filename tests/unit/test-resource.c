@@ -944,6 +944,10 @@ static const struct {
         {"{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"d\","
          "\"uid\":\"d2\"},\"spec\":{},\"status\":{}}",
          "{\"builderSignals\":{\"crdsPresent\":[]}}"},
+        /* a shallow Service: no endpoint read, none published, nothing probed */
+        {"{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"s\","
+         "\"uid\":\"s1\"},\"spec\":{},\"status\":{}}",
+         NULL},
         {"{\"apiVersion\":\"apiextensions.k8s.io/v1\",\"kind\":\"CustomResourceDefinition\","
          "\"metadata\":{\"name\":\"virtualservices.networking.istio.io\",\"uid\":\"c1\"},"
          "\"spec\":{\"group\":\"networking.istio.io\"}}",

@@ -85,6 +85,11 @@ msd_service_endpoint_new_from_doc(const MsdJsonTokens *doc, gint root)
 	if (root < 0 || doc->tokens[root].type != MSD_JSON_OBJECT)
 		return NULL;
 	spec = member_of_type(&d, root, "spec", MSD_JSON_OBJECT);
+	/* A shallow Service (doc/tiers.md): its spec was never read. The API server always fills
+	 * a Service's spec (clusterIP, type, sessionAffinity), so an empty one means unknown:
+	 * no endpoint to publish, nothing to probe. */
+	if (spec >= 0 && doc->tokens[spec].size == 0)
+		return NULL;
 	ep->internal_address = member_string(&d, spec, "clusterIP");
 	ports = member_of_type(&d, spec, "ports", MSD_JSON_ARRAY);
 	if (ports >= 0) {
