@@ -5,14 +5,17 @@ asks for are the ones the server converts to (a list, a watch, the streaming lis
 MeshSync resource whose tier-config makes every type shallow but Deployments and Services
 gives a one-shot snapshot where the shallow types' objects are their metadata with an empty
 spec and status, under their own kind and apiVersion, and the full types' objects are
-exactly what kubectl reads."""
+exactly what kubectl reads; in broker mode, a shallow type's change and deletion arrive
+through its metadata-only watch in that shape."""
 
 import json
 import subprocess
 
 import pytest
 
-from realkube_run import DAEMON, TIMEOUT, start_realkube, wait_until
+import kube_seed
+from realkube_run import (DAEMON, TIMEOUT, Consumer, Daemon, nats_server, start_realkube,
+                          wait_for_subscription, wait_until)
 from meshsync_run import daemon_env, read_documents
 
 # What the informer of a shallow type sends (src/libmeshsync/kube/msd-kube-client.h).
@@ -177,3 +180,83 @@ def test_one_shot_snapshot_shallow_and_full(cluster, tmp_path):
     listed = cluster.get_json("pods", "shop")["items"]
     assert {p["metadata"]["uid"]: p["metadata"]["resourceVersion"] for p in listed} == \
         {p["metadata"]["uid"]: p["metadata"]["resourceVersion"] for p in pods}
+
+
+class ObjectConsumer(Consumer):
+    """The consumer, keeping the last Object published for each uid as well."""
+
+    def __init__(self, port):
+        super().__init__(port)
+        self.objects = {}
+
+    def _add(self, payload):
+        super()._add(payload)
+        try:
+            obj = json.loads(payload)["Object"]
+            with self.lock:
+                self.objects[obj["metadata"]["uid"]] = obj
+        except (ValueError, KeyError, TypeError):
+            pass
+
+    def last(self, uid):
+        with self.lock:
+            return self.objects.get(uid)
+
+
+def test_broker_watch_events_of_a_shallow_type(cluster, tmp_path):
+    client = kube_seed.Client(cluster.kubeconfig)
+    path = "/api/v1/namespaces/shop/configmaps"
+    with nats_server() as nats:
+        consumer = ObjectConsumer(nats.port)
+        consumer.start()
+        try:
+            wait_for_subscription(consumer)
+            with Daemon(str(tmp_path), cluster.kubeconfig, nats.url) as daemon:
+                daemon.wait_synced()
+                web = cluster.get_json("deployment/web", "shop")
+                wait_until(lambda: consumer.last(web["metadata"]["uid"]), "the Deployment",
+                           TIMEOUT, proc=daemon.proc, log=daemon.log)
+                full = consumer.last(web["metadata"]["uid"])
+                assert json.loads(full["spec"]["attribute"])["replicas"] == 2
+
+                status, made = client.request("POST", path, json.dumps(
+                    {"apiVersion": "v1", "kind": "ConfigMap",
+                     "metadata": {"name": "watched", "labels": {"step": "one"}},
+                     "data": {"k": "v"}}))
+                assert status == 201, made
+                uid = json.loads(made)["metadata"]["uid"]
+                status, patched = client.request(
+                    "PATCH", f"{path}/watched",
+                    json.dumps({"metadata": {"labels": {"step": "two"}}}),
+                    "application/merge-patch+json")
+                assert status == 200, patched
+                rv = json.loads(patched)["metadata"]["resourceVersion"]
+
+                def modified():
+                    obj = consumer.last(uid)
+                    return obj if obj and obj["metadata"]["resourceVersion"] == rv else None
+
+                obj = wait_until(modified, "the shallow ConfigMap's MODIFIED", TIMEOUT,
+                                 proc=daemon.proc, log=daemon.log)
+                assert obj["kind"] == "ConfigMap" and obj["apiVersion"] == "v1", obj
+                assert obj["spec"] == {"id": "", "attribute": "{}"}, obj
+                assert obj["status"] == {"id": "", "attribute": "{}"}, obj
+                assert "data" not in obj, obj
+                assert [(kv["key"], kv["value"]) for kv in obj["metadata"]["labels"]] == \
+                    [("step", "two")]
+
+                status, _ = client.request("DELETE", f"{path}/watched")
+                assert status == 200
+
+                def deleted():
+                    return [e for e in consumer.events_since() if e[0] == "DELETED"
+                            and e[1] == uid]
+
+                wait_until(deleted, "the shallow ConfigMap's DELETED", TIMEOUT,
+                           proc=daemon.proc, log=daemon.log)
+                # a MODIFIED may be folded into the ADDED when the output is behind
+                kinds = [e[0] for e in consumer.events_since() if e[1] == uid]
+                assert kinds[0] == "ADDED" and kinds[-1] == "DELETED", kinds
+                assert consumer.last(uid)["spec"] == {"id": "", "attribute": "{}"}
+        finally:
+            consumer.close()
