@@ -358,7 +358,8 @@ respond_metadata_list(SoupServerMessage *msg,
 			g_string_append_printf(out, ",\"remainingItemCount\":%" G_GINT64_FORMAT,
 			                       remaining);
 	}
-	g_string_append(out, "},\"items\":[");
+	/* the converted list is built item by item: none leaves its items nil */
+	g_string_append(out, items->len > 0 ? "},\"items\":[" : "},\"items\":null");
 	for (guint i = 0; i < items->len; i++) {
 		if (i > 0)
 			g_string_append_c(out, ',');
@@ -371,7 +372,7 @@ respond_metadata_list(SoupServerMessage *msg,
 			out = g_string_new(NULL);
 		}
 	}
-	g_string_append(out, "]}\n");
+	g_string_append(out, items->len > 0 ? "]}\n" : "}\n");
 	{
 		gsize len = out->len;
 		soup_message_body_append(body, SOUP_MEMORY_TAKE, g_string_free(out, FALSE), len);

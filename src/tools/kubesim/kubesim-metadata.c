@@ -5,6 +5,8 @@
 
 #include "kubesim-metadata.h"
 
+#include <string.h>
+
 #include "kubesim-json.h"
 
 /* Go's encoding of the typed structs: their member order. */
@@ -103,35 +105,63 @@ append_ordered_array(GString *out, const MsdJsonTokens *doc, gint array, const g
 	g_string_append_c(out, ']');
 }
 
-/* Annotations without @drop; FALSE (nothing written) when none is left. */
-static gboolean
-append_annotations(
-        GString *out, const MsdJsonTokens *doc, gint object, const gchar *drop, gboolean *first)
+typedef struct {
+	gchar *key; /* decoded */
+	gint key_tok;
+} MapEntry;
+
+static gint
+map_entry_compare(gconstpointer a, gconstpointer b)
 {
+	/* Go writes a map's keys sorted by their bytes */
+	return strcmp(((const MapEntry *)a)->key, ((const MapEntry *)b)->key);
+}
+
+static void
+map_entry_clear(gpointer data)
+{
+	g_free(((MapEntry *)data)->key);
+}
+
+/* A map[string]string member (labels, annotations) as Go writes it: keys sorted, without
+ * @drop, nothing when no key is left. */
+static void
+append_map(GString *out,
+           const MsdJsonTokens *doc,
+           const gchar *name,
+           gint object,
+           const gchar *drop,
+           gboolean *first)
+{
+	g_autoptr(GArray) entries = g_array_new(FALSE, FALSE, sizeof(MapEntry));
 	gint n = msd_json_tokens_size(doc, object);
 	gint key = object + 1;
-	gboolean opened = FALSE;
 
+	g_array_set_clear_func(entries, map_entry_clear);
 	for (gint i = 0; i < n; i++) {
-		gint value = key + 1;
+		MapEntry entry = {msd_json_tokens_dup_string(doc, key), key};
 
-		if (drop == NULL || !msd_json_tokens_string_equals(doc, key, drop)) {
-			if (!opened) {
-				append_key(out, "annotations", first);
-				g_string_append_c(out, '{');
-			} else {
-				g_string_append_c(out, ',');
-			}
-			opened = TRUE;
-			append_span(out, doc, key);
-			g_string_append_c(out, ':');
-			append_span(out, doc, value);
-		}
-		key = msd_json_tokens_skip(doc, value);
+		if (drop != NULL && g_strcmp0(entry.key, drop) == 0)
+			g_free(entry.key);
+		else
+			g_array_append_val(entries, entry);
+		key = msd_json_tokens_skip(doc, key + 1);
 	}
-	if (opened)
-		g_string_append_c(out, '}');
-	return opened;
+	if (entries->len == 0)
+		return;
+	g_array_sort(entries, map_entry_compare);
+	append_key(out, name, first);
+	g_string_append_c(out, '{');
+	for (guint i = 0; i < entries->len; i++) {
+		gint tok = g_array_index(entries, MapEntry, i).key_tok;
+
+		if (i > 0)
+			g_string_append_c(out, ',');
+		append_span(out, doc, tok);
+		g_string_append_c(out, ':');
+		append_span(out, doc, tok + 1);
+	}
+	g_string_append_c(out, '}');
 }
 
 static void
@@ -146,8 +176,10 @@ append_object_meta(GString *out, const MsdJsonTokens *doc, gint meta, const gcha
 
 		if (value < 0 || is_empty(doc, value))
 			continue;
-		if (g_str_equal(key, "annotations") && msd_json_tokens_is_object(doc, value)) {
-			append_annotations(out, doc, value, drop, &first);
+		if ((g_str_equal(key, "labels") || g_str_equal(key, "annotations")) &&
+		    msd_json_tokens_is_object(doc, value)) {
+			append_map(out, doc, key, value,
+			           g_str_equal(key, "annotations") ? drop : NULL, &first);
 			continue;
 		}
 		append_key(out, key, &first);

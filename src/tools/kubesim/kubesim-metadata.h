@@ -14,8 +14,8 @@ G_BEGIN_DECLS
 /*
  * The metadata-only form of an object (meta.k8s.io PartialObjectMetadata of @version), as
  * the API server writes it: its metadata read into the typed ObjectMeta, so in that type's
- * member order, without empty members, and without what the internal type keeps elsewhere
- * (a DaemonSet's deprecated.daemonset.template.generation annotation).
+ * member order, map keys sorted, without empty members, and without what the internal type keeps
+ * elsewhere (a DaemonSet's deprecated.daemonset.template.generation annotation).
  */
 void kubesim_metadata_append(GString *out,
                              const KubesimResource *res,

@@ -265,6 +265,11 @@ kubesim_form_check(const KubesimForm *form, const KubesimResource *res, gboolean
 		                          "object is a list (%s)",
 		                          type);
 	}
+	if (form->kind == KUBESIM_FORM_METADATA_LIST && !list && res->crd_name != NULL)
+		/* an unstructured object passes the conversion's list check (it has the list
+		 * accessors) and fails where it has no items: a plain error, so a 500 without a
+		 * reason */
+		return kubesim_status_new(500, NULL, "content is not a list");
 	if (form->kind == KUBESIM_FORM_METADATA_LIST && !list) {
 		type = go_type(res, FALSE);
 		return kubesim_status_new(406, "NotAcceptable",

@@ -47,7 +47,8 @@ gboolean kubesim_negotiate_compact_errors(SoupServerMessage *msg);
 
 /*
  * The 406 a real server answers when the negotiated metadata form does not fit what was read
- * (PartialObjectMetadata of a list, PartialObjectMetadataList of one object), or NULL.
+ * (PartialObjectMetadata of a list, PartialObjectMetadataList of one object; for one custom
+ * resource the 500 its unstructured form gets instead), or NULL.
  */
 KubesimStatus *
 kubesim_form_check(const KubesimForm *form, const KubesimResource *res, gboolean list);
