@@ -116,6 +116,14 @@ def test_shallow_types_read_and_published_as_metadata(tmp_path):
     for doc in by_kind["Service"]:
         assert json.loads(doc["spec"]["attribute"]), doc
 
+    # the relist found every other shallow object at its resourceVersion: nothing re-sent
+    touched = {uid, during["metadata"]["uid"]}
+    others = [e for e in events if e[4] not in touched and e[1] in ("Pod", "ConfigMap")
+              and not e[3].startswith("end-marker-")]
+    assert len(others) > SMALL["pods"], len(others)
+    assert all(e[0] == "ADDED" for e in others), [e for e in others if e[0] != "ADDED"][:5]
+    assert len(others) == len({e[4] for e in others}), "an object ADDED twice"
+
     # the watch events of a shallow type, in that shape
     mine = [(e, d["Object"]) for e, d in zip(events, extended) if e[4] == uid]
     assert [e[0] for e, _ in mine] == ["ADDED", "MODIFIED", "DELETED"], mine
