@@ -3,8 +3,9 @@ the API server does: with a tier-config that leaves Deployments and Services ful
 types are listed and watched with the PartialObjectMetadata Accept forms (kubesim's request
 log shows them), their objects reach the snapshot and the extended file as metadata with an
 empty spec and status under their own kind, watch events (ADDED, MODIFIED, DELETED) and a
-relist after an expired watch work for them, and the full types are unchanged. A tier-config
-that cannot be read gives one warning and every type in full.
+relist after an expired watch work for them, and the full types are unchanged; in broker mode
+the informer-store reply holds the same shapes, before and after a resync. A tier-config that
+cannot be read gives one warning and every type in full.
 
 Progress is waited for on state: /metrics and the files on disk.
 """
@@ -14,6 +15,8 @@ import json
 from kubesim import Kubesim
 from meshsync_run import (Meshsync, cluster_view, env_allowing_warnings, extended_events,
                           read_documents, uid_counts)
+from nats_server import NatsServer
+from test_broker_mode import TIMEOUT, Daemon, envelope, request, wait_for_listener
 
 SMALL = {"pods": 60, "namespaces": 3}
 ACCEPT_LIST = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
@@ -148,3 +151,46 @@ def test_malformed_tier_config_warns_once_and_reads_in_full(tmp_path):
         "shallow nor full" in log, log
     pods = [d for d in documents if d["kind"] == "Pod"]
     assert pods and all(json.loads(p["spec"]["attribute"])["containers"] for p in pods)
+
+
+def store_reply(nc, subject):
+    """Every object of one informer-store reply, in whatever chunks it came."""
+    request(nc, "informer-store", {"Reply": subject})
+    # meshsync-meta answered means the store request before it was handled
+    request(nc, "meshsync-meta")
+    objects = []
+    while True:
+        msg = nc.next_msg(TIMEOUT)
+        if msg.subject == "meshsync-meta":
+            break
+        objects += envelope(msg)["Object"]
+    for msg in nc.messages(timeout=1.0):
+        objects += envelope(msg)["Object"]
+    return objects
+
+
+def check_store(objects, view):
+    assert {o["metadata"]["uid"] for o in objects} == set(view)
+    for obj in objects:
+        if obj["kind"] in ("Deployment", "Service"):
+            assert json.loads(obj["spec"]["attribute"]), obj
+        else:
+            assert obj["spec"] == EMPTY and obj["status"] == EMPTY, obj
+
+
+def test_broker_store_reply_and_resync(tmp_path):
+    config = watch_config(tmp_path / "watch.yaml",
+                          {"Depth": "shallow", "Full": ["deployments.v1.apps", "services.v1."]})
+    plurals = {"configmaps", "pods", "services", "deployments", "replicasets", "namespaces"}
+    with Kubesim(**SMALL) as sim, NatsServer() as nats, nats.client() as nc:
+        with Daemon(str(tmp_path), sim.kubeconfig, nats.url, "--watch-config", config) as run:
+            run.wait_synced()
+            wait_for_listener(nats)
+            nc.subscribe("store.reply")
+            nc.subscribe("meshsync-meta")
+            view = cluster_view(sim, plurals)
+            check_store(store_reply(nc, "store.reply"), view)
+            # a resync builds the run again: the depths hold in the new informers
+            request(nc, "resync-discovery")
+            run.wait_synced(2)
+            check_store(store_reply(nc, "store.reply"), view)
