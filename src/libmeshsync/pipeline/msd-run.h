@@ -35,6 +35,16 @@ MsdRun *msd_run_new(MsdEngineContext *engine,
  * the server serves as a watchable type; the others are skipped with a warning naming them. */
 void msd_run_register_stage(MsdRun *self, MeshSyncWatchStage stage);
 
+/* A type the watch list gained while the run goes on: its informers (one per namespace of
+ * the scope), resolved in the run's discovery (no new discovery: a type it does not know is
+ * skipped with a message), started at once if the run has started. Returns how many were
+ * added: 0 for a filtered, unknown or already watched type. */
+guint msd_run_add_type(MsdRun *self, const gchar *name);
+/* A type the watch list lost: its informers are stopped and dropped, and their objects leave
+ * the run's stores without any event (they still exist; the run only stops watching them).
+ * Returns (transfer full) (element-type MsdInformer) the informers removed, possibly none. */
+GPtrArray *msd_run_remove_type(MsdRun *self, const gchar *name);
+
 /* Starts every registered informer and completes once each has delivered its initial state
  * or was refused by the server (403/404, retried in the background). */
 void msd_run_start_informers_async(MsdRun *self,
