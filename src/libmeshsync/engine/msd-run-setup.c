@@ -685,8 +685,8 @@ msd_run_setup_build_pipeline(MsdRunSetup *self)
 }
 
 /* A type that left the watch list: its informers stop and go with the run's stores, so the
- * snapshot, the store answers and the watched types no longer have it; what it published is
- * not retracted (the objects still exist). Their counters stay in the totals. */
+ * store answers, the object count and the watched types no longer have it; what it published
+ * is not retracted (the objects still exist). Their counters stay in the totals. */
 static void
 msd_run_setup_drop_type(MsdRunSetup *self, const gchar *name)
 {
@@ -809,9 +809,7 @@ msd_run_setup_follow_watch_list(MsdRunSetup *self)
 	meshsyncs =
 	        meshsync_discovery_lookup(self->discovery, "meshery.io", "v1alpha1", "meshsyncs");
 	if (meshsyncs == NULL || !meshsync_api_resource_get_watchable(meshsyncs)) {
-		g_debug("the server serves no meshsyncs.v1alpha1.meshery.io: the watch list is "
-		        "read "
-		        "once per run");
+		g_debug("the server serves no meshsyncs.v1alpha1.meshery.io: nothing to follow");
 		return;
 	}
 	self->watch_list_follower =
@@ -870,6 +868,13 @@ msd_run_setup_configured(MsdRunSetup *self)
 		        self->watch, (const gchar *const *)options->output_resources);
 		meshsync_watch_config_set_output_namespaces(
 		        self->watch, (const gchar *const *)options->output_namespaces);
+		/* the resource came or went between the follower's list and the read that chose
+		 * the configuration: the follower has the newer answer */
+		if (self->watch_list_follower != NULL &&
+		    msd_watch_list_follower_get_synced(self->watch_list_follower) &&
+		    msd_watch_list_follower_get_present(self->watch_list_follower) !=
+		            self->cr_present)
+			msd_run_setup_watch_list_changed_cb(self->watch_list_follower, self);
 	}
 	if (self->crd_follower != NULL && !msd_crd_follower_get_synced(self->crd_follower)) {
 		self->waiting_for_crds = TRUE;

@@ -183,6 +183,13 @@ msd_watch_list_follower_dup_config(MsdWatchListFollower *self)
 }
 
 gboolean
+msd_watch_list_follower_get_synced(MsdWatchListFollower *self)
+{
+	g_return_val_if_fail(MSD_IS_WATCH_LIST_FOLLOWER(self), FALSE);
+	return msd_informer_get_synced(self->informer);
+}
+
+gboolean
 msd_watch_list_follower_get_present(MsdWatchListFollower *self)
 {
 	g_return_val_if_fail(MSD_IS_WATCH_LIST_FOLLOWER(self), FALSE);

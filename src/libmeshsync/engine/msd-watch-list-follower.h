@@ -35,5 +35,7 @@ void msd_watch_list_follower_stop(MsdWatchListFollower *self);
  * does not exist. */
 MeshSyncWatchConfig *msd_watch_list_follower_dup_config(MsdWatchListFollower *self);
 gboolean msd_watch_list_follower_get_present(MsdWatchListFollower *self);
+/* Whether the first list is in: before it, "not present" means "not known yet". */
+gboolean msd_watch_list_follower_get_synced(MsdWatchListFollower *self);
 
 G_END_DECLS
