@@ -129,3 +129,32 @@ def test_deleting_the_resource_returns_to_the_default_configuration(tmp_path):
                            "the resource's types only")
             assert run.metric("meshsync_syncs_total") == 1
             assert run.terminate() == 0, run.log()[-3000:]
+
+
+def test_events_change_keeps_the_informer(tmp_path):
+    """A type whose events list changes keeps its informer and store: no list, no watch; the
+    next event is filtered by the new list."""
+    with Kubesim(**SMALL) as sim:
+        sim.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "meshery"}})
+        resource = meshsync_resource(["configmaps.v1."])
+        whitelist = [{"Resource": "configmaps.v1.", "Events": ["ADDED", "MODIFIED"]}]
+        resource["spec"]["watch-list"]["data"]["whitelist"] = json.dumps(whitelist)
+        sim.create(resource)
+        with Meshsync(str(tmp_path), sim.kubeconfig, extended=True) as run:
+            run.wait_synced()
+            first = sim.create({"apiVersion": "v1", "kind": "ConfigMap",
+                                "metadata": {"name": "first", "namespace": "team-1"}})
+            run.wait_in_extended("ADDED", first["metadata"]["uid"])
+            objects = run.metric("meshsync_objects")
+            sim.admin("requests", method="DELETE")
+
+            sim.replace(meshsync_resource(["configmaps.v1."]))
+            run.wait_metric("meshsync_watch_list_changes_total", 1)
+            sim.delete("v1", "ConfigMap", "first", namespace="team-1")
+            run.wait_in_extended("DELETED", first["metadata"]["uid"])
+            lists, discovery = lists_since_reset(sim)
+            assert lists == set(), lists
+            assert discovery == []
+            assert run.metric("meshsync_objects") == objects - 1
+            assert "events changed [configmaps.v1.]" in run.log()
+            assert run.terminate() == 0, run.log()[-3000:]
