@@ -16,10 +16,11 @@ G_BEGIN_DECLS
 
 /*
  * One run of the sync pipeline: the informers registered from one discovery, started
- * together, torn down together. The handler makes a new run at start and at every resync.
- * Every informer hands its changes to the event function given at construction, in the order
- * it produces them; nothing is passed on after msd_run_stop(). The function's data must
- * outlive the run.
+ * together, torn down together; a type the watch list gains or loses meanwhile joins or
+ * leaves alone (msd_run_add_type(), msd_run_remove_type()). The handler makes a new run at start
+ * and at every resync. Every informer hands its changes to the event function given at
+ * construction, in the order it produces them; nothing is passed on after msd_run_stop(). The
+ * function's data must outlive the run.
  */
 #define MSD_TYPE_RUN (msd_run_get_type())
 G_DECLARE_FINAL_TYPE(MsdRun, msd_run, MSD, RUN, GObject)
