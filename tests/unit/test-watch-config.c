@@ -11,6 +11,7 @@
 
 #include "meshsync-error.h"
 #include "meshsync-watch-config.h"
+#include "meshsync-watch-config-private.h"
 
 static const gchar *const default_events[] = {"ADDED", "MODIFIED", "DELETED", NULL};
 
@@ -419,6 +420,109 @@ test_watch_name_parse(void)
 	g_assert_false(meshsync_watch_name_parse("pods", NULL, NULL, NULL));
 }
 
+static MeshSyncWatchChangeKind
+change_of(GPtrArray *changes, const gchar *name)
+{
+	for (guint i = 0; i < changes->len; i++) {
+		MeshSyncWatchChange *change = g_ptr_array_index(changes, i);
+
+		if (g_strcmp0(change->name, name) == 0)
+			return change->kind;
+	}
+	return MESHSYNC_WATCH_CHANGE_NONE;
+}
+
+static void
+test_watch_settings_compare(void)
+{
+	static const gchar *const added_only[] = {"ADDED", NULL};
+	static const gchar *const reordered[] = {"DELETED", "ADDED", "MODIFIED", NULL};
+	MeshSyncWatchSettings off = {FALSE, NULL};
+	MeshSyncWatchSettings all = {TRUE, default_events};
+	MeshSyncWatchSettings same = {TRUE, reordered};
+	MeshSyncWatchSettings fewer = {TRUE, added_only};
+
+	g_assert_cmpint(meshsync_watch_settings_compare(&off, &off), ==,
+	                MESHSYNC_WATCH_CHANGE_NONE);
+	g_assert_cmpint(meshsync_watch_settings_compare(&off, &all), ==,
+	                MESHSYNC_WATCH_CHANGE_ADDED);
+	g_assert_cmpint(meshsync_watch_settings_compare(&all, &off), ==,
+	                MESHSYNC_WATCH_CHANGE_REMOVED);
+	/* the events are a set: listed in another order they are the same */
+	g_assert_cmpint(meshsync_watch_settings_compare(&all, &same), ==,
+	                MESHSYNC_WATCH_CHANGE_NONE);
+	g_assert_cmpint(meshsync_watch_settings_compare(&all, &fewer), ==,
+	                MESHSYNC_WATCH_CHANGE_EVENTS);
+}
+
+static void
+test_watch_config_diff(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncWatchConfig) before =
+	        config_from_cr_lists(NULL, "[\"secrets.v1.\", \"nodes.v1.\"]", &error);
+	g_autoptr(MeshSyncWatchConfig) rewritten =
+	        config_from_cr_lists(NULL, "[\"nodes.v1.\", \"secrets.v1.\"]", &error);
+	g_autoptr(MeshSyncWatchConfig) after =
+	        config_from_cr_lists(NULL, "[\"pods.v1.\", \"nodes.v1.\"]", &error);
+	g_autoptr(GPtrArray) none = NULL;
+	g_autoptr(GPtrArray) changes = NULL;
+	g_autoptr(GPtrArray) events = NULL;
+	g_autoptr(MeshSyncWatchConfig) white = config_from_cr_lists(
+	        "[{\"Resource\": \"pods.v1.\", \"Events\": [\"ADDED\"]}]", NULL, &error);
+	g_autoptr(MeshSyncWatchConfig) whiter = config_from_cr_lists(
+	        "[{\"Resource\": \"pods.v1.\", \"Events\": [\"ADDED\", \"DELETED\"]}]", NULL,
+	        &error);
+
+	g_assert_no_error(error);
+	/* the same lists in another order: nothing an informer depends on changed */
+	none = meshsync_watch_config_diff(before, rewritten);
+	g_assert_cmpuint(none->len, ==, 0);
+	changes = meshsync_watch_config_diff(before, after);
+	g_assert_cmpuint(changes->len, ==, 2);
+	g_assert_cmpint(change_of(changes, "secrets.v1."), ==, MESHSYNC_WATCH_CHANGE_ADDED);
+	g_assert_cmpint(change_of(changes, "pods.v1."), ==, MESHSYNC_WATCH_CHANGE_REMOVED);
+	events = meshsync_watch_config_diff(white, whiter);
+	g_assert_cmpuint(events->len, ==, 1);
+	g_assert_cmpint(change_of(events, "pods.v1."), ==, MESHSYNC_WATCH_CHANGE_EVENTS);
+}
+
+static void
+test_watch_config_replace_entries(void)
+{
+	static const gchar *const only_pods[] = {"pod", NULL};
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncWatchConfig) config = meshsync_watch_config_new_default();
+	g_autoptr(MeshSyncWatchConfig) copy = NULL;
+	g_autoptr(MeshSyncWatchConfig) target =
+	        config_from_cr_lists(NULL, "[\"pods.v1.\"]", &error);
+	g_autoptr(MeshSyncWatchConfig) fallback = meshsync_watch_config_new_default();
+	g_autoptr(GPtrArray) changes = NULL;
+
+	g_assert_no_error(error);
+	meshsync_watch_config_set_output_resources(config, only_pods);
+	g_assert_true(meshsync_watch_config_add_crd(config, "widgets.v1.example.com"));
+	copy = meshsync_watch_config_copy(config);
+	changes = meshsync_watch_config_diff(config, copy);
+	g_assert_cmpuint(changes->len, ==, 0);
+	g_assert_false(meshsync_watch_config_accepts_resource(copy, "services.v1."));
+
+	/* the resource changed: its CRD types stay, the output filter too */
+	meshsync_watch_config_replace_entries(config, target, TRUE);
+	g_assert_null(meshsync_watch_config_get_events(config, "pods.v1."));
+	g_assert_nonnull(meshsync_watch_config_get_events(config, "services.v1."));
+	g_assert_nonnull(meshsync_watch_config_get_events(config, "widgets.v1.example.com"));
+	g_assert_true(meshsync_watch_config_accepts_resource(config, "pods.v1."));
+	g_assert_false(meshsync_watch_config_accepts_resource(config, "services.v1."));
+
+	/* the resource went: the default again, without CRD types */
+	meshsync_watch_config_replace_entries(config, fallback, FALSE);
+	g_assert_null(meshsync_watch_config_get_events(config, "widgets.v1.example.com"));
+	g_clear_pointer(&changes, g_ptr_array_unref);
+	changes = meshsync_watch_config_diff(fallback, config);
+	g_assert_cmpuint(changes->len, ==, 0);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -439,5 +543,8 @@ main(int argc, char **argv)
 	g_test_add_func("/watch-config/output-filters", test_watch_config_output_filters);
 	g_test_add_func("/watch-config/pluralise", test_watch_config_pluralise);
 	g_test_add_func("/watch-config/name-parse", test_watch_name_parse);
+	g_test_add_func("/watch-config/settings-compare", test_watch_settings_compare);
+	g_test_add_func("/watch-config/diff", test_watch_config_diff);
+	g_test_add_func("/watch-config/replace-entries", test_watch_config_replace_entries);
 	return g_test_run();
 }
