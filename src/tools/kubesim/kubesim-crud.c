@@ -9,6 +9,7 @@
 
 #include "kubesim-json.h"
 #include "kubesim-managed.h"
+#include "kubesim-metadata.h"
 #include "kubesim-table.h"
 
 static void
@@ -295,6 +296,18 @@ crud_handle(KubesimServer *self, SoupServerMessage *msg, KubesimRequest *req, GH
 		if (existing == NULL) {
 			kubesim_respond_status(msg, kubesim_status_not_found(
 			                                    res->group, res->resource, req->name));
+			return;
+		}
+		status = kubesim_form_check(&req->form, res, FALSE);
+		if (status != NULL) {
+			kubesim_respond_status(msg, status);
+			return;
+		}
+		if (req->form.kind == KUBESIM_FORM_METADATA) {
+			GString *out = g_string_new(NULL);
+			kubesim_metadata_append(out, res, existing, req->form.version);
+			kubesim_respond_json_take(msg, 200, g_string_free(out, FALSE));
+			kubesim_maybe_gzip(msg);
 			return;
 		}
 		respond_object(msg, 200, res, existing, query);

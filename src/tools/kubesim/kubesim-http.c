@@ -48,7 +48,18 @@ kubesim_respond_status(SoupServerMessage *msg, KubesimStatus *status)
 		soup_message_headers_replace(soup_server_message_get_response_headers(msg),
 		                             "Retry-After", value);
 	}
-	kubesim_respond_json_take(msg, code, kubesim_status_to_json(status));
+	if (kubesim_negotiate_compact_errors(msg)) {
+		kubesim_respond_json_take(msg, code, kubesim_status_to_json(status));
+	} else {
+		/* no media range the Status encoder can serve: the API server writes it with Go's
+		 * json.MarshalIndent, and no newline after it */
+		g_autofree gchar *compact = kubesim_status_to_json(status);
+		gchar *indented = kubesim_json_indent(compact);
+
+		set_status(msg, code);
+		soup_server_message_set_response(msg, "application/json", SOUP_MEMORY_TAKE,
+		                                 indented, strlen(indented));
+	}
 	kubesim_status_free(status);
 }
 

@@ -145,3 +145,67 @@ kubesim_json_parse(const gchar *js, gsize len, GError **error)
 	}
 	return json_node_copy(json_parser_get_root(parser));
 }
+
+static void
+indent_newline(GString *out, guint depth)
+{
+	g_string_append_c(out, '\n');
+	for (guint i = 0; i < depth; i++)
+		g_string_append(out, "  ");
+}
+
+gchar *
+kubesim_json_indent(const gchar *compact)
+{
+	GString *out = g_string_new(NULL);
+	gboolean in_string = FALSE;
+	guint depth = 0;
+
+	for (const gchar *p = compact; *p != '\0'; p++) {
+		gchar c = *p;
+
+		if (in_string) {
+			g_string_append_c(out, c);
+			if (c == '\\' && p[1] != '\0')
+				g_string_append_c(out, *++p);
+			else if (c == '"')
+				in_string = FALSE;
+			continue;
+		}
+		switch (c) {
+		case '"':
+			in_string = TRUE;
+			g_string_append_c(out, c);
+			break;
+		case '{':
+		case '[':
+			g_string_append_c(out, c);
+			if (p[1] == (c == '{' ? '}' : ']')) {
+				g_string_append_c(out, *++p);
+				break;
+			}
+			indent_newline(out, ++depth);
+			break;
+		case '}':
+		case ']':
+			indent_newline(out, --depth);
+			g_string_append_c(out, c);
+			break;
+		case ',':
+			g_string_append_c(out, c);
+			indent_newline(out, depth);
+			break;
+		case ':':
+			g_string_append(out, ": ");
+			break;
+		case ' ':
+		case '\n':
+		case '\t':
+		case '\r':
+			break;
+		default:
+			g_string_append_c(out, c);
+		}
+	}
+	return g_string_free(out, FALSE);
+}

@@ -27,6 +27,9 @@ gboolean kubesim_json_append_node(GString *out, JsonNode *node, MsdJsonStringMod
 GBytes *kubesim_json_node_to_bytes(JsonNode *node);
 /* Removes whitespace outside strings. */
 GBytes *kubesim_json_compact(const gchar *js, gsize len);
+/* Compact JSON indented as Go's json.MarshalIndent(v, "", "  ") writes it: a member or
+ * element a line, "key": value, empty objects and arrays left as {} and []. */
+gchar *kubesim_json_indent(const gchar *compact);
 
 /* Parses a JSON text into a tree (small documents only: request bodies); NULL on error. */
 JsonNode *kubesim_json_parse(const gchar *js, gsize len, GError **error);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kubesim-json.h"
+#include "kubesim-metadata.h"
 #include "kubesim-selector.h"
 #include "kubesim-table.h"
 
@@ -328,6 +329,56 @@ kubesim_list_handle(KubesimServer *self,
 	serve_list(self, msg, req, query, fault);
 }
 
+/* Body pieces of a metadata-only list handed to libsoup at about this size: a list of many
+ * objects is never held as one string. */
+#define METADATA_LIST_PIECE (64 * 1024)
+
+/* A PartialObjectMetadataList: the list's metadata as for the full list, every item in the
+ * metadata-only form (@remaining < 0: no remainingItemCount). */
+static void
+respond_metadata_list(SoupServerMessage *msg,
+                      KubesimRequest *req,
+                      guint64 list_rv,
+                      const gchar *next_token,
+                      gint64 remaining,
+                      GPtrArray *items)
+{
+	SoupMessageBody *body = soup_server_message_get_response_body(msg);
+	GString *out = g_string_new(NULL);
+
+	g_string_append_printf(out,
+	                       "{\"kind\":\"PartialObjectMetadataList\",\"apiVersion\":\"meta.k8s."
+	                       "io/%s\",\"metadata\":{\"resourceVersion\":\"%" G_GUINT64_FORMAT
+	                       "\"",
+	                       req->form.version, list_rv);
+	if (next_token != NULL) {
+		g_string_append(out, ",\"continue\":");
+		msd_json_string_append(out, next_token, -1, MSD_JSON_STRING_GO);
+		if (remaining >= 0)
+			g_string_append_printf(out, ",\"remainingItemCount\":%" G_GINT64_FORMAT,
+			                       remaining);
+	}
+	/* the converted list is built item by item: none leaves its items nil */
+	g_string_append(out, items->len > 0 ? "},\"items\":[" : "},\"items\":null");
+	for (guint i = 0; i < items->len; i++) {
+		if (i > 0)
+			g_string_append_c(out, ',');
+		kubesim_metadata_append(out, req->resource, g_ptr_array_index(items, i),
+		                        req->form.version);
+		if (out->len >= METADATA_LIST_PIECE) {
+			gsize len = out->len;
+			soup_message_body_append(body, SOUP_MEMORY_TAKE, g_string_free(out, FALSE),
+			                         len);
+			out = g_string_new(NULL);
+		}
+	}
+	g_string_append(out, items->len > 0 ? "]}\n" : "}\n");
+	{
+		gsize len = out->len;
+		soup_message_body_append(body, SOUP_MEMORY_TAKE, g_string_free(out, FALSE), len);
+	}
+}
+
 static void
 serve_list(KubesimServer *self,
            SoupServerMessage *msg,
@@ -461,6 +512,11 @@ serve_list(KubesimServer *self,
 	}
 
 respond:
+	status = kubesim_form_check(&req->form, res, TRUE);
+	if (status != NULL) {
+		kubesim_respond_status(msg, status);
+		return;
+	}
 	soup_server_message_set_status(msg, 200, NULL);
 	soup_message_headers_set_content_type(soup_server_message_get_response_headers(msg),
 	                                      "application/json", NULL);
@@ -478,6 +534,15 @@ respond:
 		if (fault == NULL)
 			kubesim_maybe_gzip(msg);
 		kubesim_fault_finish_list(fault, msg);
+		return;
+	}
+	if (req->form.kind == KUBESIM_FORM_METADATA_LIST) {
+		respond_metadata_list(msg, req, list_rv, next_token,
+		                      kubesim_selector_is_empty(sel) ? remaining : -1, items);
+		if (fault == NULL)
+			kubesim_maybe_gzip(msg);
+		kubesim_fault_finish_list(fault, msg);
+		soup_message_body_set_accumulate(body, FALSE);
 		return;
 	}
 	{

@@ -357,6 +357,17 @@ dispatch_api(KubesimServer *self, SoupServerMessage *msg, const gchar *path, GHa
 	kubesim_requests_record_resource(
 	        self->requests, kubesim_requests_verb(method, req.name != NULL, watch), req.group,
 	        req.resource->resource, req.subresource, req.name);
+	req.form.kind = KUBESIM_FORM_OBJECT;
+	req.form.version = NULL;
+	if (g_strcmp0(method, "GET") == 0 && req.subresource == NULL) {
+		/* the form of a read is chosen before it is served, so an Accept nothing can
+		 * serve gets its 406 for an object that does not exist too */
+		KubesimStatus *refused = kubesim_negotiate(msg, req.name == NULL, &req.form);
+		if (refused != NULL) {
+			kubesim_respond_status(msg, refused);
+			return;
+		}
+	}
 	if (req.name == NULL && g_strcmp0(method, "GET") == 0) {
 		g_autoptr(KubesimFault) fault = NULL;
 		if (watch)

@@ -8,6 +8,7 @@
 #include <libsoup/soup.h>
 
 #include "kubesim-faults.h"
+#include "kubesim-negotiate.h"
 #include "kubesim-requests.h"
 #include "kubesim-store.h"
 
@@ -96,6 +97,7 @@ typedef struct {
 	const gchar *name;
 	const gchar *subresource;
 	gboolean legacy_watch; /* /api/v1/watch/... */
+	KubesimForm form;      /* what a read answers with, as its Accept header chose */
 } KubesimRequest;
 
 KubesimServer *kubesim_server_new(const KubesimConfig *config,

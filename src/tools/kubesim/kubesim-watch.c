@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kubesim-json.h"
+#include "kubesim-metadata.h"
 #include "kubesim-selector.h"
 #include "kubesim-table.h"
 
@@ -42,6 +43,8 @@ typedef struct {
 	gchar *namespace_;
 	KubesimSelector *selector;
 	gboolean table;
+	KubesimForm form; /* the metadata-only forms, as the Accept header chose */
+	guint refused_id; /* an object the form cannot carry ends the watch from here */
 	gchar *include_object;
 	gboolean table_columns_sent;
 	gboolean bookmarks;
@@ -75,6 +78,7 @@ watch_detach(KubesimWatch *w)
 	g_clear_handle_id(&w->timeout_id, g_source_remove);
 	g_clear_handle_id(&w->bookmark_id, g_source_remove);
 	g_clear_handle_id(&w->deadline_bookmark_id, g_source_remove);
+	g_clear_handle_id(&w->refused_id, g_source_remove);
 	if (w->hangup_source != NULL) {
 		g_source_destroy(w->hangup_source);
 		g_clear_pointer(&w->hangup_source, g_source_unref);
@@ -202,11 +206,41 @@ on_finished(SoupServerMessage *msg, gpointer user_data)
 	watch_free(w);
 }
 
+static gboolean
+on_refused(gpointer data)
+{
+	KubesimWatch *w = data;
+
+	w->refused_id = 0;
+	g_clear_pointer(&w->initial, g_ptr_array_unref);
+	g_queue_clear_full(&w->backlog, backlog_item_free);
+	watch_end(w);
+	return G_SOURCE_REMOVE;
+}
+
+/*
+ * Whether the watch writes nothing for an event: under PartialObjectMetadataList, which no
+ * single object converts to, the API server logs the failed conversion and ends the stream
+ * cleanly at the first object or bookmark, having written nothing of it.
+ */
+static gboolean
+watch_refuses(KubesimWatch *w)
+{
+	if (w->form.kind != KUBESIM_FORM_METADATA_LIST)
+		return FALSE;
+	if (w->refused_id == 0 && !w->done)
+		w->refused_id = g_idle_add(on_refused, w);
+	return TRUE;
+}
+
 static void
 render_object_event(KubesimWatch *w, const gchar *type, KubesimObject *obj)
 {
-	GString *out = watch_out(w);
+	GString *out;
 
+	if (watch_refuses(w))
+		return;
+	out = watch_out(w);
 	g_string_append(out, "{\"type\":\"");
 	g_string_append(out, type);
 	g_string_append(out, "\",\"object\":");
@@ -215,6 +249,8 @@ render_object_event(KubesimWatch *w, const gchar *type, KubesimObject *obj)
 		kubesim_table_append_row(out, w->resource, obj, w->include_object, TRUE);
 		kubesim_table_end(out);
 		w->table_columns_sent = TRUE;
+	} else if (w->form.kind == KUBESIM_FORM_METADATA) {
+		kubesim_metadata_append(out, w->resource, obj, w->form.version);
 	} else {
 		kubesim_object_append_json(obj, out);
 	}
@@ -303,6 +339,15 @@ render_bookmark(KubesimWatch *w, guint64 rv, gboolean initial_events_end)
 	static const gchar end_annotation[] =
 	        "\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}";
 
+	if (watch_refuses(w))
+		return;
+	if (w->form.kind == KUBESIM_FORM_METADATA) {
+		g_string_append(line, "{\"type\":\"BOOKMARK\",\"object\":");
+		kubesim_metadata_append_bookmark(line, rv, initial_events_end, w->form.version);
+		g_string_append(line, "}\n");
+		w->last_rv = MAX(w->last_rv, rv);
+		return;
+	}
 	g_string_append(line, "{\"type\":\"BOOKMARK\",\"object\":{");
 	if (w->resource->crd_name != NULL) {
 		g_string_append(line, "\"apiVersion\":");
@@ -420,6 +465,8 @@ static void
 send_object_event(KubesimWatch *w, const gchar *type, KubesimObject *obj)
 {
 	render_object_event(w, type, obj);
+	if (w->out == NULL)
+		return; /* refused: nothing was written */
 	if (w->out->len >= WATCH_BURST_BYTES)
 		watch_flush(w);
 	else if (w->server->flush_id == 0)
@@ -566,6 +613,7 @@ typedef struct {
 	KubesimSelector *selector;
 	GHashTable *query;
 	KubesimFault *fault;
+	KubesimForm form;
 	guint64 wanted_rv;
 } PendingWatch;
 
@@ -576,6 +624,7 @@ static void watch_begin(KubesimServer *self,
                         KubesimSelector *selector,
                         GHashTable *query,
                         KubesimFault *fault,
+                        const KubesimForm *form,
                         KubesimStatus *error);
 
 static void
@@ -590,7 +639,7 @@ pending_watch_ready(KubesimServer *self, SoupServerMessage *msg, gboolean reache
 	/* the cacher's error after its wait goes in the stream, as every error after the
 	 * request was accepted */
 	watch_begin(self, msg, p->resource, p->namespace_, g_steal_pointer(&p->selector), p->query,
-	            p->fault,
+	            p->fault, &p->form,
 	            reached ? NULL
 	                    : kubesim_status_new_too_large_rv(
 	                              p->wanted_rv, kubesim_store_get_rv(self->store), 1));
@@ -661,13 +710,14 @@ kubesim_watch_start(KubesimServer *self,
 		p->selector = g_steal_pointer(&selector);
 		p->query = query != NULL ? g_hash_table_ref(query) : NULL;
 		p->fault = fault != NULL ? kubesim_fault_ref(fault) : NULL;
+		p->form = req->form;
 		p->wanted_rv = wanted;
 		kubesim_server_wait_for_rv(self, msg, wanted, pending_watch_ready, p,
 		                           pending_watch_free);
 		return;
 	}
 	watch_begin(self, msg, req->resource, req->namespace_, g_steal_pointer(&selector), query,
-	            fault, NULL);
+	            fault, &req->form, NULL);
 }
 
 /*
@@ -698,6 +748,7 @@ watch_begin(KubesimServer *self,
             KubesimSelector *selector,
             GHashTable *query,
             KubesimFault *fault,
+            const KubesimForm *form,
             KubesimStatus *error)
 {
 	const gchar *rv_text = kubesim_query_get(query, "resourceVersion");
@@ -715,6 +766,7 @@ watch_begin(KubesimServer *self,
 	w->namespace_ = resource->namespaced ? g_strdup(namespace_) : NULL;
 	w->selector = selector;
 	w->table = kubesim_wants_table(msg);
+	w->form = *form;
 	w->include_object = g_strdup(kubesim_query_get(query, "includeObject"));
 	w->bookmarks = kubesim_query_bool(query, "allowWatchBookmarks", FALSE);
 
