@@ -18,6 +18,7 @@
 
 #include "meshsync-error.h"
 #include "meshsync-watch-config.h"
+#include "meshsync-watch-config-private.h"
 #include "util/msd-yaml.h"
 #include "util/msd-i18n.h"
 
@@ -1047,6 +1048,195 @@ meshsync_watch_config_remove_crd(MeshSyncWatchConfig *self, const gchar *name)
 		return FALSE;
 	g_ptr_array_remove_index(self->entries, index);
 	return TRUE;
+}
+
+void
+meshsync_watch_config_get_settings(MeshSyncWatchConfig *self,
+                                   const gchar *name,
+                                   MeshSyncWatchSettings *settings)
+{
+	MeshSyncWatchEntry *entry;
+
+	g_return_if_fail(MESHSYNC_IS_WATCH_CONFIG(self));
+	g_return_if_fail(settings != NULL);
+
+	entry = meshsync_watch_config_find(self, name, NULL);
+	settings->watched = entry != NULL;
+	settings->events = entry != NULL ? (const gchar *const *)entry->events : NULL;
+	settings->depth = meshsync_watch_config_get_depth(self, name);
+}
+
+static gboolean
+meshsync_watch_events_equal(const gchar *const *a, const gchar *const *b)
+{
+	guint n = a != NULL ? g_strv_length((GStrv)a) : 0;
+
+	/* a set: the order an entry lists its events in means nothing */
+	if (n != (b != NULL ? g_strv_length((GStrv)b) : 0))
+		return FALSE;
+	for (guint i = 0; i < n; i++) {
+		if (!g_strv_contains(b, a[i]))
+			return FALSE;
+	}
+	return TRUE;
+}
+
+MeshSyncWatchChangeKind
+meshsync_watch_settings_compare(const MeshSyncWatchSettings *before,
+                                const MeshSyncWatchSettings *after)
+{
+	if (!before->watched && !after->watched)
+		return MESHSYNC_WATCH_CHANGE_NONE;
+	if (!before->watched)
+		return MESHSYNC_WATCH_CHANGE_ADDED;
+	if (!after->watched)
+		return MESHSYNC_WATCH_CHANGE_REMOVED;
+	/* settings that shape the informer itself go here, as MESHSYNC_WATCH_CHANGE_REPLACED */
+	if (before->depth != after->depth)
+		return MESHSYNC_WATCH_CHANGE_REPLACED;
+	if (!meshsync_watch_events_equal(before->events, after->events))
+		return MESHSYNC_WATCH_CHANGE_EVENTS;
+	return MESHSYNC_WATCH_CHANGE_NONE;
+}
+
+void
+meshsync_watch_change_free(MeshSyncWatchChange *change)
+{
+	g_free(change->name);
+	g_free(change);
+}
+
+static void
+meshsync_watch_diff_one(GPtrArray *changes,
+                        MeshSyncWatchConfig *before,
+                        MeshSyncWatchConfig *after,
+                        const gchar *name)
+{
+	MeshSyncWatchSettings old_settings;
+	MeshSyncWatchSettings new_settings;
+	MeshSyncWatchChangeKind kind;
+	MeshSyncWatchChange *change;
+
+	meshsync_watch_config_get_settings(before, name, &old_settings);
+	meshsync_watch_config_get_settings(after, name, &new_settings);
+	kind = meshsync_watch_settings_compare(&old_settings, &new_settings);
+	if (kind == MESHSYNC_WATCH_CHANGE_NONE)
+		return;
+	change = g_new0(MeshSyncWatchChange, 1);
+	change->name = g_strdup(name);
+	change->kind = kind;
+	g_ptr_array_add(changes, change);
+}
+
+GPtrArray *
+meshsync_watch_config_diff(MeshSyncWatchConfig *before, MeshSyncWatchConfig *after)
+{
+	GPtrArray *changes =
+	        g_ptr_array_new_with_free_func((GDestroyNotify)meshsync_watch_change_free);
+
+	g_return_val_if_fail(MESHSYNC_IS_WATCH_CONFIG(before), changes);
+	g_return_val_if_fail(MESHSYNC_IS_WATCH_CONFIG(after), changes);
+
+	for (guint i = 0; i < after->entries->len; i++) {
+		MeshSyncWatchEntry *entry = g_ptr_array_index(after->entries, i);
+
+		meshsync_watch_diff_one(changes, before, after, entry->name);
+	}
+	for (guint i = 0; i < before->entries->len; i++) {
+		MeshSyncWatchEntry *entry = g_ptr_array_index(before->entries, i);
+
+		if (meshsync_watch_config_find(after, entry->name, NULL) == NULL)
+			meshsync_watch_diff_one(changes, before, after, entry->name);
+	}
+	return changes;
+}
+
+static GHashTable *
+meshsync_watch_set_copy(GHashTable *set)
+{
+	GHashTable *copy;
+	GHashTableIter iter;
+	gpointer key;
+
+	if (set == NULL)
+		return NULL;
+	copy = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	g_hash_table_iter_init(&iter, set);
+	while (g_hash_table_iter_next(&iter, &key, NULL))
+		g_hash_table_add(copy, g_strdup(key));
+	return copy;
+}
+
+/* The tier-config of @source in place of @self's. */
+static void
+meshsync_watch_config_copy_tiers(MeshSyncWatchConfig *self, MeshSyncWatchConfig *source)
+{
+	GHashTableIter iter;
+	gpointer key;
+	gpointer value;
+
+	g_clear_pointer(&self->depths, g_hash_table_unref);
+	if (source->depths != NULL) {
+		self->depths = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+		g_hash_table_iter_init(&iter, source->depths);
+		while (g_hash_table_iter_next(&iter, &key, &value))
+			g_hash_table_insert(self->depths, g_strdup(key), value);
+	}
+	self->depth = source->depth;
+	g_free(self->mode);
+	self->mode = g_strdup(source->mode);
+	g_strfreev(self->enabled_infra);
+	self->enabled_infra = g_strdupv(source->enabled_infra);
+	g_strfreev(self->disabled_infra);
+	self->disabled_infra = g_strdupv(source->disabled_infra);
+}
+
+MeshSyncWatchConfig *
+meshsync_watch_config_copy(MeshSyncWatchConfig *self)
+{
+	MeshSyncWatchConfig *copy;
+
+	g_return_val_if_fail(MESHSYNC_IS_WATCH_CONFIG(self), NULL);
+
+	copy = g_object_new(MESHSYNC_TYPE_WATCH_CONFIG, NULL);
+	for (guint i = 0; i < self->entries->len; i++) {
+		MeshSyncWatchEntry *entry = g_ptr_array_index(self->entries, i);
+
+		meshsync_watch_config_append(copy, entry->name, entry->stage,
+		                             (const gchar *const *)entry->events, entry->from_crd);
+	}
+	copy->resources = meshsync_watch_set_copy(self->resources);
+	copy->namespaces = meshsync_watch_set_copy(self->namespaces);
+	meshsync_watch_config_copy_tiers(copy, self);
+	return copy;
+}
+
+void
+meshsync_watch_config_replace_entries(MeshSyncWatchConfig *self,
+                                      MeshSyncWatchConfig *source,
+                                      gboolean keep_crds)
+{
+	g_autoptr(GPtrArray) old = NULL;
+
+	g_return_if_fail(MESHSYNC_IS_WATCH_CONFIG(self));
+	g_return_if_fail(MESHSYNC_IS_WATCH_CONFIG(source));
+
+	meshsync_watch_config_copy_tiers(self, source);
+	old = g_steal_pointer(&self->entries);
+	self->entries = g_ptr_array_new_with_free_func((GDestroyNotify)meshsync_watch_entry_free);
+	for (guint i = 0; i < source->entries->len; i++) {
+		MeshSyncWatchEntry *entry = g_ptr_array_index(source->entries, i);
+
+		meshsync_watch_config_append(self, entry->name, entry->stage,
+		                             (const gchar *const *)entry->events, entry->from_crd);
+	}
+	for (guint i = 0; keep_crds && i < old->len; i++) {
+		MeshSyncWatchEntry *entry = g_ptr_array_index(old, i);
+
+		if (entry->from_crd && meshsync_watch_config_find(self, entry->name, NULL) == NULL)
+			meshsync_watch_config_append(self, entry->name, entry->stage,
+			                             (const gchar *const *)entry->events, TRUE);
+	}
 }
 
 /* Elements are taken as they are (upstream does not trim them once it has split its flag),

@@ -300,7 +300,8 @@ def _changes_around_watch_loss(tmp_path, expire):
             expected.append(("DELETED", seeded[0]))
 
             if expire:
-                sim.admin("expire-next-watch")
+                # the ConfigMaps' watch: the MeshSync resource's is reopened too
+                sim.admin("expire-next-watch", resource="configmaps")
             sim.admin("close-watches")
             # made while the informers reconnect: they come back through the resumed watch
             # or, after the 410, through the relist

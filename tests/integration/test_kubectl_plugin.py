@@ -18,6 +18,7 @@ import subprocess
 import yaml
 
 from kubesim import Kubesim
+from sanitizer import fast_unwinder_env
 
 PLUGIN = os.environ["MESHSYNC_KUBECTL_PLUGIN"]
 KUBECTL = shutil.which("kubectl") or "/usr/bin/kubectl"
@@ -25,7 +26,9 @@ TIMEOUT = 300
 
 
 def plugin_env():
-    env = dict(os.environ)
+    # in the sanitizer run the plugin gets the simulator's fast unwinder: with the full one
+    # every allocation unwinds through libsoup and TLS, 20x slower (doc/reliability.md)
+    env = fast_unwinder_env()
     env["PATH"] = os.path.dirname(PLUGIN) + os.pathsep + env.get("PATH", "")
     env.pop("KUBECONFIG", None)
     return env

@@ -33,6 +33,7 @@ COUNTERS_FROM_START = [
     "meshsync_watch_restarts_total",
     "meshsync_watch_errors_total",
     "meshsync_cluster_identity_checks_total",
+    "meshsync_watch_list_changes_total",
     "meshsync_objects_skipped_total",
     "meshsync_syncs_total",
     "meshsync_run_failures_total",

@@ -171,6 +171,62 @@ NAMESPACED = {
 SCOPED = ["acc-0", "acc-1"]
 
 
+def live_meshsync(names):
+    whitelist = [{"Resource": name, "Events": ["ADDED", "MODIFIED", "DELETED"]}
+                 for name in names]
+    return {"apiVersion": "meshery.io/v1alpha1", "kind": "MeshSync",
+            "metadata": {"name": "meshery-meshsync", "namespace": "meshery"},
+            "spec": {"watch-list": {"data": {"whitelist": json.dumps(whitelist)}}}}
+
+
+def test_watch_list_changed_while_running(cluster, nats, consumer, tmp_path):
+    """The MeshSync resource's watch list changed on a real server: the added type's objects
+    are published without a resync, an annotation alone changes nothing, and deleting the
+    resource goes back to the default types."""
+    client = kube_seed.Client(cluster.kubeconfig)
+    cluster.apply(crd("meshery.io", "MeshSync", "meshsyncs", version="v1alpha1"))
+    established(cluster, "meshsyncs.meshery.io")
+    cluster.apply({"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+        for name in ("meshery", "live")]})
+    cluster.apply(live_meshsync(["configmaps.v1."]))
+    cluster.apply({"apiVersion": "v1", "kind": "Secret",
+                   "metadata": {"name": "token", "namespace": "live"},
+                   "stringData": {"a": "1"}})
+    secret = json.loads(cluster.kubectl("get", "secret", "-n", "live", "token", "-o", "json"))
+    uid = secret["metadata"]["uid"]
+    try:
+        with Daemon(str(tmp_path), cluster.kubeconfig, nats.url) as daemon:
+            daemon.wait_synced()
+            assert uid not in consumer.picture()
+            cluster.apply(live_meshsync(["configmaps.v1.", "secrets.v1."]))
+            daemon.wait_metric("meshsync_watch_list_changes_total", 1)
+            wait_until(lambda: uid in consumer.picture(), "the Secret published",
+                       proc=daemon.proc, log=daemon.log)
+            # an annotation, then the same change written again: nothing; the deletion that
+            # follows is the second change counted
+            cluster.kubectl("annotate", "-n", "meshery", "meshsyncs.meshery.io",
+                            "meshery-meshsync", "touched=yes")
+            cluster.apply(live_meshsync(["configmaps.v1.", "secrets.v1."]))
+            cluster.kubectl("delete", "-n", "meshery", "meshsyncs.meshery.io",
+                            "meshery-meshsync", "--wait=true", timeout=120)
+            daemon.wait_metric("meshsync_watch_list_changes_total", 2)
+            # the default types: the kubernetes Service joins
+            def kinds():
+                with consumer.lock:
+                    return {meta[0] for meta in consumer.meta.values()}
+
+            wait_until(lambda: "Service" in kinds(), "a Service published", proc=daemon.proc,
+                       log=daemon.log)
+            assert daemon.metric("meshsync_watch_list_changes_total") == 2
+            assert daemon.metric("meshsync_syncs_total") == 1
+            assert daemon.terminate() == 0, daemon.log()[-3000:]
+    finally:
+        cluster.kubectl("delete", "--ignore-not-found", "crd", "meshsyncs.meshery.io",
+                        "--wait=true", timeout=120)
+        client.request("DELETE", "/api/v1/namespaces/live")
+
+
 def grant(rk, namespace):
     """A Role with list and watch on the namespaced default types in @namespace, bound to
     the restricted user."""

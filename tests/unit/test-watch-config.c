@@ -12,6 +12,7 @@
 #include "meshsync-enum-types.h"
 #include "meshsync-error.h"
 #include "meshsync-watch-config.h"
+#include "meshsync-watch-config-private.h"
 
 static const gchar *const default_events[] = {"ADDED", "MODIFIED", "DELETED", NULL};
 
@@ -609,6 +610,140 @@ test_watch_config_depth_enum(void)
 	g_type_class_unref(klass);
 }
 
+static MeshSyncWatchChangeKind
+change_of(GPtrArray *changes, const gchar *name)
+{
+	for (guint i = 0; i < changes->len; i++) {
+		MeshSyncWatchChange *change = g_ptr_array_index(changes, i);
+
+		if (g_strcmp0(change->name, name) == 0)
+			return change->kind;
+	}
+	return MESHSYNC_WATCH_CHANGE_NONE;
+}
+
+static void
+test_watch_settings_compare(void)
+{
+	static const gchar *const added_only[] = {"ADDED", NULL};
+	static const gchar *const reordered[] = {"DELETED", "ADDED", "MODIFIED", NULL};
+	MeshSyncWatchSettings off = {FALSE, NULL};
+	MeshSyncWatchSettings all = {TRUE, default_events};
+	MeshSyncWatchSettings same = {TRUE, reordered};
+	MeshSyncWatchSettings fewer = {TRUE, added_only};
+
+	g_assert_cmpint(meshsync_watch_settings_compare(&off, &off), ==,
+	                MESHSYNC_WATCH_CHANGE_NONE);
+	g_assert_cmpint(meshsync_watch_settings_compare(&off, &all), ==,
+	                MESHSYNC_WATCH_CHANGE_ADDED);
+	g_assert_cmpint(meshsync_watch_settings_compare(&all, &off), ==,
+	                MESHSYNC_WATCH_CHANGE_REMOVED);
+	/* the events are a set: listed in another order they are the same */
+	g_assert_cmpint(meshsync_watch_settings_compare(&all, &same), ==,
+	                MESHSYNC_WATCH_CHANGE_NONE);
+	g_assert_cmpint(meshsync_watch_settings_compare(&all, &fewer), ==,
+	                MESHSYNC_WATCH_CHANGE_EVENTS);
+}
+
+static void
+test_watch_config_diff(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncWatchConfig) before =
+	        config_from_cr_lists(NULL, "[\"secrets.v1.\", \"nodes.v1.\"]", &error);
+	g_autoptr(MeshSyncWatchConfig) rewritten =
+	        config_from_cr_lists(NULL, "[\"nodes.v1.\", \"secrets.v1.\"]", &error);
+	g_autoptr(MeshSyncWatchConfig) after =
+	        config_from_cr_lists(NULL, "[\"pods.v1.\", \"nodes.v1.\"]", &error);
+	g_autoptr(GPtrArray) none = NULL;
+	g_autoptr(GPtrArray) changes = NULL;
+	g_autoptr(GPtrArray) events = NULL;
+	g_autoptr(MeshSyncWatchConfig) white = config_from_cr_lists(
+	        "[{\"Resource\": \"pods.v1.\", \"Events\": [\"ADDED\"]}]", NULL, &error);
+	g_autoptr(MeshSyncWatchConfig) whiter = config_from_cr_lists(
+	        "[{\"Resource\": \"pods.v1.\", \"Events\": [\"ADDED\", \"DELETED\"]}]", NULL,
+	        &error);
+
+	g_assert_no_error(error);
+	/* the same lists in another order: nothing an informer depends on changed */
+	none = meshsync_watch_config_diff(before, rewritten);
+	g_assert_cmpuint(none->len, ==, 0);
+	changes = meshsync_watch_config_diff(before, after);
+	g_assert_cmpuint(changes->len, ==, 2);
+	g_assert_cmpint(change_of(changes, "secrets.v1."), ==, MESHSYNC_WATCH_CHANGE_ADDED);
+	g_assert_cmpint(change_of(changes, "pods.v1."), ==, MESHSYNC_WATCH_CHANGE_REMOVED);
+	events = meshsync_watch_config_diff(white, whiter);
+	g_assert_cmpuint(events->len, ==, 1);
+	g_assert_cmpint(change_of(events, "pods.v1."), ==, MESHSYNC_WATCH_CHANGE_EVENTS);
+}
+
+static void
+test_watch_config_replace_entries(void)
+{
+	static const gchar *const only_pods[] = {"pod", NULL};
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncWatchConfig) config = meshsync_watch_config_new_default();
+	g_autoptr(MeshSyncWatchConfig) copy = NULL;
+	g_autoptr(MeshSyncWatchConfig) target =
+	        config_from_cr_lists(NULL, "[\"pods.v1.\"]", &error);
+	g_autoptr(MeshSyncWatchConfig) fallback = meshsync_watch_config_new_default();
+	g_autoptr(GPtrArray) changes = NULL;
+
+	g_assert_no_error(error);
+	meshsync_watch_config_set_output_resources(config, only_pods);
+	g_assert_true(meshsync_watch_config_add_crd(config, "widgets.v1.example.com"));
+	copy = meshsync_watch_config_copy(config);
+	changes = meshsync_watch_config_diff(config, copy);
+	g_assert_cmpuint(changes->len, ==, 0);
+	g_assert_false(meshsync_watch_config_accepts_resource(copy, "services.v1."));
+
+	/* the resource changed: its CRD types stay, the output filter too */
+	meshsync_watch_config_replace_entries(config, target, TRUE);
+	g_assert_null(meshsync_watch_config_get_events(config, "pods.v1."));
+	g_assert_nonnull(meshsync_watch_config_get_events(config, "services.v1."));
+	g_assert_nonnull(meshsync_watch_config_get_events(config, "widgets.v1.example.com"));
+	g_assert_true(meshsync_watch_config_accepts_resource(config, "pods.v1."));
+	g_assert_false(meshsync_watch_config_accepts_resource(config, "services.v1."));
+
+	/* the resource went: the default again, without CRD types */
+	meshsync_watch_config_replace_entries(config, fallback, FALSE);
+	g_assert_null(meshsync_watch_config_get_events(config, "widgets.v1.example.com"));
+	g_clear_pointer(&changes, g_ptr_array_unref);
+	changes = meshsync_watch_config_diff(fallback, config);
+	g_assert_cmpuint(changes->len, ==, 0);
+}
+
+/* A depth that changes replaces the type's informer (what it lists and holds differs); a copy
+ * and a replaced configuration carry the tier-config along. */
+static void
+test_watch_config_tiers_diff(void)
+{
+	g_autoptr(MeshSyncWatchConfig) before = config_with_tiers(NULL);
+	g_autoptr(MeshSyncWatchConfig) after =
+	        config_with_tiers("{\"Shallow\":[\"pods.v1.\"],\"EnabledInfra\":[\"istio\"]}");
+	g_autoptr(MeshSyncWatchConfig) copy = meshsync_watch_config_copy(after);
+	g_autoptr(MeshSyncWatchConfig) followed = meshsync_watch_config_copy(before);
+	g_autoptr(GPtrArray) changes = meshsync_watch_config_diff(before, after);
+	g_autoptr(GPtrArray) none = meshsync_watch_config_diff(after, copy);
+
+	g_assert_cmpuint(changes->len, ==, 1);
+	g_assert_cmpint(change_of(changes, "pods.v1."), ==, MESHSYNC_WATCH_CHANGE_REPLACED);
+	g_assert_cmpuint(none->len, ==, 0);
+	g_assert_cmpint(meshsync_watch_config_get_depth(copy, "pods.v1."), ==,
+	                MESHSYNC_WATCH_DEPTH_SHALLOW);
+	g_assert_cmpstrv(meshsync_watch_config_get_enabled_infra(copy),
+	                 ((const gchar *const[]){"istio", NULL}));
+
+	meshsync_watch_config_replace_entries(followed, after, TRUE);
+	g_assert_cmpint(meshsync_watch_config_get_depth(followed, "pods.v1."), ==,
+	                MESHSYNC_WATCH_DEPTH_SHALLOW);
+	meshsync_watch_config_replace_entries(followed, before, TRUE);
+	g_assert_cmpint(meshsync_watch_config_get_depth(followed, "pods.v1."), ==,
+	                MESHSYNC_WATCH_DEPTH_FULL);
+	g_assert_cmpstrv(meshsync_watch_config_get_enabled_infra(followed),
+	                 ((const gchar *const[]){NULL}));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -629,11 +764,15 @@ main(int argc, char **argv)
 	g_test_add_func("/watch-config/output-filters", test_watch_config_output_filters);
 	g_test_add_func("/watch-config/pluralise", test_watch_config_pluralise);
 	g_test_add_func("/watch-config/name-parse", test_watch_name_parse);
+	g_test_add_func("/watch-config/settings-compare", test_watch_settings_compare);
+	g_test_add_func("/watch-config/diff", test_watch_config_diff);
+	g_test_add_func("/watch-config/replace-entries", test_watch_config_replace_entries);
 	g_test_add_func("/watch-config/tiers/absent", test_watch_config_tiers_absent);
 	g_test_add_func("/watch-config/tiers/present", test_watch_config_tiers_present);
 	g_test_add_func("/watch-config/tiers/case", test_watch_config_tiers_case);
 	g_test_add_func("/watch-config/tiers/malformed", test_watch_config_tiers_malformed);
 	g_test_add_func("/watch-config/tiers/file", test_watch_config_tiers_file);
 	g_test_add_func("/watch-config/tiers/depth-enum", test_watch_config_depth_enum);
+	g_test_add_func("/watch-config/tiers/diff", test_watch_config_tiers_diff);
 	return g_test_run();
 }

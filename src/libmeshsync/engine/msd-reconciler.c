@@ -158,6 +158,18 @@ msd_reconciler_set_run(MsdReconciler *self, MsdRun *run)
 }
 
 void
+msd_reconciler_forget_informer(MsdReconciler *self, MsdInformer *informer)
+{
+	g_return_if_fail(MSD_IS_RECONCILER(self));
+
+	/* a stopped informer never says "reconciled": the tick would wait for it for good */
+	if (self->current != informer)
+		return;
+	msd_reconciler_release_current(self);
+	msd_reconciler_step(self);
+}
+
+void
 msd_reconciler_stop(MsdReconciler *self)
 {
 	g_return_if_fail(MSD_IS_RECONCILER(self));

@@ -27,6 +27,9 @@ MsdReconciler *msd_reconciler_new(MsdEngineContext *engine, guint interval_ms);
 /* The run whose informers are reconciled, once its initial sync is complete; NULL between
  * runs (a tick in progress is abandoned). */
 void msd_reconciler_set_run(MsdReconciler *self, MsdRun *run);
+/* @informer left the run (its type left the watch list): a tick listing it goes on with the
+ * next type. */
+void msd_reconciler_forget_informer(MsdReconciler *self, MsdInformer *informer);
 void msd_reconciler_stop(MsdReconciler *self);
 
 G_END_DECLS

@@ -18,9 +18,11 @@
 #include "engine/msd-engine-context.h"
 #include "engine/msd-reconciler.h"
 #include "engine/msd-run-setup.h"
+#include "engine/msd-watch-list-follower.h"
 #include "meshsync-discovery-private.h"
 #include "meshsync-error.h"
 #include "meshsync-pipeline-private.h"
+#include "meshsync-watch-config-private.h"
 #include "pipeline/msd-builtin-stages.h"
 #include "util/msd-json-tokens.h"
 #include "util/msd-i18n.h"
@@ -51,11 +53,19 @@ struct _MsdRunSetup {
 	guint resync_delay_ms;
 
 	/* chosen once, kept across runs */
-	MeshSyncWatchConfig *watch; /* (owned) (nullable): in force */
+	MeshSyncWatchConfig *watch; /* (owned) (nullable): in force; one object for good, its
+	                             * lists changed in place when the MeshSync resource changes */
 	gboolean configured;
-	gchar *cluster_id;            /* (owned) (nullable): known after the first run */
-	MsdCrdFollower *crd_follower; /* (owned) (nullable): when the MeshSync CR exists */
-	MsdReconciler *reconciler;    /* (owned) (nullable): with a reconcile interval */
+	gchar *cluster_id;                /* (owned) (nullable): known after the first run */
+	MsdCrdFollower *crd_follower;     /* (owned) (nullable): when the MeshSync CR exists */
+	MeshSyncWatchConfig *crds_before; /* (owned) (nullable): the configuration before a CRD
+	                                   * follower started after the first run, until it has
+	                                   * read the CRDs already there */
+	MsdWatchListFollower *watch_list_follower; /* (owned) (nullable): the MeshSync resource,
+	                                            * followed when its type is served */
+	gboolean cr_present;       /* the configuration in force is the MeshSync resource's */
+	guint watch_list_changes;  /* changes applied without a resync */
+	MsdReconciler *reconciler; /* (owned) (nullable): with a reconcile interval */
 
 	/* the current run */
 	GCancellable *cancellable;    /* (owned) (nullable) */
@@ -674,12 +684,151 @@ msd_run_setup_build_pipeline(MsdRunSetup *self)
 	                            g_object_ref(self));
 }
 
+/* A type that left the watch list: its informers stop and go with the run's stores, so the
+ * store answers, the object count and the watched types no longer have it; what it published
+ * is not retracted (the objects still exist). Their counters stay in the totals. */
+static void
+msd_run_setup_drop_type(MsdRunSetup *self, const gchar *name)
+{
+	g_autoptr(GPtrArray) removed = msd_run_remove_type(self->run, name);
+
+	for (guint i = 0; i < removed->len; i++) {
+		MsdInformer *informer = g_ptr_array_index(removed, i);
+		MsdInformerCounters counters;
+
+		msd_informer_get_counters(informer, &counters);
+		msd_run_setup_add_counters(&self->past, &counters);
+		g_ptr_array_remove(self->gated, informer);
+		if (self->reconciler != NULL)
+			msd_reconciler_forget_informer(self->reconciler, informer);
+	}
+}
+
+static void
+msd_run_setup_append_name(GString *list, const gchar *name)
+{
+	g_string_append_printf(list, "%s%s", list->len > 0 ? ", " : "", name);
+}
+
+/* Applies to the current run what changed in the configuration since @before, type by type:
+ * no new discovery, and the types that did not change keep their informers and stores. */
+static void
+msd_run_setup_apply_watch_changes(MsdRunSetup *self, MeshSyncWatchConfig *before)
+{
+	g_autoptr(GPtrArray) changes = meshsync_watch_config_diff(before, self->watch);
+	g_autoptr(GString) added = g_string_new(NULL);
+	g_autoptr(GString) removed = g_string_new(NULL);
+	g_autoptr(GString) replaced = g_string_new(NULL);
+	g_autoptr(GString) events = g_string_new(NULL);
+
+	if (changes->len == 0) {
+		g_debug("watch configuration rewritten without a change to any type");
+		return;
+	}
+	for (guint i = 0; i < changes->len; i++) {
+		MeshSyncWatchChange *change = g_ptr_array_index(changes, i);
+
+		switch (change->kind) {
+		case MESHSYNC_WATCH_CHANGE_ADDED:
+			if (self->run != NULL)
+				msd_run_add_type(self->run, change->name);
+			msd_run_setup_append_name(added, change->name);
+			break;
+		case MESHSYNC_WATCH_CHANGE_REMOVED:
+			if (self->run != NULL)
+				msd_run_setup_drop_type(self, change->name);
+			msd_run_setup_append_name(removed, change->name);
+			break;
+		case MESHSYNC_WATCH_CHANGE_REPLACED:
+			if (self->run != NULL) {
+				msd_run_setup_drop_type(self, change->name);
+				msd_run_add_type(self->run, change->name);
+			}
+			msd_run_setup_append_name(replaced, change->name);
+			break;
+		case MESHSYNC_WATCH_CHANGE_EVENTS:
+			/* the handler reads the events from the configuration, changed in place */
+			msd_run_setup_append_name(events, change->name);
+			break;
+		case MESHSYNC_WATCH_CHANGE_NONE:
+		default:
+			break;
+		}
+	}
+	self->watch_list_changes++;
+	g_info("watch list changed, applied without a resync: added [%s], removed [%s], "
+	       "informer replaced [%s], events changed [%s]",
+	       added->str, removed->str, replaced->str, events->str);
+}
+
+static void msd_run_setup_follow_crds(MsdRunSetup *self);
+
+/* The MeshSync resource appeared, went or got another watch list. Going is the same as
+ * being absent at start: the default configuration, and no CRDs followed. */
+static void
+msd_run_setup_watch_list_changed_cb(MsdWatchListFollower *follower, MsdRunSetup *self)
+{
+	gboolean present = msd_watch_list_follower_get_present(follower);
+	g_autoptr(MeshSyncWatchConfig) target = msd_watch_list_follower_dup_config(follower);
+	g_autoptr(MeshSyncWatchConfig) before = NULL;
+
+	/* until the first configuration is chosen, the read that chooses it is at least as new */
+	if (!self->configured || self->watch == NULL)
+		return;
+	if (target == NULL)
+		target = meshsync_watch_config_new_default();
+	g_info("MeshSync resource meshery/meshery-meshsync %s",
+	       !present           ? "deleted: back to the default watch configuration"
+	       : self->cr_present ? "changed its watch list"
+	                          : "created: its watch list replaces the default");
+	before = meshsync_watch_config_copy(self->watch);
+	meshsync_watch_config_replace_entries(self->watch, target, present && self->cr_present);
+	if (!present && self->crd_follower != NULL) {
+		g_signal_handlers_disconnect_by_data(self->crd_follower, self);
+		msd_crd_follower_stop(self->crd_follower);
+		g_clear_object(&self->crd_follower);
+		g_clear_object(&self->crds_before);
+		self->waiting_for_crds = FALSE;
+	}
+	self->cr_present = present;
+	msd_run_setup_apply_watch_changes(self, before);
+	if (present && self->crd_follower == NULL && self->discovery != NULL) {
+		/* the CRDs already there join when the follower has read them */
+		self->crds_before = meshsync_watch_config_copy(self->watch);
+		msd_run_setup_follow_crds(self);
+	}
+}
+
+static void
+msd_run_setup_follow_watch_list(MsdRunSetup *self)
+{
+	MeshSyncApiResource *meshsyncs;
+
+	if (self->watch_list_follower != NULL)
+		return;
+	meshsyncs =
+	        meshsync_discovery_lookup(self->discovery, "meshery.io", "v1alpha1", "meshsyncs");
+	if (meshsyncs == NULL || !meshsync_api_resource_get_watchable(meshsyncs)) {
+		g_debug("the server serves no meshsyncs.v1alpha1.meshery.io: nothing to follow");
+		return;
+	}
+	self->watch_list_follower =
+	        msd_watch_list_follower_new(self->engine, self->client, meshsyncs);
+	g_signal_connect(self->watch_list_follower, "changed",
+	                 G_CALLBACK(msd_run_setup_watch_list_changed_cb), self);
+	msd_watch_list_follower_start(self->watch_list_follower);
+}
+
 static void
 msd_run_setup_crds_synced_cb(MsdCrdFollower *follower, MsdRunSetup *self)
 {
+	g_autoptr(MeshSyncWatchConfig) before = g_steal_pointer(&self->crds_before);
+
 	if (self->waiting_for_crds) {
 		self->waiting_for_crds = FALSE;
 		msd_run_setup_build_pipeline(self);
+	} else if (before != NULL) {
+		msd_run_setup_apply_watch_changes(self, before);
 	}
 }
 
@@ -719,6 +868,13 @@ msd_run_setup_configured(MsdRunSetup *self)
 		        self->watch, (const gchar *const *)options->output_resources);
 		meshsync_watch_config_set_output_namespaces(
 		        self->watch, (const gchar *const *)options->output_namespaces);
+		/* the resource came or went between the follower's list and the read that chose
+		 * the configuration: the follower has the newer answer */
+		if (self->watch_list_follower != NULL &&
+		    msd_watch_list_follower_get_synced(self->watch_list_follower) &&
+		    msd_watch_list_follower_get_present(self->watch_list_follower) !=
+		            self->cr_present)
+			msd_run_setup_watch_list_changed_cb(self->watch_list_follower, self);
 	}
 	if (self->crd_follower != NULL && !msd_crd_follower_get_synced(self->crd_follower)) {
 		self->waiting_for_crds = TRUE;
@@ -750,6 +906,7 @@ msd_run_setup_cr_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 			g_info("watch configuration from the MeshSync resource "
 			       "meshery/meshery-meshsync");
 		}
+		self->cr_present = TRUE;
 		msd_run_setup_follow_crds(self);
 	} else {
 		if (!g_error_matches(error, MESHSYNC_ERROR, MESHSYNC_ERROR_NOT_FOUND))
@@ -766,7 +923,12 @@ msd_run_setup_cr_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 static void
 msd_run_setup_choose_watch_config(MsdRunSetup *self)
 {
+	if (msd_engine_context_get_options(self->engine)->watch == NULL)
+		msd_run_setup_follow_watch_list(self);
 	if (self->watch != NULL) {
+		/* the resource appeared while no discovery could resolve the CRDs' type */
+		if (self->cr_present && self->crd_follower == NULL)
+			msd_run_setup_follow_crds(self);
 		msd_run_setup_configured(self);
 		return;
 	}
@@ -1024,6 +1186,12 @@ msd_run_setup_stop(MsdRunSetup *self)
 		msd_crd_follower_stop(self->crd_follower);
 	}
 	g_clear_object(&self->crd_follower);
+	g_clear_object(&self->crds_before);
+	if (self->watch_list_follower != NULL) {
+		g_signal_handlers_disconnect_by_data(self->watch_list_follower, self);
+		msd_watch_list_follower_stop(self->watch_list_follower);
+	}
+	g_clear_object(&self->watch_list_follower);
 }
 
 void
@@ -1103,6 +1271,7 @@ msd_run_setup_get_counters(MsdRunSetup *self, MsdInformerCounters *counters)
 
 	*counters = self->past;
 	counters->identity_checks = self->identity_checks;
+	counters->watch_list_changes = self->watch_list_changes;
 	if (self->run != NULL) {
 		GPtrArray *informers = msd_run_get_informers(self->run);
 

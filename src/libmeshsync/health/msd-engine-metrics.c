@@ -65,6 +65,7 @@ MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_restarts, watch_restarts)
 MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_skipped, skipped)
 MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_watch_errors, errors)
 MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_identity_checks, identity_checks)
+MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_watch_list_changes, watch_list_changes)
 
 #define MSD_ENGINE_METRICS_CACHE_READER(func, field)               \
 	static gdouble func(gpointer handler)                      \
@@ -158,6 +159,10 @@ static const MsdEngineSeries msd_handler_series[] = {
          "Reads of namespace kube-system's uid, made on relists and watch reconnections to tell "
          "a restarted API server from another cluster at the same URL",
          TRUE, msd_engine_metrics_identity_checks},
+        {"meshsync_watch_list_changes_total",
+         "Changes of the MeshSync resource's watch list applied to the running informers "
+         "without a resync",
+         TRUE, msd_engine_metrics_watch_list_changes},
         {"meshsync_conversion_cache_hits_total",
          "Watch events whose spec was converted before, its wire form copied from the cache", TRUE,
          msd_engine_metrics_cache_hits},

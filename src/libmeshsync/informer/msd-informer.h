@@ -62,16 +62,18 @@ typedef void (*MsdInformerEventFunc)(MsdInformer *informer,
 typedef void (*MsdInformerGateFunc)(MsdInformer *informer, gpointer user_data);
 
 typedef struct {
-	guint64 relists;         /* lists (plain or streaming) started after the first one */
-	guint64 watch_restarts;  /* watches reopened after one ended */
-	guint64 events;          /* changes passed on */
-	guint64 errors;          /* failed requests, broken streams, ERROR events */
-	guint64 skipped;         /* objects past a limit, left out */
-	guint64 stream_bytes;    /* bytes of watch streams read (after any gzip is undone) */
-	guint64 copied;          /* objects copied into store entries */
-	guint64 unchanged;       /* objects at the stored resourceVersion: dropped uncopied */
-	guint64 identity_checks; /* kube-system uid reads: left at 0 by informers, summed by the
-	                          * run setup that makes them */
+	guint64 relists;            /* lists (plain or streaming) started after the first one */
+	guint64 watch_restarts;     /* watches reopened after one ended */
+	guint64 events;             /* changes passed on */
+	guint64 errors;             /* failed requests, broken streams, ERROR events */
+	guint64 skipped;            /* objects past a limit, left out */
+	guint64 stream_bytes;       /* bytes of watch streams read (after any gzip is undone) */
+	guint64 copied;             /* objects copied into store entries */
+	guint64 unchanged;          /* objects at the stored resourceVersion: dropped uncopied */
+	guint64 identity_checks;    /* kube-system uid reads: left at 0 by informers, summed by the
+	                             * run setup that makes them */
+	guint64 watch_list_changes; /* watch list changes applied to a run: 0 from informers, set
+	                             * by the run setup that applies them */
 } MsdInformerCounters;
 
 MsdInformer *

@@ -34,6 +34,7 @@ struct _MsdRun {
 	GStrv namespaces; /* (owned) (nullable): the scope; NULL for the whole cluster */
 	guint shard_index;
 	guint shard_total;
+	gboolean started; /* informers registered from now on start at once */
 	gboolean stopped;
 	GSource *progress_source; /* (owned) (nullable): the progress lines' timer while the start
 	                             waits */
@@ -280,6 +281,38 @@ msd_run_add_informer(MsdRun *self, const gchar *name, MsdInformer *informer)
 	        shallow ? " (shallow: metadata only)" : "");
 }
 
+/* One name of the configuration: an informer (or one per namespace of the scope) unless
+ * it is filtered out, not served, or already watched. */
+static void
+msd_run_register_name(MsdRun *self, const gchar *name)
+{
+	MeshSyncApiResource *resource;
+
+	if (!meshsync_watch_config_accepts_resource(self->config, name)) {
+		g_debug("%s: not among the output resources: no informer", name);
+		return;
+	}
+	resource = msd_run_resolve(self, name);
+	if (resource == NULL)
+		return;
+	for (guint j = 0; j < self->informers->len; j++) {
+		if (msd_informer_get_resource(g_ptr_array_index(self->informers, j)) == resource)
+			return;
+	}
+	if (self->namespaces != NULL && meshsync_api_resource_get_namespaced(resource)) {
+		/* one list and watch per namespace of the scope: a Role in each is enough,
+		 * and nothing outside the scope is ever read or held */
+		for (guint n = 0; self->namespaces[n] != NULL; n++)
+			msd_run_add_informer(self, name,
+			                     msd_informer_new_in_namespace(self->engine,
+			                                                   self->client, resource,
+			                                                   self->namespaces[n]));
+	} else {
+		msd_run_add_informer(self, name,
+		                     msd_informer_new(self->engine, self->client, resource));
+	}
+}
+
 void
 msd_run_register_stage(MsdRun *self, MeshSyncWatchStage stage)
 {
@@ -288,37 +321,50 @@ msd_run_register_stage(MsdRun *self, MeshSyncWatchStage stage)
 	g_return_if_fail(MSD_IS_RUN(self));
 
 	names = meshsync_watch_config_get_names(self->config, stage);
-	for (guint i = 0; names[i] != NULL; i++) {
-		MeshSyncApiResource *resource;
-		gboolean known = FALSE;
+	for (guint i = 0; names[i] != NULL; i++)
+		msd_run_register_name(self, names[i]);
+}
 
-		if (!meshsync_watch_config_accepts_resource(self->config, names[i])) {
-			g_debug("%s: not among the output resources: no informer", names[i]);
+guint
+msd_run_add_type(MsdRun *self, const gchar *name)
+{
+	guint before;
+
+	g_return_val_if_fail(MSD_IS_RUN(self), 0);
+	g_return_val_if_fail(name != NULL, 0);
+
+	if (self->stopped)
+		return 0;
+	before = self->informers->len;
+	msd_run_register_name(self, name);
+	/* before the start, msd_run_start_informers_async() starts them with the rest */
+	for (guint i = before; self->started && i < self->informers->len; i++)
+		msd_informer_start(g_ptr_array_index(self->informers, i));
+	return self->informers->len - before;
+}
+
+GPtrArray *
+msd_run_remove_type(MsdRun *self, const gchar *name)
+{
+	GPtrArray *removed = g_ptr_array_new_with_free_func(g_object_unref);
+
+	g_return_val_if_fail(MSD_IS_RUN(self), removed);
+	g_return_val_if_fail(name != NULL, removed);
+
+	for (guint i = self->informers->len; i-- > 0;) {
+		MsdInformer *informer = g_ptr_array_index(self->informers, i);
+
+		if (g_strcmp0(msd_informer_get_name(informer), name) != 0)
 			continue;
-		}
-		resource = msd_run_resolve(self, names[i]);
-		if (resource == NULL)
-			continue;
-		for (guint j = 0; j < self->informers->len && !known; j++) {
-			known = msd_informer_get_resource(g_ptr_array_index(self->informers, j)) ==
-			        resource;
-		}
-		if (known)
-			continue;
-		if (self->namespaces != NULL && meshsync_api_resource_get_namespaced(resource)) {
-			/* one list and watch per namespace of the scope: a Role in each is enough,
-			 * and nothing outside the scope is ever read or held */
-			for (guint n = 0; self->namespaces[n] != NULL; n++)
-				msd_run_add_informer(self, names[i],
-				                     msd_informer_new_in_namespace(
-				                             self->engine, self->client, resource,
-				                             self->namespaces[n]));
-		} else {
-			msd_run_add_informer(
-			        self, names[i],
-			        msd_informer_new(self->engine, self->client, resource));
-		}
+		msd_informer_stop(informer);
+		g_signal_handlers_disconnect_by_data(informer, self);
+		g_hash_table_remove(self->settled, informer);
+		g_ptr_array_insert(removed, 0, g_ptr_array_steal_index(self->informers, i));
 	}
+	/* the informers a start was still waiting for may all have been among them */
+	if (removed->len > 0)
+		msd_run_complete_start_if_settled(self);
+	return removed;
 }
 
 /* Lists and watches each namespace of @namespaces only, for the namespaced types; NULL (the
@@ -371,6 +417,7 @@ msd_run_start_informers_async(MsdRun *self,
 		return;
 	}
 	self->start_task = g_steal_pointer(&task);
+	self->started = TRUE;
 	if (cancellable != NULL)
 		self->start_cancelled_id = g_cancellable_connect(
 		        cancellable, G_CALLBACK(msd_run_start_cancelled_cb), self, NULL);

@@ -16,10 +16,11 @@ G_BEGIN_DECLS
 
 /*
  * One run of the sync pipeline: the informers registered from one discovery, started
- * together, torn down together. The handler makes a new run at start and at every resync.
- * Every informer hands its changes to the event function given at construction, in the order
- * it produces them; nothing is passed on after msd_run_stop(). The function's data must
- * outlive the run.
+ * together, torn down together; a type the watch list gains or loses meanwhile joins or
+ * leaves alone (msd_run_add_type(), msd_run_remove_type()). The handler makes a new run at start
+ * and at every resync. Every informer hands its changes to the event function given at
+ * construction, in the order it produces them; nothing is passed on after msd_run_stop(). The
+ * function's data must outlive the run.
  */
 #define MSD_TYPE_RUN (msd_run_get_type())
 G_DECLARE_FINAL_TYPE(MsdRun, msd_run, MSD, RUN, GObject)
@@ -34,6 +35,16 @@ MsdRun *msd_run_new(MsdEngineContext *engine,
 /* Registers an informer for every name of @stage that passes the resource filter and that
  * the server serves as a watchable type; the others are skipped with a warning naming them. */
 void msd_run_register_stage(MsdRun *self, MeshSyncWatchStage stage);
+
+/* A type the watch list gained while the run goes on: its informers (one per namespace of
+ * the scope), resolved in the run's discovery (no new discovery: a type it does not know is
+ * skipped with a message), started at once if the run has started. Returns how many were
+ * added: 0 for a filtered, unknown or already watched type. */
+guint msd_run_add_type(MsdRun *self, const gchar *name);
+/* A type the watch list lost: its informers are stopped and dropped, and their objects leave
+ * the run's stores without any event (they still exist; the run only stops watching them).
+ * Returns (transfer full) (element-type MsdInformer) the informers removed, possibly none. */
+GPtrArray *msd_run_remove_type(MsdRun *self, const gchar *name);
 
 /* Starts every registered informer and completes once each has delivered its initial state
  * or was refused by the server (403/404, retried in the background). */

@@ -401,7 +401,10 @@ kubesim_admin_handle(KubesimServer *self,
 		kubesim_watch_close_all(self);
 		respond_ok(msg);
 	} else if (g_strcmp0(action, "expire-next-watch") == 0) {
+		/* ?resource=: a client may watch other types too (its own configuration, say) */
 		self->expire_next_watch = TRUE;
+		g_free(self->expire_resource);
+		self->expire_resource = g_strdup(kubesim_query_get(query, "resource"));
 		respond_ok(msg);
 	} else if (g_strcmp0(action, "compact") == 0) {
 		kubesim_store_compact(self->store);

@@ -642,6 +642,7 @@ kubesim_server_free(KubesimServer *self)
 	}
 	g_free(self->workload.data);
 	kubesim_faults_clear(&self->faults);
+	g_free(self->expire_resource);
 	g_clear_pointer(&self->snapshot, kubesim_snapshot_free);
 	g_free(self);
 }

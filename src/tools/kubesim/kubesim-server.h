@@ -61,7 +61,8 @@ typedef struct {
 	guint fail_count;
 	guint delay_ms;
 	gboolean expire_next_watch;
-	KubesimFaults faults; /* for the next list and watch requests */
+	gchar *expire_resource; /* (nullable): only a watch of this resource is expired */
+	KubesimFaults faults;   /* for the next list and watch requests */
 	guint64 list_requests;
 	guint64 watch_requests;
 	KubesimWorkload workload;  /* what the cluster was last loaded with */

@@ -805,7 +805,9 @@ watch_begin(KubesimServer *self,
 		soup_message_body_append(body, SOUP_MEMORY_STATIC, "}\n", 2);
 		w->queued += 2;
 	}
-	if (self->expire_next_watch) {
+	if (self->expire_next_watch &&
+	    (self->expire_resource == NULL ||
+	     g_strcmp0(self->expire_resource, resource->resource) == 0)) {
 		self->expire_next_watch = FALSE;
 		send_error(w, kubesim_status_new(410, "Expired",
 		                                 "too old resource version: %s (%" G_GUINT64_FORMAT
