@@ -194,3 +194,53 @@ def test_broker_store_reply_and_resync(tmp_path):
             request(nc, "resync-discovery")
             run.wait_synced(2)
             check_store(store_reply(nc, "store.reply"), view)
+
+
+def meshsync_resource(names, tiers=None):
+    whitelist = [{"Resource": name, "Events": ["ADDED", "MODIFIED", "DELETED"]}
+                 for name in names]
+    data = {"whitelist": json.dumps(whitelist)}
+    if tiers is not None:
+        data["tier-config"] = json.dumps(tiers)
+    return {"apiVersion": "meshery.io/v1alpha1", "kind": "MeshSync",
+            "metadata": {"name": "meshery-meshsync", "namespace": "meshery"},
+            "spec": {"watch-list": {"data": data}}}
+
+
+def test_live_depth_change_replaces_that_informer_only(tmp_path):
+    """The MeshSync resource is followed (doc/architecture.md, a live watch list): a
+    tier-config that makes ConfigMaps shallow replaces their informer alone, which lists
+    them again as metadata; Pods are not listed again."""
+    with Kubesim(**SMALL) as sim:
+        sim.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "meshery"}})
+        sim.create(meshsync_resource(["pods.v1.", "configmaps.v1."]))
+        with Meshsync(str(tmp_path), sim.kubeconfig, extended=True) as run:
+            run.wait_synced()
+            before = sim.create(configmap("before-change"))
+            run.wait_in_extended("ADDED", before["metadata"]["uid"])
+            sim.admin("requests", method="DELETE")
+
+            sim.replace(meshsync_resource(["pods.v1.", "configmaps.v1."],
+                                          {"Shallow": ["configmaps.v1."]}))
+            run.wait_metric("meshsync_watch_list_changes_total", 1)
+            after = sim.create(configmap("after-change"))
+            run.wait_in_extended("ADDED", after["metadata"]["uid"])
+            requests = sim.admin("requests", method="GET")
+            lists = {key.split(" ", 1)[1] for key in requests["resources"]
+                     if key.startswith(("list ", "watch "))}
+            assert lists == {"/configmaps"}, lists
+            assert "informer replaced [configmaps.v1.]" in run.log(), run.log()[-3000:]
+            assert run.metric("meshsync_syncs_total") == 1
+            assert run.terminate() == 0, run.log()[-3000:]
+        extended = read_documents(run.extended_file)
+
+    shapes = {}
+    for doc in extended:
+        obj = doc["Object"]
+        shapes.setdefault(obj["metadata"]["uid"], []).append((doc["EventType"], obj["spec"]
+                                                              if "spec" in obj else None))
+    # before: whole (a ConfigMap has no spec: none on the wire); after: metadata, spec empty
+    assert shapes[before["metadata"]["uid"]][0] == ("ADDED", None)
+    assert ("ADDED", EMPTY) in shapes[before["metadata"]["uid"]][1:], \
+        shapes[before["metadata"]["uid"]]
+    assert shapes[after["metadata"]["uid"]] == [("ADDED", EMPTY)]
