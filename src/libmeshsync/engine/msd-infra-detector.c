@@ -288,26 +288,36 @@ msd_infra_detector_forget(MsdInfraDetector *self, const gchar *uid)
 	msd_infra_detector_set_bits(self, uid, 0);
 }
 
-static GStrv
-msd_infra_detector_labels_of(const MsdJsonTokens *doc, gint index)
+/* The indicators the object at token @index matches, read from its tokens in place: this runs
+ * for every Pod event of the run, so nothing is copied. */
+static guint64
+msd_infra_detector_bits_of(MsdInfraDetector *self,
+                           const gchar *kind,
+                           const gchar *name,
+                           const MsdJsonTokens *doc,
+                           gint index)
 {
-	g_autoptr(GStrvBuilder) builder = g_strv_builder_new();
-	gint labels = msd_json_tokens_path(doc, index, "metadata", "labels", NULL);
-	gint n = msd_json_tokens_is_object(doc, labels) ? msd_json_tokens_size(doc, labels) : 0;
-	gint key = labels + 1;
+	gboolean crd = g_strcmp0(kind, "CustomResourceDefinition") == 0;
+	gint labels = crd ? -1 : msd_json_tokens_path(doc, index, "metadata", "labels", NULL);
+	guint64 bits = 0;
 
-	for (gint i = 0; i < n; i++) {
-		g_autofree gchar *k = msd_json_tokens_dup_string(doc, key);
-		g_autofree gchar *v = msd_json_tokens_dup_string(doc, key + 1);
+	for (guint i = 0; i < self->n_indicators; i++) {
+		const MsdInfraIndicator *indicator = &self->indicators[i];
+		gboolean match;
 
-		if (k != NULL && v != NULL) {
-			g_autofree gchar *label = g_strconcat(k, "=", v, NULL);
+		if (indicator->is_crd) {
+			match = crd && g_strcmp0(name, indicator->text) == 0;
+		} else {
+			gint value = msd_json_tokens_member(doc, labels, indicator->key);
 
-			g_strv_builder_add(builder, label);
+			match = value >= 0 &&
+			        (indicator->value == NULL ||
+			         msd_json_tokens_string_equals(doc, value, indicator->value));
 		}
-		key = msd_json_tokens_skip(doc, key + 1);
+		if (match)
+			bits |= G_GUINT64_CONSTANT(1) << i;
 	}
-	return g_strv_builder_end(builder);
+	return bits;
 }
 
 void
@@ -315,7 +325,6 @@ msd_infra_detector_handle_event(MsdInfraDetector *self, const MsdInformerEvent *
 {
 	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
 	g_autoptr(GBytes) object = NULL;
-	g_auto(GStrv) labels = NULL;
 	const MsdJsonTokens *doc = event->doc;
 	gint index = event->index;
 
@@ -339,9 +348,9 @@ msd_infra_detector_handle_event(MsdInfraDetector *self, const MsdInformerEvent *
 		doc = &tokens;
 		index = 0;
 	}
-	labels = msd_infra_detector_labels_of(doc, index);
-	msd_infra_detector_observe(self, event->entry->uid, event->kind, event->entry->name,
-	                           (const gchar *const *)labels);
+	msd_infra_detector_set_bits(
+	        self, event->entry->uid,
+	        msd_infra_detector_bits_of(self, event->kind, event->entry->name, doc, index));
 }
 
 void
@@ -372,32 +381,57 @@ msd_infra_detector_is_detected(MsdInfraDetector *self, const gchar *name)
 	return i >= 0 && self->detected[i];
 }
 
+void
+msd_infra_detector_dup_evidence(
+        MsdInfraDetector *self, const gchar *name, GStrv *crds, GStrv *labels, guint *n_workloads)
+{
+	g_autoptr(GStrvBuilder) crd_list = g_strv_builder_new();
+	g_autoptr(GStrvBuilder) label_list = g_strv_builder_new();
+	guint64 label_bits = 0;
+	GHashTableIter iter;
+	gpointer bits;
+	gint signature;
+
+	g_return_if_fail(MSD_IS_INFRA_DETECTOR(self));
+	signature = msd_infra_detector_find(self, name);
+	*n_workloads = 0;
+	for (guint i = 0; signature >= 0 && i < self->n_indicators; i++) {
+		const MsdInfraIndicator *indicator = &self->indicators[i];
+
+		if (indicator->signature != (guint)signature)
+			continue;
+		if (!indicator->is_crd)
+			label_bits |= G_GUINT64_CONSTANT(1) << i;
+		if (indicator->count > 0)
+			g_strv_builder_add(indicator->is_crd ? crd_list : label_list,
+			                   indicator->text);
+	}
+	/* objects, not label matches: only matching objects are remembered, so this is short */
+	g_hash_table_iter_init(&iter, self->matches);
+	while (g_hash_table_iter_next(&iter, NULL, &bits)) {
+		if ((*(guint64 *)bits & label_bits) != 0)
+			(*n_workloads)++;
+	}
+	*crds = g_strv_builder_end(crd_list);
+	*labels = g_strv_builder_end(label_list);
+}
+
 gchar *
 msd_infra_detector_describe_evidence(MsdInfraDetector *self, const gchar *name)
 {
-	g_autoptr(GString) crds = g_string_new(NULL);
-	g_autoptr(GString) labels = g_string_new(NULL);
-	guint n_crds = 0;
+	g_auto(GStrv) crds = NULL;
+	g_auto(GStrv) labels = NULL;
+	g_autofree gchar *crd_text = NULL;
+	g_autofree gchar *label_text = NULL;
+	guint n_crds;
 	guint n_workloads = 0;
-	gint signature;
 
 	g_return_val_if_fail(MSD_IS_INFRA_DETECTOR(self), NULL);
-	signature = msd_infra_detector_find(self, name);
-	for (guint i = 0; signature >= 0 && i < self->n_indicators; i++) {
-		const MsdInfraIndicator *indicator = &self->indicators[i];
-		GString *list = indicator->is_crd ? crds : labels;
-
-		if (indicator->signature != (guint)signature || indicator->count == 0)
-			continue;
-		g_string_append_printf(list, "%s%s", list->len > 0 ? ", " : "", indicator->text);
-		if (indicator->is_crd)
-			n_crds++;
-		else
-			n_workloads += indicator->count;
-	}
-	/* a workload with two of the labels counts twice: a measure of evidence, not a census */
+	msd_infra_detector_dup_evidence(self, name, &crds, &labels, &n_workloads);
+	n_crds = g_strv_length(crds);
+	crd_text = g_strjoinv(", ", crds);
+	label_text = g_strjoinv(", ", labels);
 	return g_strdup_printf("%u CRDs%s%s%s, %u labelled workloads%s%s%s", n_crds,
-	                       n_crds > 0 ? " (" : "", crds->str, n_crds > 0 ? ")" : "",
-	                       n_workloads, n_workloads > 0 ? " (" : "", labels->str,
-	                       n_workloads > 0 ? ")" : "");
+	                       n_crds > 0 ? " (" : "", crd_text, n_crds > 0 ? ")" : "", n_workloads,
+	                       n_workloads > 0 ? " (" : "", label_text, n_workloads > 0 ? ")" : "");
 }

@@ -54,7 +54,13 @@ void msd_infra_detector_evaluate(MsdInfraDetector *self);
 
 gboolean msd_infra_detector_is_enabled(MsdInfraDetector *self, const gchar *name);
 gboolean msd_infra_detector_is_detected(MsdInfraDetector *self, const gchar *name);
-/* "2 CRDs (a, b), 3 labelled workloads (app=istiod)": what the decision rests on. */
+/* "2 CRDs (a, b), 3 labelled workloads (app=istiod)": what the decision rests on (a workload
+ * with two of the labels counts once). */
 gchar *msd_infra_detector_describe_evidence(MsdInfraDetector *self, const gchar *name);
+
+/* The indicator CRDs and labels found for @name (transfer full), and how many workloads carry
+ * the labels. */
+void msd_infra_detector_dup_evidence(
+        MsdInfraDetector *self, const gchar *name, GStrv *crds, GStrv *labels, guint *n_workloads);
 
 G_END_DECLS

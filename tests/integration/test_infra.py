@@ -1,0 +1,145 @@
+# Copyright the meshsync authors
+# SPDX-License-Identifier: Apache-2.0
+"""Infrastructure detection and tier 3 (issue 23 §2), against kubesim and a real nats-server.
+
+kubesim installs and uninstalls istio (watched here, tier 3) and linkerd (delegated to its
+adapter) at run time; a subscriber checks what reaches meshery.meshsync.core and
+meshery.meshsync.infra-detected. Every wait is for a message, a metric or a process exit.
+"""
+
+import json
+import os
+
+from kubesim import Kubesim
+from meshsync_run import DAEMON, HEALTH_FLAGS, TIMEOUT, DaemonProcess
+from nats_server import NatsServer
+
+CORE = "meshery.meshsync.core"
+INFRA = "meshery.meshsync.infra-detected"
+ENVELOPE_KEYS = ["ObjectType", "EventType", "Request", "Object"]
+
+
+class Daemon(DaemonProcess):
+    """meshsync in broker mode against @kubeconfig and @broker_url."""
+
+    def __init__(self, tmpdir, kubeconfig, broker_url, *flags):
+        argv = [DAEMON, "-output", "broker", "--kubeconfig", kubeconfig] + HEALTH_FLAGS
+        argv += list(flags)
+        env = dict(os.environ)
+        for name in ("BROKER_URL", "NATS_TOKEN", "NATS_CREDS"):
+            env.pop(name, None)
+        env["BROKER_URL"] = broker_url
+        super().__init__(tmpdir, argv, env)
+
+
+class Wire:
+    """Every envelope seen, by subject, in order."""
+
+    def __init__(self, nc):
+        self.nc = nc
+        self.by_subject = {CORE: [], INFRA: []}
+
+    def until(self, predicate, what, timeout=TIMEOUT):
+        while True:
+            found = predicate()
+            if found:
+                return found
+            try:
+                msg = self.nc.next_msg(timeout)
+            except TimeoutError:
+                raise AssertionError(f"timed out waiting for {what}") from None
+            pairs = json.loads(msg.data, object_pairs_hook=lambda p: p)
+            assert [k for k, _ in pairs] == ENVELOPE_KEYS, msg.data[:300]
+            self.by_subject[msg.subject].append(json.loads(msg.data))
+
+    def core(self, kind, name, event_type):
+        return [e for e in self.by_subject[CORE]
+                if e["EventType"] == event_type and e["Object"]["kind"] == kind
+                and e["Object"]["metadata"]["name"] == name]
+
+    def infra(self, name, event_type):
+        return [e for e in self.by_subject[INFRA]
+                if e["EventType"] == event_type and e["Object"]["name"] == name]
+
+
+def virtual_service(name):
+    return {"apiVersion": "networking.istio.io/v1", "kind": "VirtualService",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {"hosts": ["reviews"], "http": [{"route": [
+                {"destination": {"host": "reviews", "subset": "v1"}}]}]}}
+
+
+def requested(sim, resource):
+    """How often the daemon listed or watched @resource ("<group>/<plural>")."""
+    _, counts = sim.request("GET", "/kubesim/requests")
+    return sum(n for key, n in counts["resources"].items()
+               if key in (f"list {resource}", f"watch {resource}"))
+
+
+def test_tier3_follows_an_installation(tmp_path):
+    """istio installed at run time: its tier-3 types are watched and their objects published;
+    uninstalled: the informers stop and what they published is retracted; shutdown is
+    clean."""
+    with Kubesim(pods=2, namespaces=1) as sim, NatsServer() as nats, nats.client() as nc:
+        nc.subscribe(CORE)
+        nc.subscribe(INFRA)
+        wire = Wire(nc)
+        with Daemon(str(tmp_path), sim.kubeconfig, nats.url) as run:
+            run.wait_synced()
+            assert requested(sim, "networking.istio.io/virtualservices") == 0
+
+            sim.install("istio")
+            wire.until(lambda: wire.core("Deployment", "istiod", "ADDED"), "istiod")
+            vs = sim.create(virtual_service("reviews"))
+            added = wire.until(lambda: wire.core("VirtualService", "reviews", "ADDED"),
+                               "the VirtualService, watched at tier 3")
+            assert added[0]["Object"]["metadata"]["uid"] == vs["metadata"]["uid"]
+            log = run.wait_for_line("infrastructure istio detected")
+            assert "starting its tier-3 informers" in log
+            assert "app=istiod" in log and "virtualservices.networking.istio.io" in log
+            # the other tier-3 types are watched too, each once
+            for plural in ("destinationrules", "gateways"):
+                assert requested(sim, f"networking.istio.io/{plural}") >= 1
+
+            sim.uninstall("istio")
+            wire.until(lambda: wire.core("VirtualService", "reviews", "DELETED"),
+                       "the VirtualService retracted")
+            run.wait_for_line("infrastructure istio is gone")
+            # a non-delegated infrastructure is never announced
+            assert wire.infra("istio", "ADDED") == []
+
+            sim.install("istio")
+            run.wait_for_line("infrastructure istio detected", count=2)
+            assert run.terminate() == 0
+            assert "meshsync: shutting down" in run.log()
+
+
+def test_delegated_infrastructure_is_announced_and_not_watched(tmp_path):
+    """linkerd is delegated to its adapter: infra-detected on its subject, on detection and when
+    it goes, and none of its types listed or watched here."""
+    with Kubesim(pods=2, namespaces=1, extra=["--install", "linkerd"]) as sim, \
+            NatsServer() as nats, nats.client() as nc:
+        nc.subscribe(INFRA)
+        wire = Wire(nc)
+        with Daemon(str(tmp_path), sim.kubeconfig, nats.url) as run:
+            found = wire.until(lambda: wire.infra("linkerd", "ADDED"), "infra-detected")
+            env = found[0]
+            assert env["ObjectType"] == "infra-detected"
+            assert env["Request"] is None
+            obj = env["Object"]
+            _, kube_system = sim.request("GET", "/api/v1/namespaces/kube-system")
+            assert obj["clusterId"] == kube_system["metadata"]["uid"]
+            assert obj["detected"] is True and obj["delegateToAdapter"] is True
+            assert "serviceprofiles.linkerd.io" in obj["evidence"]["crds"]
+            assert obj["evidence"]["labels"] == ["linkerd.io/control-plane-component"]
+            # three Deployments and their three Pods
+            assert obj["evidence"]["workloads"] == 6
+            assert "serviceprofiles.v1alpha2.linkerd.io" in obj["tier3ResourceKeys"]
+
+            sim.uninstall("linkerd")
+            gone = wire.until(lambda: wire.infra("linkerd", "DELETED"), "linkerd gone")
+            assert gone[0]["Object"]["detected"] is False
+            assert run.terminate() == 0
+        assert requested(sim, "linkerd.io/serviceprofiles") == 0
+        assert requested(sim, "policy.linkerd.io/servers") == 0
+        assert "tier 3 of linkerd" not in run.log()
