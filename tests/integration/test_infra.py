@@ -7,15 +7,18 @@ adapter) at run time; a subscriber checks what reaches meshery.meshsync.core and
 meshery.meshsync.infra-detected. Every wait is for a message, a metric or a process exit.
 """
 
+import collections
 import json
 import os
 
 from kubesim import Kubesim
 from meshsync_run import DAEMON, HEALTH_FLAGS, TIMEOUT, DaemonProcess
 from nats_server import NatsServer
+from test_broker_mode import request, wait_for_listener
 
 CORE = "meshery.meshsync.core"
 INFRA = "meshery.meshsync.infra-detected"
+STORE_REPLY = "store.reply"
 ENVELOPE_KEYS = ["ObjectType", "EventType", "Request", "Object"]
 
 
@@ -37,7 +40,7 @@ class Wire:
 
     def __init__(self, nc):
         self.nc = nc
-        self.by_subject = {CORE: [], INFRA: []}
+        self.by_subject = collections.defaultdict(list)
 
     def until(self, predicate, what, timeout=TIMEOUT):
         while True:
@@ -56,6 +59,11 @@ class Wire:
         return [e for e in self.by_subject[CORE]
                 if e["EventType"] == event_type and e["Object"]["kind"] == kind
                 and e["Object"]["metadata"]["name"] == name]
+
+    def in_store(self, uid):
+        """Whether an informer-store reply so far held @uid."""
+        return any(o["metadata"]["uid"] == uid
+                   for e in self.by_subject[STORE_REPLY] for o in e["Object"])
 
     def infra(self, name, event_type):
         return [e for e in self.by_subject[INFRA]
@@ -94,6 +102,12 @@ def test_tier3_follows_an_installation(tmp_path):
             added = wire.until(lambda: wire.core("VirtualService", "reviews", "ADDED"),
                                "the VirtualService, watched at tier 3")
             assert added[0]["Object"]["metadata"]["uid"] == vs["metadata"]["uid"]
+            # tier 3 is part of what informer-store answers from
+            wait_for_listener(nats)
+            nc.subscribe(STORE_REPLY)
+            request(nc, "informer-store", {"Reply": STORE_REPLY})
+            wire.until(lambda: wire.in_store(vs["metadata"]["uid"]),
+                       "the VirtualService in the informer-store reply")
             log = run.wait_for_line("infrastructure istio detected")
             assert "starting its tier-3 informers" in log
             assert "app=istiod" in log and "virtualservices.networking.istio.io" in log
@@ -143,3 +157,25 @@ def test_delegated_infrastructure_is_announced_and_not_watched(tmp_path):
         assert requested(sim, "linkerd.io/serviceprofiles") == 0
         assert requested(sim, "policy.linkerd.io/servers") == 0
         assert "tier 3 of linkerd" not in run.log()
+
+
+def test_types_watched_in_full_are_not_watched_again(tmp_path):
+    """With a MeshSync resource every CRD's type is watched at tier 2 (upstream's rule): an
+    installation present at start is detected, and its tier 3 adds no second informer."""
+    with Kubesim(pods=2, namespaces=1, extra=["--install", "istio"]) as sim, \
+            NatsServer() as nats, nats.client() as nc:
+        sim.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "meshery"}})
+        sim.create({"apiVersion": "meshery.io/v1alpha1", "kind": "MeshSync",
+                    "metadata": {"name": "meshery-meshsync", "namespace": "meshery"},
+                    "spec": {"watch-list": {"data": {"blacklist": '["secrets.v1."]'}}}})
+        vs = sim.create(virtual_service("reviews"))
+        nc.subscribe(CORE)
+        wire = Wire(nc)
+        with Daemon(str(tmp_path), sim.kubeconfig, nats.url) as run:
+            found = wire.until(lambda: wire.core("VirtualService", "reviews", "ADDED"),
+                               "the VirtualService, watched at tier 2")
+            assert found[0]["Object"]["metadata"]["uid"] == vs["metadata"]["uid"]
+            log = run.wait_for_line("tier 3 of istio: every type is watched already")
+            assert "infrastructure istio detected" in log
+            assert run.terminate() == 0
+        assert "tier 3 of istio synced" not in run.log()
