@@ -179,3 +179,29 @@ def test_types_watched_in_full_are_not_watched_again(tmp_path):
             assert "infrastructure istio detected" in log
             assert run.terminate() == 0
         assert "tier 3 of istio synced" not in run.log()
+
+
+def test_shards_decide_alike_and_one_announces(tmp_path):
+    """Sharded replicas see only their share of the workloads: each decides on the CRDs, read
+    whole, and only shard 0 announces a delegated infrastructure."""
+    with Kubesim(pods=2, namespaces=1, extra=["--install", "linkerd"]) as sim, \
+            NatsServer() as nats, nats.client() as nc:
+        nc.subscribe(INFRA)
+        wire = Wire(nc)
+        with Daemon(str(tmp_path), sim.kubeconfig, nats.url, "--shard", "1",
+                    "--total-shards", "2") as second:
+            second.wait_synced()
+            log = second.wait_for_line("infrastructure linkerd detected")
+            assert "delegated to its adapter" in log
+            with Daemon(str(tmp_path), sim.kubeconfig, nats.url, "--shard", "0",
+                        "--total-shards", "2") as first:
+                wire.until(lambda: wire.infra("linkerd", "ADDED"), "shard 0's announcement")
+                first.wait_for_line("infrastructure linkerd detected")
+                assert first.terminate() == 0
+            assert second.terminate() == 0
+            # both exited: the server has handled all they published, and what it sent this
+            # subscriber before the PONG of a PING is here
+            nc.flush()
+            for msg in nc.messages(timeout=0):
+                wire.by_subject[msg.subject].append(json.loads(msg.data))
+        assert [e["EventType"] for e in wire.by_subject[INFRA]] == ["ADDED"]

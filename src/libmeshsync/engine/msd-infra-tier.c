@@ -166,6 +166,10 @@ msd_infra_tier_publish(MsdInfraTier *self, const MsdInfraSignature *signature, g
 	g_autofree gchar *payload = NULL;
 	g_autoptr(GBytes) envelope = NULL;
 
+	/* one announcement per cluster: shard 0's, as it alone answers meshsync-meta */
+	if (msd_engine_context_get_options(self->engine)->shard_total > 1 &&
+	    msd_engine_context_get_options(self->engine)->shard_index != 0)
+		return;
 	if (self->publish_func == NULL) {
 		g_info("%s is delegated to its adapter, but there is no broker to tell it on",
 		       signature->name);
@@ -401,6 +405,10 @@ msd_infra_tier_start(MsdInfraTier *self, MsdRun *run)
 	static const gchar *const workloads[] = {"deployments.v1.apps", "pods.v1.",
 	                                         "statefulsets.v1.apps", "daemonsets.v1.apps",
 	                                         NULL};
+	const MsdEngineOptions *options = msd_engine_context_get_options(self->engine);
+	/* a shard's informers see only their share of the workloads and CRDs: every shard
+	 * must come to the same decision, so the CRDs are read whole and decide alone */
+	gboolean sharded = options->shard_total > 1;
 	gboolean crds;
 	gboolean labels = FALSE;
 	MeshSyncApiResource *resource = NULL;
@@ -409,8 +417,9 @@ msd_infra_tier_start(MsdInfraTier *self, MsdRun *run)
 	g_return_if_fail(self->tier1_names == NULL);
 
 	self->tier1_names = msd_run_dup_informer_names(run);
-	crds = g_strv_contains((const gchar *const *)self->tier1_names, MSD_INFRA_CRD_NAME);
-	for (guint i = 0; workloads[i] != NULL; i++)
+	crds = !sharded &&
+	       g_strv_contains((const gchar *const *)self->tier1_names, MSD_INFRA_CRD_NAME);
+	for (guint i = 0; workloads[i] != NULL && !sharded; i++)
 		labels |= g_strv_contains((const gchar *const *)self->tier1_names, workloads[i]);
 	if (!crds)
 		resource = meshsync_discovery_lookup(self->discovery, "apiextensions.k8s.io", "v1",
