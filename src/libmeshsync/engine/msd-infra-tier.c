@@ -399,6 +399,27 @@ msd_infra_tier_crds_settled_cb(MsdInformer *informer, MsdInfraTier *self)
 		msd_infra_detector_evaluate(self->detector);
 }
 
+/* Whether some candidate has a tier-3 type the output would publish: with
+ * `-outputResources configmap` there is nothing deeper to look at, for a delegated adapter
+ * either, and detection would only cost a CRD watch. */
+static gboolean
+msd_infra_tier_wanted(MsdInfraTier *self)
+{
+	guint n = 0;
+	const MsdInfraSignature *all = msd_infra_signature_get_all(&n);
+
+	for (guint i = 0; i < n; i++) {
+		if (!msd_infra_detector_is_enabled(self->detector, all[i].name))
+			continue;
+		for (guint j = 0; all[i].tier3_resource_keys[j] != NULL; j++) {
+			if (meshsync_watch_config_accepts_resource(self->watch,
+			                                           all[i].tier3_resource_keys[j]))
+				return TRUE;
+		}
+	}
+	return FALSE;
+}
+
 void
 msd_infra_tier_start(MsdInfraTier *self, MsdRun *run)
 {
@@ -417,6 +438,10 @@ msd_infra_tier_start(MsdInfraTier *self, MsdRun *run)
 	g_return_if_fail(self->tier1_names == NULL);
 
 	self->tier1_names = msd_run_dup_informer_names(run);
+	if (!msd_infra_tier_wanted(self)) {
+		g_debug("no tier-3 type passes the output filter: no infrastructure detection");
+		return;
+	}
 	crds = !sharded &&
 	       g_strv_contains((const gchar *const *)self->tier1_names, MSD_INFRA_CRD_NAME);
 	for (guint i = 0; workloads[i] != NULL && !sharded; i++)
@@ -468,6 +493,13 @@ msd_infra_tier_owns(MsdInfraTier *self, MsdInformer *informer)
 {
 	g_return_val_if_fail(MSD_IS_INFRA_TIER(self), FALSE);
 	return g_hash_table_contains(self->owned, informer);
+}
+
+MsdInformer *
+msd_infra_tier_get_crd_informer(MsdInfraTier *self)
+{
+	g_return_val_if_fail(MSD_IS_INFRA_TIER(self), NULL);
+	return self->crds;
 }
 
 MsdInfraDetector *

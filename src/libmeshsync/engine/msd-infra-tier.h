@@ -27,7 +27,8 @@ G_BEGIN_DECLS
  * (shutdown, resync) stops every tier-3 run without retracting, as the tier-1 run is stopped.
  *
  * When the tier-1 run watches no CustomResourceDefinitions, the tier watches them itself
- * (names only matter), so that CRD evidence exists in every configuration.
+ * (names only matter), so that CRD evidence exists in every configuration. When the output
+ * filter passes no tier-3 type of any candidate, the tier does nothing at all.
  */
 #define MSD_TYPE_INFRA_TIER (msd_infra_tier_get_type())
 G_DECLARE_FINAL_TYPE(MsdInfraTier, msd_infra_tier, MSD, INFRA_TIER, GObject)
@@ -62,5 +63,7 @@ void msd_infra_tier_stop(MsdInfraTier *self);
 GPtrArray *msd_infra_tier_get_informers(MsdInfraTier *self);
 gboolean msd_infra_tier_owns(MsdInfraTier *self, MsdInformer *informer);
 MsdInfraDetector *msd_infra_tier_get_detector(MsdInfraTier *self);
+/* (nullable): the tier's own CRD informer, for the counters only (CRDs are not published) */
+MsdInformer *msd_infra_tier_get_crd_informer(MsdInfraTier *self);
 
 G_END_DECLS

@@ -209,8 +209,17 @@ msd_run_setup_end_run(MsdRunSetup *self)
 		}
 		/* tier 3 stops with its run; what it published is retracted by the next run's
 		 * msd_run_setup_retract_vanished() unless its tier 3 lists it again */
-		if (self->infra != NULL)
+		if (self->infra != NULL) {
+			MsdInformer *crds = msd_infra_tier_get_crd_informer(self->infra);
+
+			if (crds != NULL) {
+				MsdInformerCounters counters;
+
+				msd_informer_get_counters(crds, &counters);
+				msd_run_setup_add_counters(&self->past, &counters);
+			}
 			msd_infra_tier_stop(self->infra);
+		}
 		msd_run_stop(self->run);
 	}
 	g_clear_object(&self->infra);
@@ -1321,7 +1330,12 @@ msd_run_setup_get_counters(MsdRunSetup *self, MsdInformerCounters *counters)
 	counters->watch_list_changes = self->watch_list_changes;
 	if (self->run != NULL) {
 		g_autoptr(GPtrArray) informers = msd_run_setup_dup_informers(self);
+		MsdInformer *crds =
+		        self->infra != NULL ? msd_infra_tier_get_crd_informer(self->infra) : NULL;
 
+		/* the detection's own CRD watch is a watch like the others */
+		if (crds != NULL)
+			g_ptr_array_add(informers, g_object_ref(crds));
 		for (guint i = 0; i < informers->len; i++) {
 			MsdInformerCounters one;
 
