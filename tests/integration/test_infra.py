@@ -205,3 +205,43 @@ def test_shards_decide_alike_and_one_announces(tmp_path):
             for msg in nc.messages(timeout=0):
                 wire.by_subject[msg.subject].append(json.loads(msg.data))
         assert [e["EventType"] for e in wire.by_subject[INFRA]] == ["ADDED"]
+
+
+def meshsync_resource(blacklist):
+    return {"apiVersion": "meshery.io/v1alpha1", "kind": "MeshSync",
+            "metadata": {"name": "meshery-meshsync", "namespace": "meshery"},
+            "spec": {"watch-list": {"data": {"blacklist": json.dumps(blacklist)}}}}
+
+
+def test_live_watch_list_hands_types_between_tiers(tmp_path):
+    """The MeshSync resource created while istio's tier 3 runs: its CRD types join the tier-1
+    run (upstream's rule), so tier 3 lets them go; the resource deleted: tier 3 takes them on
+    again. The objects are never retracted on the way."""
+    vs_name = "virtualservices.v1.networking.istio.io"
+    with Kubesim(pods=2, namespaces=1, extra=["--install", "istio"]) as sim, \
+            NatsServer() as nats, nats.client() as nc:
+        sim.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "meshery"}})
+        vs = sim.create(virtual_service("reviews"))
+        nc.subscribe(CORE)
+        wire = Wire(nc)
+        with Daemon(str(tmp_path), sim.kubeconfig, nats.url) as run:
+            wire.until(lambda: wire.core("VirtualService", "reviews", "ADDED"),
+                       "the VirtualService, watched at tier 3")
+            log = run.wait_for_line("tier 3 of istio synced")
+            assert vs_name in log.split("tier 3 of istio synced")[1].splitlines()[0]
+
+            sim.create(meshsync_resource(["secrets.v1."]))
+            run.wait_for_line(f"{vs_name}: watched by tier 1 now, no longer by tier 3 of istio")
+            sim.delete("meshery.io/v1alpha1", "MeshSync", "meshery-meshsync",
+                       namespace="meshery")
+            run.wait_for_line(f"{vs_name}: no longer watched by tier 1: tier 3 of istio "
+                              "takes it on")
+            # istio goes: the VirtualService is retracted by tier 3, which holds it again
+            sim.uninstall("istio")
+            wire.until(lambda: wire.core("VirtualService", "reviews", "DELETED"),
+                       "the VirtualService retracted")
+            assert run.terminate() == 0
+        events = [e["EventType"] for e in wire.by_subject[CORE]
+                  if e["Object"]["metadata"]["uid"] == vs["metadata"]["uid"]]
+        # retracted once, at the end only
+        assert events.count("DELETED") == 1 and events[-1] == "DELETED", events

@@ -43,6 +43,8 @@ struct _MsdInfraTier {
 	GHashTable *active;         /* (owned): signature name → MsdInfraActive */
 	GHashTable *owned;          /* (owned): the tier-3 runs' informers */
 	GPtrArray *informers;       /* (owned): the same, for msd_infra_tier_get_informers() */
+	gboolean crds_denied;       /* the server refused the CRD watch */
+	gboolean evaluating;        /* the detector decides */
 	gboolean stopped;
 };
 
@@ -200,8 +202,49 @@ msd_infra_tier_started_cb(GObject *source, GAsyncResult *result, gpointer user_d
 	if (!msd_run_start_informers_finish(MSD_RUN(source), result, &error))
 		return;
 	names = msd_run_dup_informer_names(MSD_RUN(source));
+	if (names[0] == NULL)
+		return;
 	list = g_strjoinv(", ", names);
 	g_info("tier 3 of %s synced: %s", (const gchar *)user_data, list);
+}
+
+static gboolean
+msd_infra_tier_in_tier1(MsdInfraTier *self, const gchar *name)
+{
+	return self->tier1_names != NULL &&
+	       g_strv_contains((const gchar *const *)self->tier1_names, name);
+}
+
+/* Watches each tier-3 type of @active that the tier-1 run does not: with a MeshSync
+ * resource every CRD's type is watched in full already, and the live watch list may take a
+ * type on or let it go while both run. A type handed over either way is not retracted: the
+ * other tier lists it. */
+static void
+msd_infra_tier_sync_types(MsdInfraTier *self, MsdInfraActive *active, gboolean later)
+{
+	g_auto(GStrv) watched = msd_run_dup_informer_names(active->run);
+
+	for (guint i = 0; active->signature->tier3_resource_keys[i] != NULL; i++) {
+		const gchar *name = active->signature->tier3_resource_keys[i];
+		gboolean in_tier1 = msd_infra_tier_in_tier1(self, name);
+		gboolean in_tier3 = g_strv_contains((const gchar *const *)watched, name);
+		g_autoptr(GPtrArray) removed = NULL;
+
+		if (in_tier1 && in_tier3) {
+			removed = msd_run_remove_type(active->run, name);
+			for (guint j = 0; j < removed->len; j++) {
+				g_ptr_array_remove(self->informers, g_ptr_array_index(removed, j));
+				g_hash_table_remove(self->owned, g_ptr_array_index(removed, j));
+			}
+			g_info("%s: watched by tier 1 now, no longer by tier 3 of %s", name,
+			       active->signature->name);
+		} else if (in_tier1) {
+			g_debug("%s: already watched by the tier-1 run", name);
+		} else if (!in_tier3 && msd_run_add_type(active->run, name) > 0 && later) {
+			g_info("%s: no longer watched by tier 1: tier 3 of %s takes it on", name,
+			       active->signature->name);
+		}
+	}
 }
 
 static void
@@ -211,8 +254,6 @@ msd_infra_tier_discovered_cb(GObject *source, GAsyncResult *result, gpointer use
 	MsdInfraTier *self;
 	const MsdEngineOptions *options;
 	g_autoptr(GError) error = NULL;
-	g_autoptr(GStrvBuilder) builder = NULL;
-	g_auto(GStrv) names = NULL;
 	MeshSyncDiscovery *discovery;
 
 	if (!meshsync_discovery_run_finish(MESHSYNC_DISCOVERY(source), result, &error) &&
@@ -224,29 +265,14 @@ msd_infra_tier_discovered_cb(GObject *source, GAsyncResult *result, gpointer use
 	if (error != NULL)
 		g_message("tier 3 of %s: discovery failed (%s): using the tier-1 run's",
 		          active->signature->name, error->message);
-	builder = g_strv_builder_new();
-	for (guint i = 0; active->signature->tier3_resource_keys[i] != NULL; i++) {
-		const gchar *name = active->signature->tier3_resource_keys[i];
-
-		/* with the MeshSync resource, every CRD's type is already watched in full */
-		if (self->tier1_names != NULL &&
-		    g_strv_contains((const gchar *const *)self->tier1_names, name))
-			g_debug("%s: already watched by the tier-1 run", name);
-		else
-			g_strv_builder_add(builder, name);
-	}
-	names = g_strv_builder_end(builder);
-	if (names[0] == NULL) {
-		g_info("tier 3 of %s: every type is watched already", active->signature->name);
-		return;
-	}
 	active->run = msd_run_new(self->engine, self->client, discovery, self->watch,
 	                          self->event_func, self->event_data);
 	msd_run_set_informer_func(active->run, msd_infra_tier_informer_added, self);
 	msd_run_set_namespaces(active->run, (const gchar *const *)options->namespaces);
 	msd_run_set_shard(active->run, options->shard_index, options->shard_total);
-	for (guint i = 0; names[i] != NULL; i++)
-		msd_run_add_type(active->run, names[i]);
+	msd_infra_tier_sync_types(self, active, FALSE);
+	if (msd_run_get_informers(active->run)->len == 0)
+		g_info("tier 3 of %s: every type is watched already", active->signature->name);
 	msd_run_start_informers_async(active->run, active->cancellable, msd_infra_tier_started_cb,
 	                              (gpointer)active->signature->name);
 }
@@ -388,15 +414,41 @@ msd_infra_tier_crd_event_cb(MsdInformer *informer,
 	msd_infra_tier_handle_event(user_data, event);
 }
 
+/* Which kinds of evidence exist: CRDs from the tier-1 run or the tier's own watch, labels from
+ * the tier-1 run's workloads. A shard's informers see only their share of both, and every
+ * shard must come to the same decision: there the CRDs, read whole, decide alone. */
+static void
+msd_infra_tier_update_sources(MsdInfraTier *self)
+{
+	static const gchar *const workloads[] = {"deployments.v1.apps", "pods.v1.",
+	                                         "statefulsets.v1.apps", "daemonsets.v1.apps",
+	                                         NULL};
+	gboolean sharded = msd_engine_context_get_options(self->engine)->shard_total > 1;
+	gboolean crds = (self->crds != NULL && !self->crds_denied) ||
+	                (!sharded && msd_infra_tier_in_tier1(self, MSD_INFRA_CRD_NAME));
+	gboolean labels = FALSE;
+
+	for (guint i = 0; workloads[i] != NULL && !sharded; i++)
+		labels |= msd_infra_tier_in_tier1(self, workloads[i]);
+	msd_infra_detector_set_sources(self->detector, crds, labels);
+}
+
+static void
+msd_infra_tier_evaluate(MsdInfraTier *self)
+{
+	self->evaluating = TRUE;
+	msd_infra_detector_evaluate(self->detector);
+}
+
 static void
 msd_infra_tier_crds_settled_cb(MsdInformer *informer, MsdInfraTier *self)
 {
 	/* refused (403): no CRD evidence at all, rather than none found */
-	if (!msd_informer_get_synced(informer))
-		msd_infra_detector_set_sources(self->detector, FALSE, TRUE);
+	self->crds_denied = !msd_informer_get_synced(informer);
+	msd_infra_tier_update_sources(self);
 	g_signal_handlers_disconnect_by_data(informer, self);
 	if (!self->stopped)
-		msd_infra_detector_evaluate(self->detector);
+		msd_infra_tier_evaluate(self);
 }
 
 /* Whether some candidate has a tier-3 type the output would publish: with
@@ -423,15 +475,7 @@ msd_infra_tier_wanted(MsdInfraTier *self)
 void
 msd_infra_tier_start(MsdInfraTier *self, MsdRun *run)
 {
-	static const gchar *const workloads[] = {"deployments.v1.apps", "pods.v1.",
-	                                         "statefulsets.v1.apps", "daemonsets.v1.apps",
-	                                         NULL};
-	const MsdEngineOptions *options = msd_engine_context_get_options(self->engine);
-	/* a shard's informers see only their share of the workloads and CRDs: every shard
-	 * must come to the same decision, so the CRDs are read whole and decide alone */
-	gboolean sharded = options->shard_total > 1;
-	gboolean crds;
-	gboolean labels = FALSE;
+	gboolean sharded = msd_engine_context_get_options(self->engine)->shard_total > 1;
 	MeshSyncApiResource *resource = NULL;
 
 	g_return_if_fail(MSD_IS_INFRA_TIER(self));
@@ -442,23 +486,46 @@ msd_infra_tier_start(MsdInfraTier *self, MsdRun *run)
 		g_debug("no tier-3 type passes the output filter: no infrastructure detection");
 		return;
 	}
-	crds = !sharded &&
-	       g_strv_contains((const gchar *const *)self->tier1_names, MSD_INFRA_CRD_NAME);
-	for (guint i = 0; workloads[i] != NULL && !sharded; i++)
-		labels |= g_strv_contains((const gchar *const *)self->tier1_names, workloads[i]);
-	if (!crds)
+	if (sharded || !msd_infra_tier_in_tier1(self, MSD_INFRA_CRD_NAME))
 		resource = meshsync_discovery_lookup(self->discovery, "apiextensions.k8s.io", "v1",
 		                                     "customresourcedefinitions");
-	msd_infra_detector_set_sources(self->detector, crds || resource != NULL, labels);
-	if (resource == NULL) {
-		msd_infra_detector_evaluate(self->detector);
-		return;
+	if (resource != NULL) {
+		self->crds = msd_informer_new(self->engine, self->client, resource);
+		msd_informer_set_event_func(self->crds, msd_infra_tier_crd_event_cb, self, NULL);
+		g_signal_connect(self->crds, "synced", G_CALLBACK(msd_infra_tier_crds_settled_cb),
+		                 self);
+		g_signal_connect(self->crds, "denied", G_CALLBACK(msd_infra_tier_crds_settled_cb),
+		                 self);
 	}
-	self->crds = msd_informer_new(self->engine, self->client, resource);
-	msd_informer_set_event_func(self->crds, msd_infra_tier_crd_event_cb, self, NULL);
-	g_signal_connect(self->crds, "synced", G_CALLBACK(msd_infra_tier_crds_settled_cb), self);
-	g_signal_connect(self->crds, "denied", G_CALLBACK(msd_infra_tier_crds_settled_cb), self);
-	msd_informer_start(self->crds);
+	msd_infra_tier_update_sources(self);
+	if (self->crds != NULL)
+		msd_informer_start(self->crds);
+	else
+		msd_infra_tier_evaluate(self);
+}
+
+void
+msd_infra_tier_tier1_changed(MsdInfraTier *self, MsdRun *run)
+{
+	GHashTableIter iter;
+	gpointer active;
+
+	g_return_if_fail(MSD_IS_INFRA_TIER(self));
+
+	/* before the start, the start reads them */
+	if (self->stopped || self->tier1_names == NULL)
+		return;
+	g_strfreev(self->tier1_names);
+	self->tier1_names = msd_run_dup_informer_names(run);
+	msd_infra_tier_update_sources(self);
+	g_hash_table_iter_init(&iter, self->active);
+	while (g_hash_table_iter_next(&iter, NULL, &active)) {
+		if (((MsdInfraActive *)active)->run != NULL)
+			msd_infra_tier_sync_types(self, active, TRUE);
+	}
+	/* other evidence may decide otherwise */
+	if (self->evaluating)
+		msd_infra_tier_evaluate(self);
 }
 
 void

@@ -57,6 +57,9 @@ void msd_infra_tier_set_cluster_id(MsdInfraTier *self, const gchar *cluster_id);
 void msd_infra_tier_handle_event(MsdInfraTier *self, const MsdInformerEvent *event);
 /* The tier-1 run @run has its initial state: detection starts. */
 void msd_infra_tier_start(MsdInfraTier *self, MsdRun *run);
+/* The tier-1 run @run gained or lost types (the live watch list): the evidence it gives and
+ * the tier-3 types it leaves are read again. */
+void msd_infra_tier_tier1_changed(MsdInfraTier *self, MsdRun *run);
 void msd_infra_tier_stop(MsdInfraTier *self);
 
 /* The informers of the tier-3 runs now (transfer none), for counters and snapshots. */

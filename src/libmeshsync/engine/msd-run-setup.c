@@ -812,6 +812,8 @@ msd_run_setup_apply_watch_changes(MsdRunSetup *self, MeshSyncWatchConfig *before
 		}
 	}
 	self->watch_list_changes++;
+	if (self->infra != NULL && self->run != NULL)
+		msd_infra_tier_tier1_changed(self->infra, self->run);
 	g_info("watch list changed, applied without a resync: added [%s], removed [%s], "
 	       "informer replaced [%s], events changed [%s]",
 	       added->str, removed->str, replaced->str, events->str);
