@@ -177,6 +177,10 @@ def test_types_watched_in_full_are_not_watched_again(tmp_path):
             assert found[0]["Object"]["metadata"]["uid"] == vs["metadata"]["uid"]
             log = run.wait_for_line("tier 3 of istio: every type is watched already")
             assert "infrastructure istio detected" in log
+            # the detection read the CRDs the CRD follower watches: one watch of them in all
+            _, counts = sim.request("GET", "/kubesim/requests")
+            assert counts["resources"].get(
+                "watch apiextensions.k8s.io/customresourcedefinitions") == 1, counts
             assert run.terminate() == 0
         assert "tier 3 of istio synced" not in run.log()
 

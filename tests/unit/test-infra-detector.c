@@ -354,6 +354,38 @@ test_events(void)
 	fixture_clear(&fixture);
 }
 
+/* The CRDs' source replaced: suspended, the CRDs forgotten, and told again by the new source,
+ * the decision is the same and nothing flips on the way. */
+static void
+test_crd_source_replaced(void)
+{
+	Fixture fixture;
+	g_autoptr(MsdInfraDetector) detector = detector_new(&fixture, NULL, NULL);
+	g_autofree gchar *first = NULL;
+	g_autofree gchar *gone = NULL;
+
+	add_crd(detector, "virtualservices.networking.istio.io");
+	msd_infra_detector_observe(detector, "d1", "Deployment", "istiod", istiod_labels);
+	msd_infra_detector_evaluate(detector);
+	first = changes_text(&fixture);
+	g_assert_cmpstr(first, ==, "+istio");
+
+	msd_infra_detector_suspend(detector);
+	msd_infra_detector_forget_crds(detector);
+	g_assert_cmpuint(fixture.changes->len, ==, 0);
+	msd_infra_detector_observe(detector, "other-uid", "CustomResourceDefinition",
+	                           "virtualservices.networking.istio.io", NULL);
+	msd_infra_detector_evaluate(detector);
+	g_assert_cmpuint(fixture.changes->len, ==, 0);
+	g_assert_true(msd_infra_detector_is_detected(detector, "istio"));
+
+	/* the workloads were kept: only the CRD counts were dropped */
+	msd_infra_detector_forget_crds(detector);
+	gone = changes_text(&fixture);
+	g_assert_cmpstr(gone, ==, "-istio");
+	fixture_clear(&fixture);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -366,5 +398,6 @@ main(int argc, char **argv)
 	g_test_add_func("/infra-detector/enabled-disabled", test_enabled_disabled);
 	g_test_add_func("/infra-detector/sources", test_sources);
 	g_test_add_func("/infra-detector/events", test_events);
+	g_test_add_func("/infra-detector/crd-source-replaced", test_crd_source_replaced);
 	return g_test_run();
 }

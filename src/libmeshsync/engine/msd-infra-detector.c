@@ -334,8 +334,13 @@ msd_infra_detector_handle_event(MsdInfraDetector *self, const MsdInformerEvent *
 		msd_infra_detector_forget(self, event->entry->uid);
 		return;
 	}
-	if (g_strcmp0(event->kind, "CustomResourceDefinition") != 0 &&
-	    !msd_infra_detector_is_workload(event->kind))
+	if (g_strcmp0(event->kind, "CustomResourceDefinition") == 0) {
+		/* the name is all a CRD gives: nothing to read */
+		msd_infra_detector_observe(self, event->entry->uid, event->kind, event->entry->name,
+		                           NULL);
+		return;
+	}
+	if (!msd_infra_detector_is_workload(event->kind))
 		return;
 	if (doc == NULL) {
 		gsize length = 0;
@@ -351,6 +356,37 @@ msd_infra_detector_handle_event(MsdInfraDetector *self, const MsdInformerEvent *
 	msd_infra_detector_set_bits(
 	        self, event->entry->uid,
 	        msd_infra_detector_bits_of(self, event->kind, event->entry->name, doc, index));
+}
+
+void
+msd_infra_detector_forget_crds(MsdInfraDetector *self)
+{
+	GHashTableIter iter;
+	gpointer bits;
+	guint64 crd_bits = 0;
+
+	g_return_if_fail(MSD_IS_INFRA_DETECTOR(self));
+
+	for (guint i = 0; i < self->n_indicators; i++) {
+		if (self->indicators[i].is_crd) {
+			crd_bits |= G_GUINT64_CONSTANT(1) << i;
+			self->indicators[i].count = 0;
+		}
+	}
+	g_hash_table_iter_init(&iter, self->matches);
+	while (g_hash_table_iter_next(&iter, NULL, &bits)) {
+		*(guint64 *)bits &= ~crd_bits;
+		if (*(guint64 *)bits == 0)
+			g_hash_table_iter_remove(&iter);
+	}
+	msd_infra_detector_update(self);
+}
+
+void
+msd_infra_detector_suspend(MsdInfraDetector *self)
+{
+	g_return_if_fail(MSD_IS_INFRA_DETECTOR(self));
+	self->evaluating = FALSE;
 }
 
 void

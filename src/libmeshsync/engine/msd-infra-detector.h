@@ -49,6 +49,11 @@ void msd_infra_detector_forget(MsdInfraDetector *self, const gchar *uid);
 /* observe() or forget() for one informer event. */
 void msd_infra_detector_handle_event(MsdInfraDetector *self, const MsdInformerEvent *event);
 
+/* Forgets every CRD seen (their source is replaced; the new one tells them again). */
+void msd_infra_detector_forget_crds(MsdInfraDetector *self);
+/* No decision until msd_infra_detector_evaluate() again (a source being replaced). */
+void msd_infra_detector_suspend(MsdInfraDetector *self);
+
 /* Decides now, and on every later change. */
 void msd_infra_detector_evaluate(MsdInfraDetector *self);
 

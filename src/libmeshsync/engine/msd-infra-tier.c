@@ -38,13 +38,17 @@ struct _MsdInfraTier {
 	gchar *cluster_id; /* (owned) (nullable) */
 
 	MsdInfraDetector *detector; /* (owned) */
-	MsdInformer *crds;          /* (owned) (nullable): when the tier-1 run has none */
+	MsdInformer *crds;          /* (owned) (nullable): our own CRD watch, when neither the
+	                             * tier-1 run nor the CRD follower reads them */
+	MsdInformer *follower_crds; /* (owned) (nullable): the CRD follower's, whose events come
+	                             * through msd_infra_tier_handle_event() */
 	GStrv tier1_names;          /* (owned) (nullable): types the tier-1 run watches */
 	GHashTable *active;         /* (owned): signature name → MsdInfraActive */
 	GHashTable *owned;          /* (owned): the tier-3 runs' informers */
 	GPtrArray *informers;       /* (owned): the same, for msd_infra_tier_get_informers() */
 	gboolean crds_denied;       /* the server refused the CRD watch */
 	gboolean evaluating;        /* the detector decides */
+	gboolean idle;              /* nothing to detect for this output */
 	gboolean stopped;
 };
 
@@ -80,6 +84,7 @@ msd_infra_tier_finalize(GObject *object)
 	g_hash_table_unref(self->owned);
 	g_ptr_array_unref(self->informers);
 	g_clear_object(&self->crds);
+	g_clear_object(&self->follower_crds);
 	g_clear_object(&self->detector);
 	g_strfreev(self->tier1_names);
 	g_free(self->cluster_id);
@@ -424,7 +429,7 @@ msd_infra_tier_update_sources(MsdInfraTier *self)
 	                                         "statefulsets.v1.apps", "daemonsets.v1.apps",
 	                                         NULL};
 	gboolean sharded = msd_engine_context_get_options(self->engine)->shard_total > 1;
-	gboolean crds = (self->crds != NULL && !self->crds_denied) ||
+	gboolean crds = self->follower_crds != NULL || (self->crds != NULL && !self->crds_denied) ||
 	                (!sharded && msd_infra_tier_in_tier1(self, MSD_INFRA_CRD_NAME));
 	gboolean labels = FALSE;
 
@@ -472,11 +477,70 @@ msd_infra_tier_wanted(MsdInfraTier *self)
 	return FALSE;
 }
 
+static void
+msd_infra_tier_drop_own_crds(MsdInfraTier *self)
+{
+	if (self->crds == NULL)
+		return;
+	g_signal_handlers_disconnect_by_data(self->crds, self);
+	msd_informer_stop(self->crds);
+	g_clear_object(&self->crds);
+	self->crds_denied = FALSE;
+}
+
+static void
+msd_infra_tier_follower_synced_cb(MsdInformer *informer, MsdInfraTier *self)
+{
+	g_signal_handlers_disconnect_by_data(informer, self);
+	if (!self->stopped)
+		msd_infra_tier_evaluate(self);
+}
+
+/* Reads the CRDs present from wherever they are watched already, or starts a watch of our own.
+ * Returns whether the decision must wait for a list still under way. */
+static gboolean
+msd_infra_tier_read_crds(MsdInfraTier *self)
+{
+	gboolean sharded = msd_engine_context_get_options(self->engine)->shard_total > 1;
+	MeshSyncApiResource *resource;
+
+	if (self->follower_crds != NULL) {
+		g_autoptr(GPtrArray) held =
+		        msd_store_snapshot(msd_informer_get_store(self->follower_crds));
+
+		/* once per run, and only names are read: no object is parsed */
+		for (guint i = 0; i < held->len; i++) {
+			MsdStoreEntry *entry = g_ptr_array_index(held, i);
+
+			msd_infra_detector_observe(self->detector, entry->uid,
+			                           "CustomResourceDefinition", entry->name, NULL);
+		}
+		if (msd_informer_get_synced(self->follower_crds))
+			return FALSE;
+		g_signal_connect(self->follower_crds, "synced",
+		                 G_CALLBACK(msd_infra_tier_follower_synced_cb), self);
+		g_signal_connect(self->follower_crds, "denied",
+		                 G_CALLBACK(msd_infra_tier_follower_synced_cb), self);
+		return TRUE;
+	}
+	if (!sharded && msd_infra_tier_in_tier1(self, MSD_INFRA_CRD_NAME))
+		return FALSE;
+	resource = meshsync_discovery_lookup(self->discovery, "apiextensions.k8s.io", "v1",
+	                                     "customresourcedefinitions");
+	if (resource == NULL)
+		return FALSE;
+	self->crds = msd_informer_new(self->engine, self->client, resource);
+	msd_informer_set_event_func(self->crds, msd_infra_tier_crd_event_cb, self, NULL);
+	g_signal_connect(self->crds, "synced", G_CALLBACK(msd_infra_tier_crds_settled_cb), self);
+	g_signal_connect(self->crds, "denied", G_CALLBACK(msd_infra_tier_crds_settled_cb), self);
+	msd_informer_start(self->crds);
+	return TRUE;
+}
+
 void
 msd_infra_tier_start(MsdInfraTier *self, MsdRun *run)
 {
-	gboolean sharded = msd_engine_context_get_options(self->engine)->shard_total > 1;
-	MeshSyncApiResource *resource = NULL;
+	gboolean wait;
 
 	g_return_if_fail(MSD_IS_INFRA_TIER(self));
 	g_return_if_fail(self->tier1_names == NULL);
@@ -484,24 +548,39 @@ msd_infra_tier_start(MsdInfraTier *self, MsdRun *run)
 	self->tier1_names = msd_run_dup_informer_names(run);
 	if (!msd_infra_tier_wanted(self)) {
 		g_debug("no tier-3 type passes the output filter: no infrastructure detection");
+		self->idle = TRUE;
 		return;
 	}
-	if (sharded || !msd_infra_tier_in_tier1(self, MSD_INFRA_CRD_NAME))
-		resource = meshsync_discovery_lookup(self->discovery, "apiextensions.k8s.io", "v1",
-		                                     "customresourcedefinitions");
-	if (resource != NULL) {
-		self->crds = msd_informer_new(self->engine, self->client, resource);
-		msd_informer_set_event_func(self->crds, msd_infra_tier_crd_event_cb, self, NULL);
-		g_signal_connect(self->crds, "synced", G_CALLBACK(msd_infra_tier_crds_settled_cb),
-		                 self);
-		g_signal_connect(self->crds, "denied", G_CALLBACK(msd_infra_tier_crds_settled_cb),
-		                 self);
-	}
+	wait = msd_infra_tier_read_crds(self);
 	msd_infra_tier_update_sources(self);
-	if (self->crds != NULL)
-		msd_informer_start(self->crds);
-	else
+	if (!wait)
 		msd_infra_tier_evaluate(self);
+}
+
+void
+msd_infra_tier_set_crd_source(MsdInfraTier *self, MsdInformer *informer)
+{
+	g_return_if_fail(MSD_IS_INFRA_TIER(self));
+
+	if (self->follower_crds == informer)
+		return;
+	if (self->follower_crds != NULL)
+		g_signal_handlers_disconnect_by_data(self->follower_crds, self);
+	g_set_object(&self->follower_crds, informer);
+	/* before the start, the start reads them */
+	if (self->stopped || self->idle || self->tier1_names == NULL)
+		return;
+	/* the CRDs are told again by the new source: no decision on half of them */
+	msd_infra_detector_suspend(self->detector);
+	self->evaluating = FALSE;
+	msd_infra_detector_forget_crds(self->detector);
+	msd_infra_tier_drop_own_crds(self);
+	if (!msd_infra_tier_read_crds(self)) {
+		msd_infra_tier_update_sources(self);
+		msd_infra_tier_evaluate(self);
+	} else {
+		msd_infra_tier_update_sources(self);
+	}
 }
 
 void
@@ -513,7 +592,7 @@ msd_infra_tier_tier1_changed(MsdInfraTier *self, MsdRun *run)
 	g_return_if_fail(MSD_IS_INFRA_TIER(self));
 
 	/* before the start, the start reads them */
-	if (self->stopped || self->tier1_names == NULL)
+	if (self->stopped || self->idle || self->tier1_names == NULL)
 		return;
 	g_strfreev(self->tier1_names);
 	self->tier1_names = msd_run_dup_informer_names(run);
@@ -542,6 +621,8 @@ msd_infra_tier_stop(MsdInfraTier *self)
 		g_signal_handlers_disconnect_by_data(self->crds, self);
 		msd_informer_stop(self->crds);
 	}
+	if (self->follower_crds != NULL)
+		g_signal_handlers_disconnect_by_data(self->follower_crds, self);
 	names = g_hash_table_get_keys(self->active);
 	for (GList *l = names; l != NULL; l = l->next)
 		msd_infra_tier_stop_active(self, l->data, FALSE);

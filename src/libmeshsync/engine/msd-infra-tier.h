@@ -57,6 +57,10 @@ void msd_infra_tier_set_cluster_id(MsdInfraTier *self, const gchar *cluster_id);
 void msd_infra_tier_handle_event(MsdInfraTier *self, const MsdInformerEvent *event);
 /* The tier-1 run @run has its initial state: detection starts. */
 void msd_infra_tier_start(MsdInfraTier *self, MsdRun *run);
+/* Where the CRDs are watched already (the CRD follower's informer, whose events the caller
+ * hands to msd_infra_tier_handle_event()); NULL: nowhere, the tier watches them itself. May
+ * change at any time. */
+void msd_infra_tier_set_crd_source(MsdInfraTier *self, MsdInformer *informer);
 /* The tier-1 run @run gained or lost types (the live watch list): the evidence it gives and
  * the tier-3 types it leaves are read again. */
 void msd_infra_tier_tier1_changed(MsdInfraTier *self, MsdRun *run);

@@ -724,6 +724,9 @@ msd_run_setup_build_pipeline(MsdRunSetup *self)
 	                                 NULL, NULL, self->event_func, self->event_data);
 	msd_infra_tier_set_publish_func(self->infra, self->infra_publish, self->infra_publish_data);
 	msd_infra_tier_set_cluster_id(self->infra, self->cluster_id);
+	if (self->crd_follower != NULL)
+		msd_infra_tier_set_crd_source(self->infra,
+		                              msd_crd_follower_get_informer(self->crd_follower));
 	msd_run_set_informer_func(self->run, msd_run_setup_informer_added, self);
 	msd_run_set_namespaces(self->run, (const gchar *const *)options->namespaces);
 	msd_run_set_shard(self->run, options->shard_index, options->shard_total);
@@ -842,6 +845,9 @@ msd_run_setup_watch_list_changed_cb(MsdWatchListFollower *follower, MsdRunSetup 
 	before = meshsync_watch_config_copy(self->watch);
 	meshsync_watch_config_replace_entries(self->watch, target, present && self->cr_present);
 	if (!present && self->crd_follower != NULL) {
+		if (self->infra != NULL)
+			msd_infra_tier_set_crd_source(self->infra, NULL);
+		msd_crd_follower_set_tap(self->crd_follower, NULL, NULL);
 		g_signal_handlers_disconnect_by_data(self->crd_follower, self);
 		msd_crd_follower_stop(self->crd_follower);
 		g_clear_object(&self->crd_follower);
@@ -897,6 +903,15 @@ msd_run_setup_crds_changed_cb(MsdCrdFollower *follower, MsdRunSetup *self)
 }
 
 static void
+msd_run_setup_crd_tap_cb(MsdInformer *informer, const MsdInformerEvent *event, gpointer user_data)
+{
+	MsdRunSetup *self = user_data;
+
+	if (self->infra != NULL)
+		msd_infra_tier_handle_event(self->infra, event);
+}
+
+static void
 msd_run_setup_follow_crds(MsdRunSetup *self)
 {
 	MeshSyncApiResource *crds = meshsync_discovery_lookup(
@@ -908,6 +923,11 @@ msd_run_setup_follow_crds(MsdRunSetup *self)
 		return;
 	}
 	self->crd_follower = msd_crd_follower_new(self->engine, self->client, crds, self->watch);
+	/* the infrastructure detection reads the CRDs from here, not from a second watch */
+	msd_crd_follower_set_tap(self->crd_follower, msd_run_setup_crd_tap_cb, self);
+	if (self->infra != NULL)
+		msd_infra_tier_set_crd_source(self->infra,
+		                              msd_crd_follower_get_informer(self->crd_follower));
 	g_signal_connect(self->crd_follower, "synced", G_CALLBACK(msd_run_setup_crds_synced_cb),
 	                 self);
 	g_signal_connect(self->crd_follower, "changed", G_CALLBACK(msd_run_setup_crds_changed_cb),
@@ -1240,6 +1260,7 @@ msd_run_setup_stop(MsdRunSetup *self)
 	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
 	g_clear_pointer(&self->torn_down, g_ptr_array_unref);
 	if (self->crd_follower != NULL) {
+		msd_crd_follower_set_tap(self->crd_follower, NULL, NULL);
 		g_signal_handlers_disconnect_by_data(self->crd_follower, self);
 		msd_crd_follower_stop(self->crd_follower);
 	}
