@@ -236,10 +236,14 @@ def test_live_watch_list_hands_types_between_tiers(tmp_path):
 
             sim.create(meshsync_resource(["secrets.v1."]))
             run.wait_for_line(f"{vs_name}: watched by tier 1 now, no longer by tier 3 of istio")
+            # listed by tier 3, then by tier 1
+            run.wait_for_line(f"{vs_name}: synced, 1 objects", count=2)
             sim.delete("meshery.io/v1alpha1", "MeshSync", "meshery-meshsync",
                        namespace="meshery")
             run.wait_for_line(f"{vs_name}: no longer watched by tier 1: tier 3 of istio "
                               "takes it on")
+            # and by tier 3 again: held before istio goes
+            run.wait_for_line(f"{vs_name}: synced, 1 objects", count=3)
             # istio goes: the VirtualService is retracted by tier 3, which holds it again
             sim.uninstall("istio")
             wire.until(lambda: wire.core("VirtualService", "reviews", "DELETED"),
