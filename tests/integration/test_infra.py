@@ -128,6 +128,40 @@ def test_tier3_follows_an_installation(tmp_path):
             assert "meshsync: shutting down" in run.log()
 
 
+def virtual_service_crd():
+    return {"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+            "metadata": {"name": "virtualservices.networking.istio.io"},
+            "spec": {"group": "networking.istio.io", "scope": "Namespaced",
+                     "names": {"plural": "virtualservices", "singular": "virtualservice",
+                               "kind": "VirtualService", "listKind": "VirtualServiceList"},
+                     "versions": [{"name": "v1", "served": True, "storage": True,
+                                   "schema": {"openAPIV3Schema": {
+                                       "type": "object",
+                                       "x-kubernetes-preserve-unknown-fields": True}}}]}}
+
+
+def test_a_signature_crd_alone_activates_tier3(tmp_path):
+    """fd1: a synthetic CRD matching a signature, with no control plane at all, activates
+    tier 3 for that infrastructure; deleting it ends tier 3 again."""
+    with Kubesim(pods=2, namespaces=1) as sim, NatsServer() as nats, nats.client() as nc:
+        nc.subscribe(CORE)
+        wire = Wire(nc)
+        with Daemon(str(tmp_path), sim.kubeconfig, nats.url) as run:
+            run.wait_synced()
+            sim.create(virtual_service_crd())
+            vs = sim.create(virtual_service("ratings"))
+            added = wire.until(lambda: wire.core("VirtualService", "ratings", "ADDED"),
+                               "the VirtualService of a CRD alone, watched at tier 3")
+            assert added[0]["Object"]["metadata"]["uid"] == vs["metadata"]["uid"]
+            assert wire.core("Deployment", "istiod", "ADDED") == []
+            sim.delete("apiextensions.k8s.io/v1", "CustomResourceDefinition",
+                       "virtualservices.networking.istio.io")
+            # tier 3 ends with its evidence: what it published is retracted
+            wire.until(lambda: wire.core("VirtualService", "ratings", "DELETED"),
+                       "the VirtualService retracted with its CRD")
+            assert run.terminate() == 0
+
+
 def test_delegated_infrastructure_is_announced_and_not_watched(tmp_path):
     """linkerd is delegated to its adapter: infra-detected on its subject, on detection and when
     it goes, and none of its types listed or watched here."""

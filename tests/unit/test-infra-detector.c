@@ -164,9 +164,10 @@ test_absent(void)
 	fixture_clear(&fixture);
 }
 
-/* One kind of evidence alone is partial: CRDs left behind by an uninstall, or a workload
- * labelled like a control plane without its API types. The label's value matters where the
- * registry gives one, and any value does where it gives only the key. */
+/* A CRD of a signature decides (fd1: a synthetic CRD activates tier 3), even without a
+ * control plane, as after an uninstall that kept the CRDs; a workload labelled like a control
+ * plane without its API types is partial evidence and detects nothing. The label's value
+ * matters where the registry gives one, and any value does where it gives only the key. */
 static void
 test_partial(void)
 {
@@ -174,9 +175,9 @@ test_partial(void)
 	g_autoptr(MsdInfraDetector) detector = detector_new(&fixture, NULL, NULL);
 	static const gchar *const wrong_value[] = {"app=istiod-canary", NULL};
 	g_autofree gchar *changes = NULL;
+	g_autofree gchar *more = NULL;
 
 	msd_infra_detector_evaluate(detector);
-	add_crd(detector, "virtualservices.networking.istio.io");
 	msd_infra_detector_observe(detector, "d1", "Deployment", "x", wrong_value);
 	msd_infra_detector_observe(detector, "d2", "Deployment", "linkerd-destination",
 	                           linkerd_labels);
@@ -184,15 +185,19 @@ test_partial(void)
 	g_assert_false(msd_infra_detector_is_detected(detector, "istio"));
 	g_assert_false(msd_infra_detector_is_detected(detector, "linkerd"));
 
-	/* the missing half arrives: detected at once, since evaluation is on */
-	add_crd(detector, "serviceprofiles.linkerd.io");
+	/* a CRD alone: detected at once, since evaluation is on */
+	add_crd(detector, "virtualservices.networking.istio.io");
 	changes = changes_text(&fixture);
-	g_assert_cmpstr(changes, ==, "+linkerd");
+	g_assert_cmpstr(changes, ==, "+istio");
+	/* the labelled workload's missing CRD arrives */
+	add_crd(detector, "serviceprofiles.linkerd.io");
+	more = changes_text(&fixture);
+	g_assert_cmpstr(more, ==, "+linkerd");
 	fixture_clear(&fixture);
 }
 
 /* Counts follow the changes: a second CRD going keeps the detection, the last one ends it; a
- * workload whose label is changed away is no longer evidence. */
+ * workload whose label is changed away is no longer evidence (though the CRD still decides). */
 static void
 test_comes_and_goes(void)
 {
@@ -201,6 +206,7 @@ test_comes_and_goes(void)
 	g_autofree gchar *first = NULL;
 	g_autofree gchar *second = NULL;
 	g_autofree gchar *third = NULL;
+	g_autofree gchar *evidence = NULL;
 
 	msd_infra_detector_evaluate(detector);
 	add_crd(detector, "prometheuses.monitoring.coreos.com");
@@ -229,7 +235,9 @@ test_comes_and_goes(void)
 	msd_infra_detector_observe(detector, "d1", "Deployment", "prometheus-operator",
 	                           plain_labels);
 	third = changes_text(&fixture);
-	g_assert_cmpstr(third, ==, "+prometheus-operator -prometheus-operator");
+	g_assert_cmpstr(third, ==, "+prometheus-operator");
+	evidence = msd_infra_detector_describe_evidence(detector, "prometheus-operator");
+	g_assert_true(g_str_has_suffix(evidence, ", 0 labelled workloads"));
 	/* forgetting an object never seen is harmless */
 	msd_infra_detector_forget(detector, "nobody");
 	fixture_clear(&fixture);

@@ -180,7 +180,10 @@ msd_infra_detector_decide(MsdInfraDetector *self, guint signature)
 		else
 			label = TRUE;
 	}
-	return (crd || !self->crds_watched) && (label || !self->workloads_watched);
+	/* fd1: a CRD of the signature is enough (CRDs left by an uninstall still hold custom
+	 * resources worth watching); the labels decide only where the CRDs cannot be read, since
+	 * without CRDs there is no tier-3 type to watch */
+	return crd || (!self->crds_watched && label);
 }
 
 static void
