@@ -7,6 +7,7 @@
 
 #include "engine/msd-delivery.h"
 #include "engine/msd-engine-context.h"
+#include "engine/msd-infra-tier.h"
 #include "informer/msd-informer.h"
 #include "meshsync-discovery.h"
 #include "meshsync-handler.h"
@@ -44,6 +45,12 @@ MsdEngineContext *meshsync_handler_get_engine_context(MeshSyncHandler *self);
 /* Replaces the configuration's draft (what the public setters write), before start: a
  * service hands its own over this way. */
 void meshsync_handler_set_options(MeshSyncHandler *self, const MsdEngineOptions *options);
+
+/* Where `infra-detected` envelopes of delegated infrastructures go (msd-infra-tier.h); a
+ * service with a broker publishes them. */
+void meshsync_handler_set_infra_publish_func(MeshSyncHandler *self,
+                                             MsdInfraTierPublishFunc func,
+                                             gpointer user_data);
 
 /* Called each time an informer of a run has its initial state (every type of every run, a
  * resync's included), e.g. to record how long it took; NULL @func for none. */

@@ -70,6 +70,8 @@ struct _MeshSyncHandler {
 
 	MeshSyncHandlerInformerFunc informer_synced;
 	gpointer informer_synced_data;
+	MsdInfraTierPublishFunc infra_publish;
+	gpointer infra_publish_data;
 	MeshSyncHandlerUnwrittenFunc unwritten;
 	gpointer unwritten_data;
 	guint64 n_converted;   /* events converted into resources */
@@ -124,8 +126,13 @@ meshsync_handler_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 	gsize length = 0;
 	const gchar *data;
 
+	static const gchar *const all_events[] = {"ADDED", "MODIFIED", "DELETED", NULL};
 	const gchar *const *events =
 	        meshsync_watch_config_get_events(watch, msd_informer_get_name(informer));
+
+	/* a tier-3 type is in no configuration: every change of it is published */
+	if (events == NULL && msd_run_setup_is_tier3_informer(self->setup, informer))
+		events = all_events;
 
 	/* A type the configuration no longer names (its CRD was removed) is still watched until
 	 * the resync; what it published must still be retracted, or the consumer keeps it. */
@@ -813,6 +820,8 @@ meshsync_handler_start(MeshSyncHandler *self, GError **error)
 	self->setup =
 	        msd_run_setup_new(self->engine, self->client, meshsync_handler_event_cb, self);
 	msd_run_setup_set_resync_delay(self->setup, self->resync_delay_ms);
+	msd_run_setup_set_infra_publish_func(self->setup, self->infra_publish,
+	                                     self->infra_publish_data);
 	g_signal_connect(self->setup, "notify::ready", G_CALLBACK(meshsync_handler_ready_cb), self);
 	g_signal_connect(self->setup, "notify::cluster-id",
 	                 G_CALLBACK(meshsync_handler_cluster_id_cb), self);
@@ -1069,6 +1078,18 @@ meshsync_handler_dup_complete_objects(MeshSyncHandler *self)
 	g_return_val_if_fail(MESHSYNC_IS_HANDLER(self), NULL);
 
 	return self->setup != NULL ? msd_run_setup_dup_complete_objects(self->setup) : NULL;
+}
+
+void
+meshsync_handler_set_infra_publish_func(MeshSyncHandler *self,
+                                        MsdInfraTierPublishFunc func,
+                                        gpointer user_data)
+{
+	g_return_if_fail(MESHSYNC_IS_HANDLER(self));
+	self->infra_publish = func;
+	self->infra_publish_data = user_data;
+	if (self->setup != NULL)
+		msd_run_setup_set_infra_publish_func(self->setup, func, user_data);
 }
 
 void

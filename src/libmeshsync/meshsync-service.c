@@ -172,6 +172,18 @@ meshsync_service_update_broker_check(MeshSyncService *self)
 		                                 meshsync_service_broker_state_text(state));
 }
 
+/* A delegated infrastructure detected or gone: its adapter learns it on the broker. */
+static void
+meshsync_service_publish_infra_cb(GBytes *envelope, gpointer user_data)
+{
+	MeshSyncService *self = user_data;
+	MeshSyncBus *bus = self->broker != NULL ? MESHSYNC_BUS(self->broker) : self->bus;
+	g_autoptr(GError) error = NULL;
+
+	if (bus != NULL && !meshsync_bus_publish(bus, MSD_SUBJECT_INFRA_DETECTED, envelope, &error))
+		g_message("%s: not published: %s", MSD_SUBJECT_INFRA_DETECTED, error->message);
+}
+
 static void
 meshsync_service_broker_state_cb(MeshSyncBroker *broker, GParamSpec *pspec, MeshSyncService *self)
 {
@@ -340,6 +352,8 @@ meshsync_service_start_sync(MeshSyncService *self, GError **error)
 		g_signal_connect_swapped(self->sessions, "changed",
 		                         G_CALLBACK(meshsync_service_sessions_changed_cb), self);
 		msd_request_listener_set_sessions(self->listener, self->sessions);
+		meshsync_handler_set_infra_publish_func(self->handler,
+		                                        meshsync_service_publish_infra_cb, self);
 		/* A host's bus hands its requests over through handle_request(). */
 		if (self->broker != NULL && !msd_request_listener_start(self->listener, error))
 			return FALSE;

@@ -122,6 +122,13 @@ class Kubesim:
                           name=name, namespace=namespace,
                           **({"silent": "true"} if silent else {}))
 
+    def install(self, name):
+        """Install an infrastructure (istio, linkerd, ...) as `--install` does."""
+        return self.admin("install", name=name)
+
+    def uninstall(self, name):
+        return self.admin("install", method="DELETE", name=name)
+
     def stats(self):
         return self.admin("stats", method="GET")
 

@@ -17,6 +17,8 @@ struct _MsdCrdFollower {
 	MeshSyncWatchConfig *watch; /* (owned) */
 	MsdInformer *informer;      /* (owned) */
 	gboolean synced;
+	MsdInformerEventFunc tap; /* (nullable): sees every event first */
+	gpointer tap_data;
 };
 
 G_DEFINE_FINAL_TYPE(MsdCrdFollower, msd_crd_follower, G_TYPE_OBJECT)
@@ -75,6 +77,8 @@ msd_crd_follower_event_cb(MsdInformer *informer, const MsdInformerEvent *event, 
 	g_autofree gchar *name = NULL;
 	gboolean changed = FALSE;
 
+	if (self->tap != NULL)
+		self->tap(informer, event, self->tap_data);
 	if (event->type == MESHSYNC_EVENT_TYPE_MODIFIED)
 		return;
 	name = msd_crd_follower_name_of(event);
@@ -187,4 +191,19 @@ msd_crd_follower_get_synced(MsdCrdFollower *self)
 {
 	g_return_val_if_fail(MSD_IS_CRD_FOLLOWER(self), FALSE);
 	return self->synced;
+}
+
+void
+msd_crd_follower_set_tap(MsdCrdFollower *self, MsdInformerEventFunc func, gpointer user_data)
+{
+	g_return_if_fail(MSD_IS_CRD_FOLLOWER(self));
+	self->tap = func;
+	self->tap_data = user_data;
+}
+
+MsdInformer *
+msd_crd_follower_get_informer(MsdCrdFollower *self)
+{
+	g_return_val_if_fail(MSD_IS_CRD_FOLLOWER(self), NULL);
+	return self->informer;
 }

@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 
 #include "engine/msd-engine-context.h"
+#include "informer/msd-informer.h"
 #include "kube/msd-kube-client.h"
 #include "meshsync-api-resource.h"
 #include "meshsync-watch-config.h"
@@ -33,6 +34,12 @@ void msd_crd_follower_start(MsdCrdFollower *self);
 void msd_crd_follower_stop(MsdCrdFollower *self);
 /* Whether the CRDs present at start were read (or the server refused to list them). */
 gboolean msd_crd_follower_get_synced(MsdCrdFollower *self);
+
+/* Every event of the CRD watch is handed to @func first (the infrastructure detection reads
+ * the CRDs from here rather than watching them a second time). */
+void msd_crd_follower_set_tap(MsdCrdFollower *self, MsdInformerEventFunc func, gpointer user_data);
+/* (transfer none): the CRD informer, whose store holds the CRDs present */
+MsdInformer *msd_crd_follower_get_informer(MsdCrdFollower *self);
 
 /* The watch-configuration name of the CRD at token @index of @doc (upstream's rule: the first
  * entry of spec.versions), or NULL when it lacks spec.group or spec.names.plural. */

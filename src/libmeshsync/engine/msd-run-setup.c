@@ -16,6 +16,7 @@
 
 #include "engine/msd-crd-follower.h"
 #include "engine/msd-engine-context.h"
+#include "engine/msd-infra-tier.h"
 #include "engine/msd-reconciler.h"
 #include "engine/msd-run-setup.h"
 #include "engine/msd-watch-list-follower.h"
@@ -72,6 +73,9 @@ struct _MsdRunSetup {
 	MeshSyncDiscovery *discovery; /* (owned) (nullable) */
 	MsdRun *run;                  /* (owned) (nullable) */
 	MeshSyncPipeline *pipeline;   /* (owned) (nullable) */
+	MsdInfraTier *infra;          /* (owned) (nullable): the run's tier 3 */
+	MsdInfraTierPublishFunc infra_publish;
+	gpointer infra_publish_data;
 	gboolean waiting_for_crds;
 	gboolean ready;
 	GPtrArray *last_complete; /* (owned) (nullable) (element-type GBytes): a torn-down
@@ -133,11 +137,27 @@ msd_run_setup_collect_object(MsdStoreEntry *entry, gpointer user_data)
 	g_ptr_array_add(user_data, msd_store_entry_ref(entry));
 }
 
+/* The informers of the current run and of its tier-3 runs (transfer container, elements
+ * referenced). */
+static GPtrArray *
+msd_run_setup_dup_informers(MsdRunSetup *self)
+{
+	GPtrArray *all = g_ptr_array_new_with_free_func(g_object_unref);
+	GPtrArray *informers = self->run != NULL ? msd_run_get_informers(self->run) : NULL;
+
+	for (guint i = 0; informers != NULL && i < informers->len; i++)
+		g_ptr_array_add(all, g_object_ref(g_ptr_array_index(informers, i)));
+	informers = self->infra != NULL ? msd_infra_tier_get_informers(self->infra) : NULL;
+	for (guint i = 0; informers != NULL && i < informers->len; i++)
+		g_ptr_array_add(all, g_object_ref(g_ptr_array_index(informers, i)));
+	return all;
+}
+
 static GPtrArray *
 msd_run_setup_collect_objects(MsdRunSetup *self)
 {
 	GPtrArray *objects = g_ptr_array_new_with_free_func((GDestroyNotify)msd_store_entry_unref);
-	GPtrArray *informers = msd_run_get_informers(self->run);
+	g_autoptr(GPtrArray) informers = msd_run_setup_dup_informers(self);
 
 	for (guint i = 0; i < informers->len; i++)
 		msd_store_foreach(msd_informer_get_store(g_ptr_array_index(informers, i)),
@@ -168,7 +188,7 @@ msd_run_setup_end_run(MsdRunSetup *self)
 		g_cancellable_cancel(self->cancellable);
 	g_clear_object(&self->cancellable);
 	if (self->run != NULL) {
-		GPtrArray *informers = msd_run_get_informers(self->run);
+		g_autoptr(GPtrArray) informers = msd_run_setup_dup_informers(self);
 
 		/* Until the next run is complete, informer-store is answered from this one, as
 		 * upstream answers from its previous stores during a resync. The stored copies
@@ -187,8 +207,22 @@ msd_run_setup_end_run(MsdRunSetup *self)
 			g_ptr_array_add(self->torn_down,
 			                g_object_ref(g_ptr_array_index(informers, i)));
 		}
+		/* tier 3 stops with its run; what it published is retracted by the next run's
+		 * msd_run_setup_retract_vanished() unless its tier 3 lists it again */
+		if (self->infra != NULL) {
+			MsdInformer *crds = msd_infra_tier_get_crd_informer(self->infra);
+
+			if (crds != NULL) {
+				MsdInformerCounters counters;
+
+				msd_informer_get_counters(crds, &counters);
+				msd_run_setup_add_counters(&self->past, &counters);
+			}
+			msd_infra_tier_stop(self->infra);
+		}
 		msd_run_stop(self->run);
 	}
+	g_clear_object(&self->infra);
 	g_clear_object(&self->run);
 	g_clear_object(&self->pipeline);
 	g_clear_object(&self->discovery);
@@ -362,6 +396,9 @@ msd_run_setup_pipeline_cb(GObject *source, GAsyncResult *result, gpointer user_d
 	msd_run_setup_log_summary(self);
 	msd_run_setup_retract_vanished(self);
 	msd_run_setup_set_ready(self, TRUE);
+	/* tier 1 has its initial state: infrastructure detection starts */
+	if (self->infra != NULL)
+		msd_infra_tier_start(self->infra, self->run);
 }
 
 static void msd_run_setup_check_identity(MsdRunSetup *self);
@@ -389,8 +426,10 @@ msd_run_setup_cluster_replaced(MsdRunSetup *self, const gchar *uid)
 	          "object and listing again",
 	          msd_kube_client_get_server(self->client), uid, self->cluster_id);
 	if (run != NULL) {
-		GPtrArray *informers = msd_run_get_informers(run);
+		g_autoptr(GPtrArray) informers = msd_run_setup_dup_informers(self);
 
+		if (self->infra != NULL)
+			msd_infra_tier_stop(self->infra);
 		msd_run_stop(run);
 		for (guint i = 0; i < informers->len; i++) {
 			MsdInformer *informer = g_ptr_array_index(informers, i);
@@ -657,6 +696,17 @@ msd_run_setup_informer_added(MsdRun *run, MsdInformer *informer, gpointer user_d
 	                        G_CALLBACK(msd_run_setup_watch_reopened_cb), self, 0);
 }
 
+/* Every event of the tier-1 run: seen by the infrastructure detector, then the consumer. */
+static void
+msd_run_setup_event_cb(MsdInformer *informer, const MsdInformerEvent *event, gpointer user_data)
+{
+	MsdRunSetup *self = user_data;
+
+	if (self->infra != NULL)
+		msd_infra_tier_handle_event(self->infra, event);
+	self->event_func(informer, event, self->event_data);
+}
+
 static void
 msd_run_setup_build_pipeline(MsdRunSetup *self)
 {
@@ -665,9 +715,24 @@ msd_run_setup_build_pipeline(MsdRunSetup *self)
 	g_autoptr(MeshSyncStage) start = msd_start_informers_stage_new();
 	g_autoptr(MeshSyncPipeline) pipeline = meshsync_pipeline_new();
 	const MsdEngineOptions *options = msd_engine_context_get_options(self->engine);
+	const gchar *const *enabled;
+	const gchar *const *disabled;
 
 	self->run = msd_run_new(self->engine, self->client, self->discovery, self->watch,
-	                        self->event_func, self->event_data);
+	                        msd_run_setup_event_cb, self);
+	/* EnabledInfra and DisabledInfra from the tier-config; an empty EnabledInfra is fd1's
+	 * default, every known infrastructure */
+	enabled = meshsync_watch_config_get_enabled_infra(self->watch);
+	disabled = meshsync_watch_config_get_disabled_infra(self->watch);
+	self->infra = msd_infra_tier_new(self->engine, self->client, self->discovery, self->watch,
+	                                 enabled[0] != NULL ? enabled : NULL,
+	                                 disabled[0] != NULL ? disabled : NULL, self->event_func,
+	                                 self->event_data);
+	msd_infra_tier_set_publish_func(self->infra, self->infra_publish, self->infra_publish_data);
+	msd_infra_tier_set_cluster_id(self->infra, self->cluster_id);
+	if (self->crd_follower != NULL)
+		msd_infra_tier_set_crd_source(self->infra,
+		                              msd_crd_follower_get_informer(self->crd_follower));
 	msd_run_set_informer_func(self->run, msd_run_setup_informer_added, self);
 	msd_run_set_namespaces(self->run, (const gchar *const *)options->namespaces);
 	msd_run_set_shard(self->run, options->shard_index, options->shard_total);
@@ -756,6 +821,8 @@ msd_run_setup_apply_watch_changes(MsdRunSetup *self, MeshSyncWatchConfig *before
 		}
 	}
 	self->watch_list_changes++;
+	if (self->infra != NULL && self->run != NULL)
+		msd_infra_tier_tier1_changed(self->infra, self->run);
 	g_info("watch list changed, applied without a resync: added [%s], removed [%s], "
 	       "informer replaced [%s], events changed [%s]",
 	       added->str, removed->str, replaced->str, events->str);
@@ -784,6 +851,9 @@ msd_run_setup_watch_list_changed_cb(MsdWatchListFollower *follower, MsdRunSetup 
 	before = meshsync_watch_config_copy(self->watch);
 	meshsync_watch_config_replace_entries(self->watch, target, present && self->cr_present);
 	if (!present && self->crd_follower != NULL) {
+		if (self->infra != NULL)
+			msd_infra_tier_set_crd_source(self->infra, NULL);
+		msd_crd_follower_set_tap(self->crd_follower, NULL, NULL);
 		g_signal_handlers_disconnect_by_data(self->crd_follower, self);
 		msd_crd_follower_stop(self->crd_follower);
 		g_clear_object(&self->crd_follower);
@@ -839,6 +909,15 @@ msd_run_setup_crds_changed_cb(MsdCrdFollower *follower, MsdRunSetup *self)
 }
 
 static void
+msd_run_setup_crd_tap_cb(MsdInformer *informer, const MsdInformerEvent *event, gpointer user_data)
+{
+	MsdRunSetup *self = user_data;
+
+	if (self->infra != NULL)
+		msd_infra_tier_handle_event(self->infra, event);
+}
+
+static void
 msd_run_setup_follow_crds(MsdRunSetup *self)
 {
 	MeshSyncApiResource *crds = meshsync_discovery_lookup(
@@ -850,6 +929,11 @@ msd_run_setup_follow_crds(MsdRunSetup *self)
 		return;
 	}
 	self->crd_follower = msd_crd_follower_new(self->engine, self->client, crds, self->watch);
+	/* the infrastructure detection reads the CRDs from here, not from a second watch */
+	msd_crd_follower_set_tap(self->crd_follower, msd_run_setup_crd_tap_cb, self);
+	if (self->infra != NULL)
+		msd_infra_tier_set_crd_source(self->infra,
+		                              msd_crd_follower_get_informer(self->crd_follower));
 	g_signal_connect(self->crd_follower, "synced", G_CALLBACK(msd_run_setup_crds_synced_cb),
 	                 self);
 	g_signal_connect(self->crd_follower, "changed", G_CALLBACK(msd_run_setup_crds_changed_cb),
@@ -1182,6 +1266,7 @@ msd_run_setup_stop(MsdRunSetup *self)
 	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
 	g_clear_pointer(&self->torn_down, g_ptr_array_unref);
 	if (self->crd_follower != NULL) {
+		msd_crd_follower_set_tap(self->crd_follower, NULL, NULL);
 		g_signal_handlers_disconnect_by_data(self->crd_follower, self);
 		msd_crd_follower_stop(self->crd_follower);
 	}
@@ -1273,8 +1358,13 @@ msd_run_setup_get_counters(MsdRunSetup *self, MsdInformerCounters *counters)
 	counters->identity_checks = self->identity_checks;
 	counters->watch_list_changes = self->watch_list_changes;
 	if (self->run != NULL) {
-		GPtrArray *informers = msd_run_get_informers(self->run);
+		g_autoptr(GPtrArray) informers = msd_run_setup_dup_informers(self);
+		MsdInformer *crds =
+		        self->infra != NULL ? msd_infra_tier_get_crd_informer(self->infra) : NULL;
 
+		/* the detection's own CRD watch is a watch like the others */
+		if (crds != NULL)
+			g_ptr_array_add(informers, g_object_ref(crds));
 		for (guint i = 0; i < informers->len; i++) {
 			MsdInformerCounters one;
 
@@ -1287,14 +1377,14 @@ msd_run_setup_get_counters(MsdRunSetup *self, MsdInformerCounters *counters)
 guint
 msd_run_setup_get_n_objects(MsdRunSetup *self)
 {
-	GPtrArray *informers;
+	g_autoptr(GPtrArray) informers = NULL;
 	guint total = 0;
 
 	g_return_val_if_fail(MSD_IS_RUN_SETUP(self), 0);
 
 	if (self->run == NULL)
 		return 0;
-	informers = msd_run_get_informers(self->run);
+	informers = msd_run_setup_dup_informers(self);
 	for (guint i = 0; i < informers->len; i++)
 		total +=
 		        msd_store_get_size(msd_informer_get_store(g_ptr_array_index(informers, i)));
@@ -1314,4 +1404,23 @@ msd_run_setup_dup_complete_objects(MsdRunSetup *self)
 	if (self->last_complete != NULL)
 		return g_ptr_array_ref(self->last_complete);
 	return NULL;
+}
+
+void
+msd_run_setup_set_infra_publish_func(MsdRunSetup *self,
+                                     MsdInfraTierPublishFunc func,
+                                     gpointer user_data)
+{
+	g_return_if_fail(MSD_IS_RUN_SETUP(self));
+	self->infra_publish = func;
+	self->infra_publish_data = user_data;
+	if (self->infra != NULL)
+		msd_infra_tier_set_publish_func(self->infra, func, user_data);
+}
+
+gboolean
+msd_run_setup_is_tier3_informer(MsdRunSetup *self, MsdInformer *informer)
+{
+	g_return_val_if_fail(MSD_IS_RUN_SETUP(self), FALSE);
+	return self->infra != NULL && msd_infra_tier_owns(self->infra, informer);
 }

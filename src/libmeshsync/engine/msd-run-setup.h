@@ -8,6 +8,7 @@
 #include <gio/gio.h>
 
 #include "engine/msd-engine-context.h"
+#include "engine/msd-infra-tier.h"
 
 #include "informer/msd-informer.h"
 #include "kube/msd-kube-client.h"
@@ -67,5 +68,12 @@ void msd_run_setup_get_counters(MsdRunSetup *self, MsdInformerCounters *counters
 /* Objects the current run's informers hold. */
 guint msd_run_setup_get_n_objects(MsdRunSetup *self);
 GPtrArray *msd_run_setup_dup_complete_objects(MsdRunSetup *self);
+
+/* Where `infra-detected` envelopes go (the broker's publish); NULL: they are only logged. */
+void msd_run_setup_set_infra_publish_func(MsdRunSetup *self,
+                                          MsdInfraTierPublishFunc func,
+                                          gpointer user_data);
+/* Whether @informer belongs to a tier-3 run (its type is in no watch configuration). */
+gboolean msd_run_setup_is_tier3_informer(MsdRunSetup *self, MsdInformer *informer);
 
 G_END_DECLS

@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "kubesim-install.h"
 #include "kubesim-json.h"
 #include "kubesim-managed.h"
 
@@ -347,6 +348,36 @@ admin_touch(KubesimServer *self, SoupServerMessage *msg, GHashTable *query)
 	                                          events, kubesim_store_get_rv(self->store)));
 }
 
+/* POST installs, DELETE uninstalls ?name= (kubesim-install.h), as `helm install` and
+ * `helm uninstall` would, through the watches. */
+static void
+admin_install(KubesimServer *self, SoupServerMessage *msg, const gchar *method, GHashTable *query)
+{
+	const gchar *name = kubesim_query_get(query, "name");
+	g_autoptr(GError) error = NULL;
+	gboolean install = g_strcmp0(method, "POST") == 0;
+	guint n = 0;
+
+	if (!install && g_strcmp0(method, "DELETE") != 0) {
+		kubesim_respond_status(msg, kubesim_status_new(405, "MethodNotAllowed",
+		                                               "/kubesim/install takes POST or "
+		                                               "DELETE"));
+		return;
+	}
+	if (name == NULL) {
+		kubesim_respond_status(msg,
+		                       kubesim_status_new(400, "BadRequest", "name is required"));
+		return;
+	}
+	if (install ? !kubesim_install(self->store, name, &n, &error)
+	            : !kubesim_uninstall(self->store, name, &n, &error)) {
+		kubesim_respond_status(msg,
+		                       kubesim_status_new(400, "BadRequest", "%s", error->message));
+		return;
+	}
+	kubesim_respond_json_take(msg, 200, g_strdup_printf("{\"objects\":%u}", n));
+}
+
 void
 kubesim_admin_handle(KubesimServer *self,
                      SoupServerMessage *msg,
@@ -380,6 +411,10 @@ kubesim_admin_handle(KubesimServer *self,
 	}
 	if (g_strcmp0(action, "faults") == 0) {
 		admin_faults(self, msg, method, query);
+		return;
+	}
+	if (g_strcmp0(action, "install") == 0) {
+		admin_install(self, msg, method, query);
 		return;
 	}
 	if (g_strcmp0(action, "requests") == 0) {

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kubesim-churn.h"
+#include "kubesim-install.h"
 #include "kubesim-kubeconfig.h"
 #include "kubesim-pack.h"
 #include "kubesim-resources.h"
@@ -74,6 +75,7 @@ main(int argc, char **argv)
 	g_autofree gchar *request_log = NULL;
 	gboolean no_compression = FALSE;
 	g_autofree gchar *store_compression = NULL;
+	g_autofree gchar *install = NULL;
 	const GOptionEntry entries[] = {
 	        {"port", 0, 0, G_OPTION_ARG_INT, &port, "TCP port to listen on (0: a free one)",
 	         "N"},
@@ -121,6 +123,10 @@ main(int argc, char **argv)
 	         "How objects are kept: zstd (packed) or none (plain JSON); default: zstd from "
 	         "200,000 generated pods up, none below",
 	         "zstd|none"},
+	        {"install", 0, 0, G_OPTION_ARG_STRING, &install,
+	         "Install these infrastructures at start, comma-separated (istio, linkerd, "
+	         "prometheus-operator, grafana-operator)",
+	         "LIST"},
 	        {"request-log", 0, 0, G_OPTION_ARG_FILENAME, &request_log,
 	         "Write every API request (method, path, query, headers) to FILE as a JSON "
 	         "line",
@@ -152,6 +158,7 @@ main(int argc, char **argv)
 	        "first line of standard output once it listens; logs go to standard "
 	        "error.\nTest hooks live under /kubesim/ (objects, stats, faults, fail, delay, "
 	        "close-watches, expire-next-watch, malformed-watch-line, compact, replace, "
+	        "install, "
 	        "snapshot, restore, requests); see doc/kubesim.md.");
 	g_option_context_add_main_entries(context, entries, NULL);
 	if (!g_option_context_parse(context, &argc, &argv, &error)) {
@@ -187,6 +194,19 @@ main(int argc, char **argv)
 	if (!kubesim_workload_load(store, &workload, &loaded, &refused, &error)) {
 		g_printerr("meshsync-kubesim: %s\n", error->message);
 		return 1;
+	}
+	if (install != NULL) {
+		g_auto(GStrv) names = g_strsplit(install, ",", -1);
+
+		for (guint i = 0; names[i] != NULL; i++) {
+			guint n = 0;
+
+			if (!kubesim_install(store, g_strstrip(names[i]), &n, &error)) {
+				g_printerr("meshsync-kubesim: --install: %s\n", error->message);
+				return 2;
+			}
+			loaded += n;
+		}
 	}
 	g_message("loaded %u objects (%u refused) in %.2f s", loaded, refused,
 	          (g_get_monotonic_time() - started) / (gdouble)G_USEC_PER_SEC);
