@@ -244,3 +244,18 @@ def test_live_depth_change_replaces_that_informer_only(tmp_path):
     assert ("ADDED", EMPTY) in shapes[before["metadata"]["uid"]][1:], \
         shapes[before["metadata"]["uid"]]
     assert shapes[after["metadata"]["uid"]] == [("ADDED", EMPTY)]
+
+
+def test_disabled_infra_from_the_tier_config(tmp_path):
+    """The tier-config's DisabledInfra reaches the infrastructure detection
+    (doc/infrastructure.md): with istio and linkerd installed and linkerd disabled, istio is
+    detected and linkerd never is."""
+    config = watch_config(tmp_path / "watch.yaml", {"DisabledInfra": ["linkerd"]})
+    with Kubesim(pods=2, namespaces=1, extra=["--install", "istio,linkerd"]) as sim:
+        with Meshsync(str(tmp_path), sim.kubeconfig, "--watch-config", config) as run:
+            run.wait_synced()
+            # both are evaluated in the same pass: once istio is, linkerd was
+            log = run.wait_for_line("infrastructure istio detected")
+            assert "infrastructure linkerd" not in log, log[-3000:]
+            assert run.terminate() == 0, run.log()[-3000:]
+        assert "infrastructure linkerd" not in run.log()
