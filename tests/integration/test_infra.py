@@ -287,3 +287,34 @@ def test_live_watch_list_hands_types_between_tiers(tmp_path):
                   if e["Object"]["metadata"]["uid"] == vs["metadata"]["uid"]]
         # retracted once, at the end only
         assert events.count("DELETED") == 1 and events[-1] == "DELETED", events
+
+
+def blacklist_resource(tiers=None):
+    data = {"blacklist": json.dumps(["secrets.v1."])}
+    if tiers is not None:
+        data["tier-config"] = json.dumps(tiers)
+    return {"apiVersion": "meshery.io/v1alpha1", "kind": "MeshSync",
+            "metadata": {"name": "meshery-meshsync", "namespace": "meshery"},
+            "spec": {"watch-list": {"data": data}}}
+
+
+def test_live_disabled_infra_applies_without_a_resync(tmp_path):
+    """The tier-config's DisabledInfra edited in the followed MeshSync resource: linkerd, now
+    disabled, is announced gone, and announced again once enabled; no resync either time."""
+    with Kubesim(pods=2, namespaces=1, extra=["--install", "linkerd"]) as sim, \
+            NatsServer() as nats, nats.client() as nc:
+        sim.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "meshery"}})
+        sim.create(blacklist_resource())
+        nc.subscribe(INFRA)
+        wire = Wire(nc)
+        with Daemon(str(tmp_path), sim.kubeconfig, nats.url) as run:
+            wire.until(lambda: wire.infra("linkerd", "ADDED"), "linkerd announced")
+            sim.replace(blacklist_resource({"DisabledInfra": ["linkerd"]}))
+            gone = wire.until(lambda: wire.infra("linkerd", "DELETED"),
+                              "linkerd announced gone once disabled")
+            assert gone[0]["Object"]["detected"] is False
+            sim.replace(blacklist_resource({"DisabledInfra": []}))
+            wire.until(lambda: len(wire.infra("linkerd", "ADDED")) == 2,
+                       "linkerd announced again once enabled")
+            assert run.metric("meshsync_syncs_total") == 1
+            assert run.terminate() == 0

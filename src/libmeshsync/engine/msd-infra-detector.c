@@ -118,22 +118,35 @@ msd_infra_detector_warn_unknown(const gchar *const *names, const gchar *list)
 	}
 }
 
+static void msd_infra_detector_update(MsdInfraDetector *self);
+
+static void
+msd_infra_detector_apply_policy(MsdInfraDetector *self,
+                                const gchar *const *enabled,
+                                const gchar *const *disabled)
+{
+	msd_infra_detector_warn_unknown(enabled, "EnabledInfra");
+	msd_infra_detector_warn_unknown(disabled, "DisabledInfra");
+	for (guint i = 0; i < self->n_signatures; i++) {
+		const gchar *name = self->signatures[i].name;
+
+		self->enabled[i] = (enabled == NULL || msd_infra_detector_listed(enabled, name)) &&
+		                   !msd_infra_detector_listed(disabled, name);
+	}
+}
+
 MsdInfraDetector *
 msd_infra_detector_new(const gchar *const *enabled, const gchar *const *disabled)
 {
 	MsdInfraDetector *self = g_object_new(MSD_TYPE_INFRA_DETECTOR, NULL);
 
-	msd_infra_detector_warn_unknown(enabled, "EnabledInfra");
-	msd_infra_detector_warn_unknown(disabled, "DisabledInfra");
 	self->signatures = msd_infra_signature_get_all(&self->n_signatures);
 	self->enabled = g_new0(gboolean, self->n_signatures);
 	self->detected = g_new0(gboolean, self->n_signatures);
+	msd_infra_detector_apply_policy(self, enabled, disabled);
 	for (guint i = 0; i < self->n_signatures; i++) {
 		const MsdInfraSignature *signature = &self->signatures[i];
 
-		self->enabled[i] =
-		        (enabled == NULL || msd_infra_detector_listed(enabled, signature->name)) &&
-		        !msd_infra_detector_listed(disabled, signature->name);
 		for (guint j = 0; signature->indicator_crds[j] != NULL; j++)
 			msd_infra_detector_add_indicator(self, i, TRUE,
 			                                 signature->indicator_crds[j]);
@@ -142,6 +155,18 @@ msd_infra_detector_new(const gchar *const *enabled, const gchar *const *disabled
 			                                 signature->indicator_labels[j]);
 	}
 	return self;
+}
+
+/* A live watch list changed EnabledInfra or DisabledInfra: the decisions are taken again on
+ * the counts kept so far, and only the infrastructures whose decision flips are signalled. */
+void
+msd_infra_detector_set_policy(MsdInfraDetector *self,
+                              const gchar *const *enabled,
+                              const gchar *const *disabled)
+{
+	g_return_if_fail(MSD_IS_INFRA_DETECTOR(self));
+	msd_infra_detector_apply_policy(self, enabled, disabled);
+	msd_infra_detector_update(self);
 }
 
 void

@@ -36,6 +36,9 @@ G_DECLARE_FINAL_TYPE(MsdInfraDetector, msd_infra_detector, MSD, INFRA_DETECTOR, 
 MsdInfraDetector *msd_infra_detector_new(const gchar *const *enabled, const gchar *const *disabled);
 
 /* Which kinds of evidence exist at all (which tier-1 types have informers). */
+void msd_infra_detector_set_policy(MsdInfraDetector *self,
+                                   const gchar *const *enabled,
+                                   const gchar *const *disabled);
 void msd_infra_detector_set_sources(MsdInfraDetector *self, gboolean crds, gboolean workloads);
 
 /* The object @uid of @kind exists with @name and @labels ("key=value" each, NULL for none);

@@ -584,6 +584,15 @@ msd_infra_tier_set_crd_source(MsdInfraTier *self, MsdInformer *informer)
 }
 
 void
+msd_infra_tier_set_policy(MsdInfraTier *self,
+                          const gchar *const *enabled,
+                          const gchar *const *disabled)
+{
+	g_return_if_fail(MSD_IS_INFRA_TIER(self));
+	msd_infra_detector_set_policy(self->detector, enabled, disabled);
+}
+
+void
 msd_infra_tier_tier1_changed(MsdInfraTier *self, MsdRun *run)
 {
 	GHashTableIter iter;

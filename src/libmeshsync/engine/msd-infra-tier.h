@@ -64,6 +64,12 @@ void msd_infra_tier_set_crd_source(MsdInfraTier *self, MsdInformer *informer);
 /* The tier-1 run @run gained or lost types (the live watch list): the evidence it gives and
  * the tier-3 types it leaves are read again. */
 void msd_infra_tier_tier1_changed(MsdInfraTier *self, MsdRun *run);
+/* EnabledInfra and DisabledInfra (NULL: fd1's defaults) changed in a live watch list: an
+ * infrastructure now disabled stops its tier 3 (or is announced gone), one now enabled starts
+ * it if detected. */
+void msd_infra_tier_set_policy(MsdInfraTier *self,
+                               const gchar *const *enabled,
+                               const gchar *const *disabled);
 void msd_infra_tier_stop(MsdInfraTier *self);
 
 /* The informers of the tier-3 runs now (transfer none), for counters and snapshots. */

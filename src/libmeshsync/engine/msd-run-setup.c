@@ -828,6 +828,24 @@ msd_run_setup_apply_watch_changes(MsdRunSetup *self, MeshSyncWatchConfig *before
 	       added->str, removed->str, replaced->str, events->str);
 }
 
+/* EnabledInfra and DisabledInfra of the tier-config, changed in a live watch list: the
+ * detection takes them at once (an empty EnabledInfra is fd1's default, everything). */
+static void
+msd_run_setup_apply_infra_policy(MsdRunSetup *self, MeshSyncWatchConfig *before)
+{
+	const gchar *const *enabled = meshsync_watch_config_get_enabled_infra(self->watch);
+	const gchar *const *disabled = meshsync_watch_config_get_disabled_infra(self->watch);
+
+	if (g_strv_equal(enabled, meshsync_watch_config_get_enabled_infra(before)) &&
+	    g_strv_equal(disabled, meshsync_watch_config_get_disabled_infra(before)))
+		return;
+	g_info("tier-config changed EnabledInfra or DisabledInfra: infrastructure detection "
+	       "applies it without a resync");
+	if (self->infra != NULL)
+		msd_infra_tier_set_policy(self->infra, enabled[0] != NULL ? enabled : NULL,
+		                          disabled[0] != NULL ? disabled : NULL);
+}
+
 static void msd_run_setup_follow_crds(MsdRunSetup *self);
 
 /* The MeshSync resource appeared, went or got another watch list. Going is the same as
@@ -862,6 +880,7 @@ msd_run_setup_watch_list_changed_cb(MsdWatchListFollower *follower, MsdRunSetup 
 	}
 	self->cr_present = present;
 	msd_run_setup_apply_watch_changes(self, before);
+	msd_run_setup_apply_infra_policy(self, before);
 	if (present && self->crd_follower == NULL && self->discovery != NULL) {
 		/* the CRDs already there join when the follower has read them */
 		self->crds_before = meshsync_watch_config_copy(self->watch);
