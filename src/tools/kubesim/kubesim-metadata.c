@@ -8,24 +8,9 @@
 #include <string.h>
 
 #include "kubesim-json.h"
+#include "kubesim-object-json.h"
 
 /* Go's encoding of the typed structs: their member order. */
-static const gchar *const object_meta_keys[] = {"name",
-                                                "generateName",
-                                                "namespace",
-                                                "selfLink",
-                                                "uid",
-                                                "resourceVersion",
-                                                "generation",
-                                                "creationTimestamp",
-                                                "deletionTimestamp",
-                                                "deletionGracePeriodSeconds",
-                                                "labels",
-                                                "annotations",
-                                                "ownerReferences",
-                                                "finalizers",
-                                                "managedFields",
-                                                NULL};
 static const gchar *const owner_reference_keys[] = {
         "apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion", NULL};
 static const gchar *const managed_fields_keys[] = {"manager",    "operation", "apiVersion",  "time",
@@ -170,8 +155,8 @@ append_object_meta(GString *out, const MsdJsonTokens *doc, gint meta, const gcha
 	gboolean first = TRUE;
 
 	g_string_append_c(out, '{');
-	for (guint k = 0; meta >= 0 && object_meta_keys[k] != NULL; k++) {
-		const gchar *key = object_meta_keys[k];
+	for (guint k = 0; meta >= 0 && kubesim_object_meta_order[k] != NULL; k++) {
+		const gchar *key = kubesim_object_meta_order[k];
 		gint value = msd_json_tokens_member(doc, meta, key);
 
 		if (value < 0 || is_empty(doc, value))

@@ -51,7 +51,7 @@ append_edit(GString *out,
 }
 
 /* ObjectMeta's members in the order of its Go fields, which is how the server writes them. */
-static const gchar *const object_meta_order[] = {
+const gchar *const kubesim_object_meta_order[] = {
         "name",
         "generateName",
         "namespace",
@@ -67,6 +67,7 @@ static const gchar *const object_meta_order[] = {
         "ownerReferences",
         "finalizers",
         "managedFields",
+        NULL,
 };
 
 static guint
@@ -74,12 +75,12 @@ object_meta_rank(const gchar *key, gsize len)
 {
 	guint i;
 
-	for (i = 0; i < G_N_ELEMENTS(object_meta_order); i++) {
-		if (strlen(object_meta_order[i]) == len &&
-		    memcmp(key, object_meta_order[i], len) == 0)
+	for (i = 0; kubesim_object_meta_order[i] != NULL; i++) {
+		if (strlen(kubesim_object_meta_order[i]) == len &&
+		    memcmp(key, kubesim_object_meta_order[i], len) == 0)
 			return i;
 	}
-	return G_N_ELEMENTS(object_meta_order);
+	return i;
 }
 
 /* One member of metadata to write: from the document (@key_tok) or an edit (@edit). */

@@ -17,6 +17,10 @@ G_BEGIN_DECLS
  * that later versions splice it without reading the object again.
  */
 
+/* ObjectMeta's member names in the order of its Go fields (how the server writes them);
+ * NULL-terminated. */
+extern const gchar *const kubesim_object_meta_order[];
+
 /* A metadata member to set (value is raw JSON) or, with a NULL value, to remove. */
 typedef struct {
 	const gchar *key;
