@@ -1245,7 +1245,9 @@ msd_informer_silence_cb(gpointer user_data)
 		msd_informer_abandon_watch(self);
 		return G_SOURCE_REMOVE;
 	}
-	msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
+	/* an idle type's watch that never heard a thing is reopened every bound: routine, not
+	 * worth a line each time; one that was talking and stopped is the black hole */
+	msd_informer_log(self, self->watch_events > 0 ? G_LOG_LEVEL_MESSAGE : G_LOG_LEVEL_DEBUG,
 	                 "%s: watch silent for %" G_GINT64_FORMAT
 	                 " s; resuming at resourceVersion %s",
 	                 self->name, (now - self->heard_at) / G_USEC_PER_SEC,
