@@ -24,6 +24,7 @@
 #include "meshsync-kube-config-private.h"
 #include "kube/msd-kube-client.h"
 #include "kube/msd-inflate-input-stream.h"
+#include "kube/msd-proxy-resolver.h"
 #include "util/msd-json-object.h"
 #include "util/msd-i18n.h"
 #include "util/msd-log.h"
@@ -54,6 +55,7 @@ struct _MsdKubeClient {
 
 	MeshSyncKubeConfig *config; /* (owned) */
 	SoupSession *session;       /* (owned) */
+	GProxyResolver *proxy;      /* (owned) (nullable): NULL means always direct */
 	gchar *server;              /* (owned): base URL without a trailing slash */
 	gchar *server_name;         /* (owned): the name the certificate must carry */
 	guint16 port;
@@ -119,6 +121,7 @@ msd_kube_client_finalize(GObject *object)
 	MsdKubeClient *self = MSD_KUBE_CLIENT(object);
 
 	g_clear_object(&self->session);
+	g_clear_object(&self->proxy);
 	g_clear_object(&self->config);
 	g_list_free_full(self->ca_certificates, g_object_unref);
 	g_free(self->server);
@@ -194,33 +197,22 @@ msd_kube_client_getenv_either(const gchar *upper, const gchar *lower)
 	return value;
 }
 
-/* client-go takes its proxy from HTTPS_PROXY, HTTP_PROXY and NO_PROXY only; the desktop's
- * proxy settings (GIO's default resolver) mean nothing to a cluster daemon. Returns NULL,
- * a direct connection, when none is set. */
+/* The cluster's proxy-url first, else HTTPS_PROXY, HTTP_PROXY and NO_PROXY, as client-go;
+ * the desktop's proxy settings (GIO's default resolver) mean nothing to a cluster daemon.
+ * Returns NULL, a direct connection, when none is set. */
 static GProxyResolver *
-msd_kube_client_proxy_resolver_from_env(void)
+msd_kube_client_proxy_resolver_new(MeshSyncKubeConfig *config)
 {
+	const gchar *proxy_url = meshsync_kube_config_get_proxy_url(config);
 	const gchar *https_proxy = msd_kube_client_getenv_either("HTTPS_PROXY", "https_proxy");
 	const gchar *http_proxy = msd_kube_client_getenv_either("HTTP_PROXY", "http_proxy");
-	const gchar *no_proxy = msd_kube_client_getenv_either("NO_PROXY", "no_proxy");
-	g_auto(GStrv) ignore = NULL;
-	GProxyResolver *resolver;
 
+	if (proxy_url != NULL)
+		return G_PROXY_RESOLVER(msd_proxy_resolver_new_fixed(proxy_url));
 	if (https_proxy == NULL && http_proxy == NULL)
 		return NULL;
-	if (no_proxy != NULL) {
-		ignore = g_strsplit(no_proxy, ",", -1);
-		for (guint i = 0; ignore[i] != NULL; i++)
-			g_strstrip(ignore[i]);
-	}
-	resolver = g_simple_proxy_resolver_new(NULL, ignore);
-	if (https_proxy != NULL)
-		g_simple_proxy_resolver_set_uri_proxy(G_SIMPLE_PROXY_RESOLVER(resolver), "https",
-		                                      https_proxy);
-	if (http_proxy != NULL)
-		g_simple_proxy_resolver_set_uri_proxy(G_SIMPLE_PROXY_RESOLVER(resolver), "http",
-		                                      http_proxy);
-	return resolver;
+	return G_PROXY_RESOLVER(msd_proxy_resolver_new_from_env(
+	        https_proxy, http_proxy, msd_kube_client_getenv_either("NO_PROXY", "no_proxy")));
 }
 
 /**
@@ -296,11 +288,12 @@ msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
 	}
 
 	user_agent = g_strdup_printf("meshsync/%s (linux) libsoup", PACKAGE_VERSION);
-	proxy_resolver = msd_kube_client_proxy_resolver_from_env();
+	proxy_resolver = msd_kube_client_proxy_resolver_new(config);
 	self->session = soup_session_new_with_options(
 	        "user-agent", user_agent, "max-conns", MSD_KUBE_CLIENT_MAX_CONNS,
 	        "max-conns-per-host", MSD_KUBE_CLIENT_MAX_CONNS_PER_HOST, "proxy-resolver",
 	        proxy_resolver, "timeout", MSD_KUBE_CLIENT_IO_TIMEOUT_SECONDS, NULL);
+	self->proxy = g_steal_pointer(&proxy_resolver);
 	/* Without a database every certificate reaches accept-certificate, where it is checked
 	 * against the configured CA only (the system store must not widen that trust). */
 	if (self->ca_certificates != NULL || self->insecure)
@@ -531,11 +524,42 @@ msd_kube_client_accept_certificate_cb(SoupMessage *msg,
 	return FALSE;
 }
 
+/* The proxy @url goes through, its password hidden; NULL when it goes direct. */
+static gchar *
+msd_kube_client_proxy_for(MsdKubeClient *self, const gchar *url)
+{
+	g_auto(GStrv) proxies = NULL;
+	g_autoptr(GUri) uri = NULL;
+
+	if (self->proxy == NULL)
+		return NULL;
+	proxies = g_proxy_resolver_lookup(self->proxy, url, NULL, NULL);
+	if (proxies == NULL || proxies[0] == NULL || g_str_equal(proxies[0], "direct://"))
+		return NULL;
+	uri = g_uri_parse(proxies[0], G_URI_FLAGS_NONE, NULL);
+	if (uri == NULL)
+		return g_strdup(proxies[0]);
+	return g_uri_to_string_partial(uri, G_URI_HIDE_PASSWORD);
+}
+
 static GError *
 msd_kube_client_transport_error(MsdKubeRequest *req, const GError *error)
 {
+	g_autofree gchar *proxy = NULL;
+
 	if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
 		return g_error_copy(error);
+	/* through a proxy, a refusal, a time-out or a name not found is most often the proxy's:
+	 * say which proxy, and for which cluster, so that the fix is not sought on the server */
+	proxy = msd_kube_client_proxy_for(req->client, req->url);
+	if (proxy != NULL && req->tls_reason == NULL &&
+	    (error->domain == G_IO_ERROR || error->domain == G_RESOLVER_ERROR)) {
+		const gchar *cluster = meshsync_kube_config_get_cluster_name(req->client->config);
+
+		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		                   _("GET %s through proxy %s (cluster %s): %s"), req->url, proxy,
+		                   cluster != NULL ? cluster : "-", error->message);
+	}
 	if (req->tls_reason != NULL)
 		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_TLS, _("GET %s: %s"), req->url,
 		                   req->tls_reason);
