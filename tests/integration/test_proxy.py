@@ -101,3 +101,17 @@ def test_proxy_refused_then_back(tmp_path):
             with Tinyproxy(port=port) as proxy:
                 run.wait_synced()
                 assert proxy.connects(target(sim)) >= 1, proxy.log()
+
+
+def test_proxy_forbids_connect(tmp_path):
+    # a proxy that answers CONNECT with 403 (it allows port 1 only): the line says which
+    # proxy, for which cluster; discovery keeps retrying
+    with Kubesim(pods=3, namespaces=1) as sim, Tinyproxy(connect_ports=[1]) as proxy:
+        kubeconfig = rewrite_kubeconfig(sim, tmp_path / "kubeconfig", **{"proxy-url": proxy.url})
+        with file_daemon(tmp_path, kubeconfig, {}) as run:
+            lines = wait_until(lambda: [l for l in run.log().splitlines()
+                                        if f"through proxy {proxy.url} (cluster kubesim)" in l]
+                               [1:], "two attempts through the proxy", timeout=TIMEOUT,
+                               proc=run.proc, log=run.log)
+            assert "the proxy answered 403" in lines[0] and "retrying" in lines[0], lines
+            assert proxy.connects(target(sim)) >= 2, proxy.log()

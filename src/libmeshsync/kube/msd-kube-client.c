@@ -757,6 +757,23 @@ msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 		return;
 	}
 	status = soup_message_get_status(req->msg);
+	/* libsoup hands a refused CONNECT over as the request's own status: an answer to an
+	 * https request that came without a server certificate is the proxy's, not the API
+	 * server's 403 or 502 */
+	if (!SOUP_STATUS_IS_SUCCESSFUL(status) && g_str_has_prefix(req->url, "https:") &&
+	    soup_message_get_tls_peer_certificate(req->msg) == NULL) {
+		g_autofree gchar *proxy = msd_kube_client_proxy_for(self, req->url);
+		const gchar *cluster = meshsync_kube_config_get_cluster_name(self->config);
+
+		if (proxy != NULL) {
+			g_task_return_new_error(
+			        task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+			        _("GET %s through proxy %s (cluster %s): the proxy answered %u %s"),
+			        req->url, proxy, cluster != NULL ? cluster : "-", status,
+			        soup_message_get_reason_phrase(req->msg));
+			return;
+		}
+	}
 	if (SOUP_STATUS_IS_SUCCESSFUL(status) && req->stream) {
 		const gchar *encoding = soup_message_headers_get_one(
 		        soup_message_get_response_headers(req->msg), "Content-Encoding");
