@@ -115,3 +115,20 @@ def test_proxy_forbids_connect(tmp_path):
                                proc=run.proc, log=run.log)
             assert "the proxy answered 403" in lines[0] and "retrying" in lines[0], lines
             assert proxy.connects(target(sim)) >= 2, proxy.log()
+
+
+def test_proxy_black_hole(tmp_path):
+    # a proxy that accepts (the kernel completes the TCP handshake for a listening socket
+    # nobody accepts from) and never answers the CONNECT: the attempt ends at the connect
+    # bound, shortened here to 2 s, and is retried
+    with Kubesim(pods=3, namespaces=1) as sim, socket.socket() as hole:
+        hole.bind(("127.0.0.1", 0))
+        hole.listen(64)
+        proxy_url = f"http://127.0.0.1:{hole.getsockname()[1]}"
+        kubeconfig = rewrite_kubeconfig(sim, tmp_path / "kubeconfig", **{"proxy-url": proxy_url})
+        with file_daemon(tmp_path, kubeconfig, {"MESHSYNC_KUBE_CONNECT_TIMEOUT": "2"}) as run:
+            lines = wait_until(lambda: [l for l in run.log().splitlines()
+                                        if f"through proxy {proxy_url} (cluster kubesim)" in l]
+                               [1:], "two attempts through the proxy", timeout=TIMEOUT,
+                               proc=run.proc, log=run.log)
+            assert "no connection within 2 s; retrying" in lines[0], lines

@@ -39,6 +39,12 @@
  * well before a watch's own 5-10 minute lifetime would. */
 #define MSD_KUBE_CLIENT_IO_TIMEOUT_SECONDS 300
 
+/* A new connection must be made, through any proxy and TLS handshake included, within this
+ * many seconds; client-go allows 30 s to dial and 10 s for the handshake. libsoup has no such
+ * bound of its own, so a proxy that accepts and never answers would hold a request for the
+ * whole I/O timeout. MESHSYNC_KUBE_CONNECT_TIMEOUT (seconds) changes it, for the tests. */
+#define MSD_KUBE_CLIENT_CONNECT_TIMEOUT_SECONDS 40
+
 /* How much of a non-JSON error body is quoted in an error message. */
 #define MSD_KUBE_CLIENT_ERROR_BODY_MAX 200
 
@@ -63,6 +69,7 @@ struct _MsdKubeClient {
 	                         * the system trust store */
 	gboolean insecure;
 	gboolean http2; /* offered in the TLS handshake (MeshSyncKubeConfig:http2) */
+	guint connect_timeout;
 	gsize max_body;
 };
 
@@ -83,6 +90,11 @@ typedef struct {
 	GInputStream *body;    /* (owned) (nullable): the response being read */
 	GByteArray *read;      /* (owned) (nullable): what was read of it */
 	gsize read_max;        /* its limit */
+	GCancellable *send_cancellable; /* (owned) (nullable): the send alone, chained to the
+	                                 * task's */
+	gulong chain_id;                /* on the task's cancellable */
+	GSource *connect_timer;         /* (owned) (nullable): a new connection is being made */
+	gboolean connect_timed_out;
 } MsdKubeRequest;
 
 static gboolean msd_kube_client_accept_certificate_cb(SoupMessage *msg,
@@ -90,9 +102,27 @@ static gboolean msd_kube_client_accept_certificate_cb(SoupMessage *msg,
                                                       GTlsCertificateFlags errors,
                                                       gpointer user_data);
 
+static void msd_kube_client_connect_event_cb(SoupMessage *msg,
+                                             GSocketClientEvent event,
+                                             GIOStream *connection,
+                                             gpointer user_data);
+
+static void
+msd_kube_request_stop_connect_timer(MsdKubeRequest *req)
+{
+	if (req->connect_timer != NULL) {
+		g_source_destroy(req->connect_timer);
+		g_clear_pointer(&req->connect_timer, g_source_unref);
+	}
+}
+
 static void
 msd_kube_request_clear_message(MsdKubeRequest *req)
 {
+	msd_kube_request_stop_connect_timer(req);
+	if (req->msg != NULL)
+		g_signal_handlers_disconnect_by_func(req->msg, msd_kube_client_connect_event_cb,
+		                                     req);
 	/* a stream handed out keeps the message alive longer than this request */
 	if (req->msg != NULL)
 		g_signal_handlers_disconnect_by_func(req->msg,
@@ -110,6 +140,7 @@ msd_kube_request_free(MsdKubeRequest *req)
 	g_strfreev(req->ws_protocols);
 	g_clear_object(&req->body);
 	g_clear_pointer(&req->read, g_byte_array_unref);
+	g_clear_object(&req->send_cancellable);
 	g_free(req);
 }
 
@@ -273,6 +304,13 @@ msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
 		self->server_name = g_strdup(g_uri_get_host(uri));
 	self->insecure = meshsync_kube_config_get_insecure_skip_tls_verify(config);
 	self->http2 = meshsync_kube_config_get_http2(config);
+	self->connect_timeout = MSD_KUBE_CLIENT_CONNECT_TIMEOUT_SECONDS;
+	if (g_getenv("MESHSYNC_KUBE_CONNECT_TIMEOUT") != NULL) {
+		guint64 seconds =
+		        g_ascii_strtoull(g_getenv("MESHSYNC_KUBE_CONNECT_TIMEOUT"), NULL, 10);
+		if (seconds > 0 && seconds <= 3600)
+			self->connect_timeout = (guint)seconds;
+	}
 	/* honoured, as kubectl does, but never silently: anyone on the path can impersonate
 	 * the API server and read the bearer token */
 	if (self->insecure && g_str_has_prefix(self->server, "https:"))
@@ -741,6 +779,47 @@ msd_kube_client_network_event_cb(SoupMessage *msg,
 }
 
 static void
+msd_kube_request_chain_cancel(GCancellable *cancellable, gpointer user_data)
+{
+	g_cancellable_cancel(G_CANCELLABLE(user_data));
+}
+
+static gboolean
+msd_kube_client_connect_timeout_cb(gpointer user_data)
+{
+	MsdKubeRequest *req = user_data;
+
+	req->connect_timed_out = TRUE;
+	g_clear_pointer(&req->connect_timer, g_source_unref);
+	g_cancellable_cancel(req->send_cancellable);
+	return G_SOURCE_REMOVE;
+}
+
+/* The bound runs from the first step of a new connection to its last: the TLS handshake for
+ * an https server (after a proxy's CONNECT), the TCP connection for an http one. A request
+ * on a pooled connection sees none of these and is not bounded here. */
+static void
+msd_kube_client_connect_event_cb(SoupMessage *msg,
+                                 GSocketClientEvent event,
+                                 GIOStream *connection,
+                                 gpointer user_data)
+{
+	MsdKubeRequest *req = user_data;
+	gboolean https = g_str_has_prefix(req->url, "https:");
+
+	if ((event == G_SOCKET_CLIENT_RESOLVING || event == G_SOCKET_CLIENT_CONNECTING) &&
+	    req->connect_timer == NULL && !req->connect_timed_out) {
+		req->connect_timer = g_timeout_source_new_seconds(req->client->connect_timeout);
+		g_source_set_callback(req->connect_timer, msd_kube_client_connect_timeout_cb, req,
+		                      NULL);
+		g_source_attach(req->connect_timer, g_main_context_get_thread_default());
+	} else if ((https && event == G_SOCKET_CLIENT_TLS_HANDSHAKED) ||
+	           (!https && event == G_SOCKET_CLIENT_COMPLETE)) {
+		msd_kube_request_stop_connect_timer(req);
+	}
+}
+
+static void
 msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
 	g_autoptr(GTask) task = G_TASK(user_data);
@@ -752,6 +831,27 @@ msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 	goffset announced;
 
 	stream = soup_session_send_finish(SOUP_SESSION(source), result, &error);
+	msd_kube_request_stop_connect_timer(req);
+	if (g_task_get_cancellable(task) != NULL && req->chain_id != 0)
+		g_cancellable_disconnect(g_task_get_cancellable(task), req->chain_id);
+	req->chain_id = 0;
+	if (stream == NULL && req->connect_timed_out &&
+	    !g_cancellable_is_cancelled(g_task_get_cancellable(task))) {
+		g_autofree gchar *proxy = msd_kube_client_proxy_for(self, req->url);
+		const gchar *cluster = meshsync_kube_config_get_cluster_name(self->config);
+
+		if (proxy != NULL)
+			g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+			                        _("GET %s through proxy %s (cluster %s): no "
+			                          "connection within %u s"),
+			                        req->url, proxy, cluster != NULL ? cluster : "-",
+			                        self->connect_timeout);
+		else
+			g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+			                        _("GET %s: no connection within %u s"), req->url,
+			                        self->connect_timeout);
+		return;
+	}
 	if (stream == NULL) {
 		g_task_return_error(task, msd_kube_client_transport_error(req, error));
 		return;
@@ -917,7 +1017,16 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 	 * of a watch list (libsoup's decoder stops after the first: the stream stalls) */
 	if (req->stream)
 		soup_message_disable_feature(req->msg, SOUP_TYPE_CONTENT_DECODER);
-	soup_session_send_async(self->session, req->msg, G_PRIORITY_DEFAULT, cancellable,
+	g_clear_object(&req->send_cancellable);
+	req->send_cancellable = g_cancellable_new();
+	req->connect_timed_out = FALSE;
+	if (cancellable != NULL)
+		req->chain_id = g_cancellable_connect(
+		        cancellable, G_CALLBACK(msd_kube_request_chain_cancel),
+		        g_object_ref(req->send_cancellable), g_object_unref);
+	g_signal_connect(req->msg, "network-event", G_CALLBACK(msd_kube_client_connect_event_cb),
+	                 req);
+	soup_session_send_async(self->session, req->msg, G_PRIORITY_DEFAULT, req->send_cancellable,
 	                        msd_kube_client_send_cb, g_steal_pointer(&task));
 }
 
