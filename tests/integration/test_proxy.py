@@ -7,7 +7,6 @@ there at first."""
 import socket
 import urllib.parse
 
-import pytest
 import yaml
 
 from kubesim import Kubesim
@@ -44,15 +43,18 @@ def file_daemon(tmp_path, kubeconfig, env):
                   output="file", env=full)
 
 
-def loopback_name():
-    """A name other than localhost for this machine's loopback: Go's proxy rules, which
-    meshsync follows, never send localhost or a loopback address to HTTPS_PROXY."""
+def host_name_and_address():
+    """This machine's host name and the local address it resolves to (127.0.1.1 on Debian,
+    else an interface's): a server name other than localhost or a loopback IP, which Go's
+    proxy rules (meshsync follows them) never send to HTTPS_PROXY. kubesim listens there."""
     name = socket.gethostname()
     try:
         address = socket.gethostbyname(name)
-    except OSError:
-        return None
-    return name if address.startswith("127.") and name != "localhost" else None
+    except OSError as e:
+        raise AssertionError(f"the host name {name} does not resolve ({e}): /etc/hosts "
+                             "should name it") from None
+    assert name != "localhost", "the host name is localhost, which is never proxied"
+    return name, address
 
 
 def test_proxy_url_from_kubeconfig(tmp_path):
@@ -66,10 +68,9 @@ def test_proxy_url_from_kubeconfig(tmp_path):
 
 
 def test_https_proxy_and_no_proxy(tmp_path):
-    name = loopback_name()
-    if name is None:
-        pytest.skip("the host name does not resolve to a loopback address")
-    with Kubesim(pods=3, namespaces=1) as sim, Tinyproxy() as proxy:
+    name, address = host_name_and_address()
+    with Kubesim(pods=3, namespaces=1, extra=["--address", address]) as sim, \
+            Tinyproxy() as proxy:
         port = urllib.parse.urlparse(sim.url).port
         kubeconfig = rewrite_kubeconfig(sim, tmp_path / "kubeconfig",
                                         server=f"https://{name}:{port}",
