@@ -27,6 +27,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MeshSyncKubeCredentials, meshsync_kube_credentials
  * Returns: (transfer none) (nullable): owned by the config, valid as long as it lives. */
 GBytes *meshsync_kube_config_get_ca_pem(MeshSyncKubeConfig *self);
 
+/* The cluster's proxy-url, checked when the config is loaded; it overrides HTTPS_PROXY,
+ * HTTP_PROXY and NO_PROXY as in client-go.
+ * Returns: (transfer none) (nullable): NULL when the cluster names none. */
+const gchar *meshsync_kube_config_get_proxy_url(MeshSyncKubeConfig *self);
+
 /* Resolves the credentials for the next request. Cheap when cached: tokenFile and the
  * in-cluster token are re-read at most once a minute (the last good token is kept when a
  * read fails); an exec plugin runs asynchronously and its result is cached until its

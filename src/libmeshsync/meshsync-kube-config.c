@@ -607,6 +607,13 @@ meshsync_kube_config_get_ca_pem(MeshSyncKubeConfig *self)
 	return self->target.ca_pem;
 }
 
+const gchar *
+meshsync_kube_config_get_proxy_url(MeshSyncKubeConfig *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_KUBE_CONFIG(self), NULL);
+	return self->target.proxy_url;
+}
+
 void
 meshsync_kube_config_set_service_account_dir_for_testing(const gchar *dir)
 {

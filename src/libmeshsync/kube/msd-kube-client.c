@@ -24,6 +24,7 @@
 #include "meshsync-kube-config-private.h"
 #include "kube/msd-kube-client.h"
 #include "kube/msd-inflate-input-stream.h"
+#include "kube/msd-proxy-resolver.h"
 #include "util/msd-json-object.h"
 #include "util/msd-i18n.h"
 #include "util/msd-log.h"
@@ -37,6 +38,12 @@
  * between the server's roughly one-minute bookmarks. Five minutes still finds a dead connection
  * well before a watch's own 5-10 minute lifetime would. */
 #define MSD_KUBE_CLIENT_IO_TIMEOUT_SECONDS 300
+
+/* A new connection must be made, through any proxy and TLS handshake included, within this
+ * many seconds; client-go allows 30 s to dial and 10 s for the handshake. libsoup has no such
+ * bound of its own, so a proxy that accepts and never answers would hold a request for the
+ * whole I/O timeout. MESHSYNC_KUBE_CONNECT_TIMEOUT (seconds) changes it, for the tests. */
+#define MSD_KUBE_CLIENT_CONNECT_TIMEOUT_SECONDS 40
 
 /* How much of a non-JSON error body is quoted in an error message. */
 #define MSD_KUBE_CLIENT_ERROR_BODY_MAX 200
@@ -54,6 +61,7 @@ struct _MsdKubeClient {
 
 	MeshSyncKubeConfig *config; /* (owned) */
 	SoupSession *session;       /* (owned) */
+	GProxyResolver *proxy;      /* (owned) (nullable): NULL means always direct */
 	gchar *server;              /* (owned): base URL without a trailing slash */
 	gchar *server_name;         /* (owned): the name the certificate must carry */
 	guint16 port;
@@ -61,6 +69,7 @@ struct _MsdKubeClient {
 	                         * the system trust store */
 	gboolean insecure;
 	gboolean http2; /* offered in the TLS handshake (MeshSyncKubeConfig:http2) */
+	guint connect_timeout;
 	gsize max_body;
 };
 
@@ -82,6 +91,11 @@ typedef struct {
 	GInputStream *body;    /* (owned) (nullable): the response being read */
 	GByteArray *read;      /* (owned) (nullable): what was read of it */
 	gsize read_max;        /* its limit */
+	GCancellable *send_cancellable; /* (owned) (nullable): the send alone, chained to the
+	                                 * task's */
+	gulong chain_id;                /* on the task's cancellable */
+	GSource *connect_timer;         /* (owned) (nullable): a new connection is being made */
+	gboolean connect_timed_out;
 } MsdKubeRequest;
 
 static gboolean msd_kube_client_accept_certificate_cb(SoupMessage *msg,
@@ -89,9 +103,27 @@ static gboolean msd_kube_client_accept_certificate_cb(SoupMessage *msg,
                                                       GTlsCertificateFlags errors,
                                                       gpointer user_data);
 
+static void msd_kube_client_connect_event_cb(SoupMessage *msg,
+                                             GSocketClientEvent event,
+                                             GIOStream *connection,
+                                             gpointer user_data);
+
+static void
+msd_kube_request_stop_connect_timer(MsdKubeRequest *req)
+{
+	if (req->connect_timer != NULL) {
+		g_source_destroy(req->connect_timer);
+		g_clear_pointer(&req->connect_timer, g_source_unref);
+	}
+}
+
 static void
 msd_kube_request_clear_message(MsdKubeRequest *req)
 {
+	msd_kube_request_stop_connect_timer(req);
+	if (req->msg != NULL)
+		g_signal_handlers_disconnect_by_func(req->msg, msd_kube_client_connect_event_cb,
+		                                     req);
 	/* a stream handed out keeps the message alive longer than this request */
 	if (req->msg != NULL)
 		g_signal_handlers_disconnect_by_func(req->msg,
@@ -109,6 +141,7 @@ msd_kube_request_free(MsdKubeRequest *req)
 	g_strfreev(req->ws_protocols);
 	g_clear_object(&req->body);
 	g_clear_pointer(&req->read, g_byte_array_unref);
+	g_clear_object(&req->send_cancellable);
 	g_free(req);
 }
 
@@ -120,6 +153,7 @@ msd_kube_client_finalize(GObject *object)
 	MsdKubeClient *self = MSD_KUBE_CLIENT(object);
 
 	g_clear_object(&self->session);
+	g_clear_object(&self->proxy);
 	g_clear_object(&self->config);
 	g_list_free_full(self->ca_certificates, g_object_unref);
 	g_free(self->server);
@@ -195,33 +229,22 @@ msd_kube_client_getenv_either(const gchar *upper, const gchar *lower)
 	return value;
 }
 
-/* client-go takes its proxy from HTTPS_PROXY, HTTP_PROXY and NO_PROXY only; the desktop's
- * proxy settings (GIO's default resolver) mean nothing to a cluster daemon. Returns NULL,
- * a direct connection, when none is set. */
+/* The cluster's proxy-url first, else HTTPS_PROXY, HTTP_PROXY and NO_PROXY, as client-go;
+ * the desktop's proxy settings (GIO's default resolver) mean nothing to a cluster daemon.
+ * Returns NULL, a direct connection, when none is set. */
 static GProxyResolver *
-msd_kube_client_proxy_resolver_from_env(void)
+msd_kube_client_proxy_resolver_new(MeshSyncKubeConfig *config)
 {
+	const gchar *proxy_url = meshsync_kube_config_get_proxy_url(config);
 	const gchar *https_proxy = msd_kube_client_getenv_either("HTTPS_PROXY", "https_proxy");
 	const gchar *http_proxy = msd_kube_client_getenv_either("HTTP_PROXY", "http_proxy");
-	const gchar *no_proxy = msd_kube_client_getenv_either("NO_PROXY", "no_proxy");
-	g_auto(GStrv) ignore = NULL;
-	GProxyResolver *resolver;
 
+	if (proxy_url != NULL)
+		return G_PROXY_RESOLVER(msd_proxy_resolver_new_fixed(proxy_url));
 	if (https_proxy == NULL && http_proxy == NULL)
 		return NULL;
-	if (no_proxy != NULL) {
-		ignore = g_strsplit(no_proxy, ",", -1);
-		for (guint i = 0; ignore[i] != NULL; i++)
-			g_strstrip(ignore[i]);
-	}
-	resolver = g_simple_proxy_resolver_new(NULL, ignore);
-	if (https_proxy != NULL)
-		g_simple_proxy_resolver_set_uri_proxy(G_SIMPLE_PROXY_RESOLVER(resolver), "https",
-		                                      https_proxy);
-	if (http_proxy != NULL)
-		g_simple_proxy_resolver_set_uri_proxy(G_SIMPLE_PROXY_RESOLVER(resolver), "http",
-		                                      http_proxy);
-	return resolver;
+	return G_PROXY_RESOLVER(msd_proxy_resolver_new_from_env(
+	        https_proxy, http_proxy, msd_kube_client_getenv_either("NO_PROXY", "no_proxy")));
 }
 
 /**
@@ -282,6 +305,13 @@ msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
 		self->server_name = g_strdup(g_uri_get_host(uri));
 	self->insecure = meshsync_kube_config_get_insecure_skip_tls_verify(config);
 	self->http2 = meshsync_kube_config_get_http2(config);
+	self->connect_timeout = MSD_KUBE_CLIENT_CONNECT_TIMEOUT_SECONDS;
+	if (g_getenv("MESHSYNC_KUBE_CONNECT_TIMEOUT") != NULL) {
+		guint64 seconds =
+		        g_ascii_strtoull(g_getenv("MESHSYNC_KUBE_CONNECT_TIMEOUT"), NULL, 10);
+		if (seconds > 0 && seconds <= 3600)
+			self->connect_timeout = (guint)seconds;
+	}
 	/* honoured, as kubectl does, but never silently: anyone on the path can impersonate
 	 * the API server and read the bearer token */
 	if (self->insecure && g_str_has_prefix(self->server, "https:"))
@@ -297,11 +327,12 @@ msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
 	}
 
 	user_agent = g_strdup_printf("meshsync/%s (linux) libsoup", PACKAGE_VERSION);
-	proxy_resolver = msd_kube_client_proxy_resolver_from_env();
+	proxy_resolver = msd_kube_client_proxy_resolver_new(config);
 	self->session = soup_session_new_with_options(
 	        "user-agent", user_agent, "max-conns", MSD_KUBE_CLIENT_MAX_CONNS,
 	        "max-conns-per-host", MSD_KUBE_CLIENT_MAX_CONNS_PER_HOST, "proxy-resolver",
 	        proxy_resolver, "timeout", MSD_KUBE_CLIENT_IO_TIMEOUT_SECONDS, NULL);
+	self->proxy = g_steal_pointer(&proxy_resolver);
 	/* Without a database every certificate reaches accept-certificate, where it is checked
 	 * against the configured CA only (the system store must not widen that trust). */
 	if (self->ca_certificates != NULL || self->insecure)
@@ -532,11 +563,42 @@ msd_kube_client_accept_certificate_cb(SoupMessage *msg,
 	return FALSE;
 }
 
+/* The proxy @url goes through, its password hidden; NULL when it goes direct. */
+static gchar *
+msd_kube_client_proxy_for(MsdKubeClient *self, const gchar *url)
+{
+	g_auto(GStrv) proxies = NULL;
+	g_autoptr(GUri) uri = NULL;
+
+	if (self->proxy == NULL)
+		return NULL;
+	proxies = g_proxy_resolver_lookup(self->proxy, url, NULL, NULL);
+	if (proxies == NULL || proxies[0] == NULL || g_str_equal(proxies[0], "direct://"))
+		return NULL;
+	uri = g_uri_parse(proxies[0], G_URI_FLAGS_NONE, NULL);
+	if (uri == NULL)
+		return g_strdup(proxies[0]);
+	return g_uri_to_string_partial(uri, G_URI_HIDE_PASSWORD);
+}
+
 static GError *
 msd_kube_client_transport_error(MsdKubeRequest *req, const GError *error)
 {
+	g_autofree gchar *proxy = NULL;
+
 	if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
 		return g_error_copy(error);
+	/* through a proxy, a refusal, a time-out or a name not found is most often the proxy's:
+	 * say which proxy, and for which cluster, so that the fix is not sought on the server */
+	proxy = msd_kube_client_proxy_for(req->client, req->url);
+	if (proxy != NULL && req->tls_reason == NULL &&
+	    (error->domain == G_IO_ERROR || error->domain == G_RESOLVER_ERROR)) {
+		const gchar *cluster = meshsync_kube_config_get_cluster_name(req->client->config);
+
+		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		                   _("GET %s through proxy %s (cluster %s): %s"), req->url, proxy,
+		                   cluster != NULL ? cluster : "-", error->message);
+	}
 	if (req->tls_reason != NULL)
 		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_TLS, _("GET %s: %s"), req->url,
 		                   req->tls_reason);
@@ -718,6 +780,47 @@ msd_kube_client_network_event_cb(SoupMessage *msg,
 }
 
 static void
+msd_kube_request_chain_cancel(GCancellable *cancellable, gpointer user_data)
+{
+	g_cancellable_cancel(G_CANCELLABLE(user_data));
+}
+
+static gboolean
+msd_kube_client_connect_timeout_cb(gpointer user_data)
+{
+	MsdKubeRequest *req = user_data;
+
+	req->connect_timed_out = TRUE;
+	g_clear_pointer(&req->connect_timer, g_source_unref);
+	g_cancellable_cancel(req->send_cancellable);
+	return G_SOURCE_REMOVE;
+}
+
+/* The bound runs from the first step of a new connection to its last: the TLS handshake for
+ * an https server (after a proxy's CONNECT), the TCP connection for an http one. A request
+ * on a pooled connection sees none of these and is not bounded here. */
+static void
+msd_kube_client_connect_event_cb(SoupMessage *msg,
+                                 GSocketClientEvent event,
+                                 GIOStream *connection,
+                                 gpointer user_data)
+{
+	MsdKubeRequest *req = user_data;
+	gboolean https = g_str_has_prefix(req->url, "https:");
+
+	if ((event == G_SOCKET_CLIENT_RESOLVING || event == G_SOCKET_CLIENT_CONNECTING) &&
+	    req->connect_timer == NULL && !req->connect_timed_out) {
+		req->connect_timer = g_timeout_source_new_seconds(req->client->connect_timeout);
+		g_source_set_callback(req->connect_timer, msd_kube_client_connect_timeout_cb, req,
+		                      NULL);
+		g_source_attach(req->connect_timer, g_main_context_get_thread_default());
+	} else if ((https && event == G_SOCKET_CLIENT_TLS_HANDSHAKED) ||
+	           (!https && event == G_SOCKET_CLIENT_COMPLETE)) {
+		msd_kube_request_stop_connect_timer(req);
+	}
+}
+
+static void
 msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
 	g_autoptr(GTask) task = G_TASK(user_data);
@@ -729,11 +832,49 @@ msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 	goffset announced;
 
 	stream = soup_session_send_finish(SOUP_SESSION(source), result, &error);
+	msd_kube_request_stop_connect_timer(req);
+	if (g_task_get_cancellable(task) != NULL && req->chain_id != 0)
+		g_cancellable_disconnect(g_task_get_cancellable(task), req->chain_id);
+	req->chain_id = 0;
+	if (stream == NULL && req->connect_timed_out &&
+	    !g_cancellable_is_cancelled(g_task_get_cancellable(task))) {
+		g_autofree gchar *proxy = msd_kube_client_proxy_for(self, req->url);
+		const gchar *cluster = meshsync_kube_config_get_cluster_name(self->config);
+
+		if (proxy != NULL)
+			g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+			                        _("GET %s through proxy %s (cluster %s): no "
+			                          "connection within %u s"),
+			                        req->url, proxy, cluster != NULL ? cluster : "-",
+			                        self->connect_timeout);
+		else
+			g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+			                        _("GET %s: no connection within %u s"), req->url,
+			                        self->connect_timeout);
+		return;
+	}
 	if (stream == NULL) {
 		g_task_return_error(task, msd_kube_client_transport_error(req, error));
 		return;
 	}
 	status = soup_message_get_status(req->msg);
+	/* libsoup hands a refused CONNECT over as the request's own status: an answer to an
+	 * https request that came without a server certificate is the proxy's, not the API
+	 * server's 403 or 502 */
+	if (!SOUP_STATUS_IS_SUCCESSFUL(status) && g_str_has_prefix(req->url, "https:") &&
+	    soup_message_get_tls_peer_certificate(req->msg) == NULL) {
+		g_autofree gchar *proxy = msd_kube_client_proxy_for(self, req->url);
+		const gchar *cluster = meshsync_kube_config_get_cluster_name(self->config);
+
+		if (proxy != NULL) {
+			g_task_return_new_error(
+			        task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+			        _("GET %s through proxy %s (cluster %s): the proxy answered %u %s"),
+			        req->url, proxy, cluster != NULL ? cluster : "-", status,
+			        soup_message_get_reason_phrase(req->msg));
+			return;
+		}
+	}
 	if (SOUP_STATUS_IS_SUCCESSFUL(status) && req->stream) {
 		const gchar *encoding = soup_message_headers_get_one(
 		        soup_message_get_response_headers(req->msg), "Content-Encoding");
@@ -879,7 +1020,16 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 	 * of a watch list (libsoup's decoder stops after the first: the stream stalls) */
 	if (req->stream)
 		soup_message_disable_feature(req->msg, SOUP_TYPE_CONTENT_DECODER);
-	soup_session_send_async(self->session, req->msg, G_PRIORITY_DEFAULT, cancellable,
+	g_clear_object(&req->send_cancellable);
+	req->send_cancellable = g_cancellable_new();
+	req->connect_timed_out = FALSE;
+	if (cancellable != NULL)
+		req->chain_id = g_cancellable_connect(
+		        cancellable, G_CALLBACK(msd_kube_request_chain_cancel),
+		        g_object_ref(req->send_cancellable), g_object_unref);
+	g_signal_connect(req->msg, "network-event", G_CALLBACK(msd_kube_client_connect_event_cb),
+	                 req);
+	soup_session_send_async(self->session, req->msg, G_PRIORITY_DEFAULT, req->send_cancellable,
 	                        msd_kube_client_send_cb, g_steal_pointer(&task));
 }
 

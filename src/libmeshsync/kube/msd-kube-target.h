@@ -23,6 +23,7 @@ typedef struct {
 	gchar *user_name;    /* (nullable) */
 	gchar *namespace;
 	gchar *tls_server_name; /* (nullable) */
+	gchar *proxy_url;       /* (nullable): the cluster's proxy-url, checked */
 	gboolean insecure_skip_tls_verify;
 	gboolean in_cluster;
 	gchar *source;
@@ -39,6 +40,7 @@ msd_kube_target_clear(MsdKubeTarget *target)
 	g_clear_pointer(&target->user_name, g_free);
 	g_clear_pointer(&target->namespace, g_free);
 	g_clear_pointer(&target->tls_server_name, g_free);
+	g_clear_pointer(&target->proxy_url, g_free);
 	g_clear_pointer(&target->source, g_free);
 	g_clear_pointer(&target->ca_pem, g_bytes_unref);
 	g_clear_object(&target->credentials);

@@ -11,6 +11,7 @@
 #include "kube/msd-exec-plugin.h"
 #include "kube/msd-kube-pem.h"
 #include "kube/msd-kubeconfig-context.h"
+#include "kube/msd-proxy-resolver.h"
 #include "util/msd-i18n.h"
 
 static gboolean
@@ -46,6 +47,15 @@ msd_kubeconfig_context_load_cluster(MsdKubeTarget *target,
 	if (!msd_kubeconfig_entry_get_boolean(entry, "insecure-skip-tls-verify",
 	                                      &target->insecure_skip_tls_verify, error))
 		return FALSE;
+	if (!msd_kubeconfig_entry_get_string(entry, "proxy-url", &target->proxy_url, error))
+		return FALSE;
+	if (target->proxy_url != NULL && target->proxy_url[0] == '\0')
+		g_clear_pointer(&target->proxy_url, g_free);
+	if (target->proxy_url != NULL) {
+		g_autofree gchar *field = msd_kubeconfig_entry_field(entry, "proxy-url");
+		if (!msd_proxy_resolver_check_url(target->proxy_url, field, error))
+			return FALSE;
+	}
 	if (!msd_kube_pem_read(entry, "certificate-authority", &ca, &where, error))
 		return FALSE;
 	if (ca != NULL) {

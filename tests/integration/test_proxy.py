@@ -1,0 +1,135 @@
+# Copyright the meshsync authors
+# SPDX-License-Identifier: Apache-2.0
+"""The API server reached through an HTTP CONNECT proxy (Debian's tinyproxy) named by the
+kubeconfig's proxy-url or by HTTPS_PROXY, NO_PROXY going around it, and a proxy that is not
+there at first."""
+
+import socket
+import urllib.parse
+
+import yaml
+
+from kubesim import Kubesim
+from meshsync_run import TIMEOUT
+from nats_server import wait_until
+from test_broker_mode import Daemon
+from tinyproxy import Tinyproxy, free_port
+
+PROXY_ENV = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy")
+
+
+def rewrite_kubeconfig(sim, path, server=None, **cluster):
+    """A copy of kubesim's kubeconfig with the cluster's server or other fields changed."""
+    with open(sim.kubeconfig, encoding="utf-8") as f:
+        config = yaml.safe_load(f)
+    entry = config["clusters"][0]["cluster"]
+    if server is not None:
+        entry["server"] = server
+    entry.update(cluster)
+    with open(path, "w", encoding="utf-8") as f:
+        yaml.safe_dump(config, f)
+    return str(path)
+
+
+def target(sim):
+    return urllib.parse.urlparse(sim.url).netloc
+
+
+def file_daemon(tmp_path, kubeconfig, env):
+    tmp_path.mkdir(exist_ok=True)
+    full = {name: "" for name in PROXY_ENV}
+    full.update(env)
+    return Daemon(str(tmp_path), kubeconfig, None, "-outputFile", str(tmp_path / "s.yaml"),
+                  output="file", env=full)
+
+
+def host_name_and_address():
+    """This machine's host name and the local address it resolves to (127.0.1.1 on Debian,
+    else an interface's): a server name other than localhost or a loopback IP, which Go's
+    proxy rules (meshsync follows them) never send to HTTPS_PROXY. kubesim listens there."""
+    name = socket.gethostname()
+    try:
+        address = socket.gethostbyname(name)
+    except OSError as e:
+        raise AssertionError(f"the host name {name} does not resolve ({e}): /etc/hosts "
+                             "should name it") from None
+    assert name != "localhost", "the host name is localhost, which is never proxied"
+    return name, address
+
+
+def test_proxy_url_from_kubeconfig(tmp_path):
+    with Kubesim(pods=3, namespaces=1) as sim, Tinyproxy() as proxy:
+        # loopback included: proxy-url takes every request, and wins over the environment
+        kubeconfig = rewrite_kubeconfig(sim, tmp_path / "kubeconfig", **{"proxy-url": proxy.url})
+        env = {"HTTPS_PROXY": "http://127.0.0.1:1", "NO_PROXY": "*"}
+        with file_daemon(tmp_path, kubeconfig, env) as run:
+            run.wait_synced()
+            assert proxy.connects(target(sim)) >= 1, proxy.log()
+
+
+def test_https_proxy_and_no_proxy(tmp_path):
+    name, address = host_name_and_address()
+    with Kubesim(pods=3, namespaces=1, extra=["--address", address]) as sim, \
+            Tinyproxy() as proxy:
+        port = urllib.parse.urlparse(sim.url).port
+        kubeconfig = rewrite_kubeconfig(sim, tmp_path / "kubeconfig",
+                                        server=f"https://{name}:{port}",
+                                        **{"tls-server-name": "localhost"})
+        with file_daemon(tmp_path / "through", kubeconfig, {"HTTPS_PROXY": proxy.url}) as run:
+            run.wait_synced()
+            assert run.terminate() == 0
+        through = proxy.connects(f"{name}:{port}")
+        assert through >= 1, proxy.log()
+
+        env = {"HTTPS_PROXY": proxy.url, "NO_PROXY": f"example.com, {name.upper()}:{port}"}
+        with file_daemon(tmp_path / "around", kubeconfig, env) as run:
+            run.wait_synced()
+            assert run.terminate() == 0
+        assert proxy.connects(f"{name}:{port}") == through, proxy.log()
+
+
+def test_proxy_refused_then_back(tmp_path):
+    port = free_port()
+    with Kubesim(pods=3, namespaces=1) as sim:
+        proxy_url = f"http://127.0.0.1:{port}"
+        kubeconfig = rewrite_kubeconfig(sim, tmp_path / "kubeconfig", **{"proxy-url": proxy_url})
+        with file_daemon(tmp_path, kubeconfig, {}) as run:
+            line = wait_until(lambda: next((l for l in run.log().splitlines()
+                                            if proxy_url in l), None),
+                              "a line naming the proxy", timeout=TIMEOUT, proc=run.proc,
+                              log=run.log)
+            assert f"through proxy {proxy_url} (cluster kubesim): " in line, line
+            with Tinyproxy(port=port) as proxy:
+                run.wait_synced()
+                assert proxy.connects(target(sim)) >= 1, proxy.log()
+
+
+def test_proxy_forbids_connect(tmp_path):
+    # a proxy that answers CONNECT with 403 (it allows port 1 only): the line says which
+    # proxy, for which cluster; discovery keeps retrying
+    with Kubesim(pods=3, namespaces=1) as sim, Tinyproxy(connect_ports=[1]) as proxy:
+        kubeconfig = rewrite_kubeconfig(sim, tmp_path / "kubeconfig", **{"proxy-url": proxy.url})
+        with file_daemon(tmp_path, kubeconfig, {}) as run:
+            lines = wait_until(lambda: [l for l in run.log().splitlines()
+                                        if f"through proxy {proxy.url} (cluster kubesim)" in l]
+                               [1:], "two attempts through the proxy", timeout=TIMEOUT,
+                               proc=run.proc, log=run.log)
+            assert "the proxy answered 403" in lines[0] and "retrying" in lines[0], lines
+            assert proxy.connects(target(sim)) >= 2, proxy.log()
+
+
+def test_proxy_black_hole(tmp_path):
+    # a proxy that accepts (the kernel completes the TCP handshake for a listening socket
+    # nobody accepts from) and never answers the CONNECT: the attempt ends at the connect
+    # bound, shortened here to 2 s, and is retried
+    with Kubesim(pods=3, namespaces=1) as sim, socket.socket() as hole:
+        hole.bind(("127.0.0.1", 0))
+        hole.listen(64)
+        proxy_url = f"http://127.0.0.1:{hole.getsockname()[1]}"
+        kubeconfig = rewrite_kubeconfig(sim, tmp_path / "kubeconfig", **{"proxy-url": proxy_url})
+        with file_daemon(tmp_path, kubeconfig, {"MESHSYNC_KUBE_CONNECT_TIMEOUT": "2"}) as run:
+            lines = wait_until(lambda: [l for l in run.log().splitlines()
+                                        if f"through proxy {proxy_url} (cluster kubesim)" in l]
+                               [1:], "two attempts through the proxy", timeout=TIMEOUT,
+                               proc=run.proc, log=run.log)
+            assert "no connection within 2 s; retrying" in lines[0], lines
