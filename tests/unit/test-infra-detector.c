@@ -339,7 +339,9 @@ test_events(void)
 	g_assert_nonnull(entry);
 	event.type = MESHSYNC_EVENT_TYPE_ADDED;
 	event.entry = entry;
-	event.doc = &tokens;
+	/* a shallow type's event: the tokens as read, none for the conversion */
+	event.doc = NULL;
+	event.read = &tokens;
 	event.kind = "Deployment";
 	msd_infra_detector_handle_event(detector, &event);
 
@@ -348,7 +350,7 @@ test_events(void)
 	g_assert_nonnull(crd_entry);
 	event.type = MESHSYNC_EVENT_TYPE_MODIFIED;
 	event.entry = crd_entry;
-	event.doc = NULL;
+	event.read = NULL;
 	event.index = -1;
 	event.kind = "CustomResourceDefinition";
 	msd_infra_detector_handle_event(detector, &event);

@@ -130,7 +130,9 @@ msd_infra_detector_apply_policy(MsdInfraDetector *self,
 	for (guint i = 0; i < self->n_signatures; i++) {
 		const gchar *name = self->signatures[i].name;
 
-		self->enabled[i] = (enabled == NULL || msd_infra_detector_listed(enabled, name)) &&
+		/* an empty EnabledInfra is fd1's default too: everything */
+		self->enabled[i] = (enabled == NULL || enabled[0] == NULL ||
+		                    msd_infra_detector_listed(enabled, name)) &&
 		                   !msd_infra_detector_listed(disabled, name);
 	}
 }
@@ -353,7 +355,8 @@ msd_infra_detector_handle_event(MsdInfraDetector *self, const MsdInformerEvent *
 {
 	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
 	g_autoptr(GBytes) object = NULL;
-	const MsdJsonTokens *doc = event->doc;
+	/* a shallow type's metadata-only object has the labels too: no stored copy to unpack */
+	const MsdJsonTokens *doc = event->read;
 	gint index = event->index;
 
 	g_return_if_fail(MSD_IS_INFRA_DETECTOR(self));

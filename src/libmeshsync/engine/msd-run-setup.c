@@ -725,9 +725,7 @@ msd_run_setup_build_pipeline(MsdRunSetup *self)
 	enabled = meshsync_watch_config_get_enabled_infra(self->watch);
 	disabled = meshsync_watch_config_get_disabled_infra(self->watch);
 	self->infra = msd_infra_tier_new(self->engine, self->client, self->discovery, self->watch,
-	                                 enabled[0] != NULL ? enabled : NULL,
-	                                 disabled[0] != NULL ? disabled : NULL, self->event_func,
-	                                 self->event_data);
+	                                 enabled, disabled, self->event_func, self->event_data);
 	msd_infra_tier_set_publish_func(self->infra, self->infra_publish, self->infra_publish_data);
 	msd_infra_tier_set_cluster_id(self->infra, self->cluster_id);
 	if (self->crd_follower != NULL)
@@ -842,8 +840,7 @@ msd_run_setup_apply_infra_policy(MsdRunSetup *self, MeshSyncWatchConfig *before)
 	g_info("tier-config changed EnabledInfra or DisabledInfra: infrastructure detection "
 	       "applies it without a resync");
 	if (self->infra != NULL)
-		msd_infra_tier_set_policy(self->infra, enabled[0] != NULL ? enabled : NULL,
-		                          disabled[0] != NULL ? disabled : NULL);
+		msd_infra_tier_set_policy(self->infra, enabled, disabled);
 }
 
 static void msd_run_setup_follow_crds(MsdRunSetup *self);

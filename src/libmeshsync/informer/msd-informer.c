@@ -224,6 +224,7 @@ msd_informer_emit(MsdInformer *self,
 	        /* a metadata-only object says PartialObjectMetadata: the entry says what it is */
 	        .doc = self->metadata_only ? NULL : doc,
 	        .index = index,
+	        .read = doc,
 	        .kind = meshsync_api_resource_get_kind(self->resource),
 	        .api_version = meshsync_api_resource_get_group_version(self->resource),
 	        .read_at = read_at,

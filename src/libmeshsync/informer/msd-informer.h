@@ -45,6 +45,10 @@ typedef struct {
 	 * by a relist, which only the store remembers. */
 	const MsdJsonTokens *doc;
 	gint index;
+	/* (nullable): the tokens as the server sent them, with the object at @index: @doc, or for
+	 * a shallow type the metadata-only object (its kind says PartialObjectMetadata, so the
+	 * conversion never reads it, but its metadata is the object's) */
+	const MsdJsonTokens *read;
 	/* what the object is when it does not say (list items carry no kind and apiVersion) */
 	const gchar *kind;
 	const gchar *api_version;
