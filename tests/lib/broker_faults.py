@@ -67,6 +67,11 @@ class GatedProxy:
         """Pass nothing the server sends on the current connections any more."""
         self._command("mute")
 
+    def hole(self):
+        """Black-hole the current connections both ways without closing them (what either
+        side sends is dropped, no FIN, no RST); new connections are relayed."""
+        self._command("hole")
+
     def close(self):
         if self.proc.poll() is None:
             self.proc.stdin.close()

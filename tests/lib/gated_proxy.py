@@ -7,6 +7,9 @@ it prints the port it listens on, then takes one command a line on stdin and ans
   open  relay new connections to 127.0.0.1:UPSTREAM_PORT again
   mute  stop passing what the server sends on the current connections (new ones are
         relayed both ways): the client's data still arrives, no answer comes back
+  hole  black-hole the current connections both ways, as a NAT gateway or a firewall that
+        forgot them does: what either side sends is read and dropped, nothing is closed, no
+        FIN or RST reaches either side; new connections are relayed both ways
 
 Its own process, so that relaying megabytes a second does not share a GIL with the test's
 consumer. tests/lib/broker_faults.py drives it (GatedProxy).
@@ -29,6 +32,7 @@ class Relay:
         self.sock.listen(16)
         self.port = self.sock.getsockname()[1]
         self.pairs = []
+        self.held = []  # black-holed: kept open, never relayed again
         self.lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -47,22 +51,28 @@ class Relay:
                 conn.close()
                 continue
             muted = threading.Event()
+            holed = threading.Event()
             with self.lock:
-                self.pairs.append((conn, up, muted))
-            for a, b, m in ((conn, up, None), (up, conn, muted)):
-                threading.Thread(target=self._pump, args=(a, b, m), daemon=True).start()
+                self.pairs.append((conn, up, muted, holed))
+            for a, b, m in ((conn, up, holed), (up, conn, muted)):
+                threading.Thread(target=self._pump, args=(a, b, m, holed),
+                                 daemon=True).start()
 
     @staticmethod
-    def _pump(src, dst, muted):
+    def _pump(src, dst, muted, holed):
         try:
             while True:
                 data = src.recv(CHUNK)
                 if not data:
+                    # a black hole passes no FIN either: the other side keeps waiting
+                    if holed.is_set():
+                        return
                     break
-                if muted is None or not muted.is_set():
+                if not muted.is_set():
                     dst.sendall(data)
         except OSError:
-            pass
+            if holed.is_set():
+                return
         for s in (src, dst):
             try:
                 s.shutdown(socket.SHUT_RDWR)
@@ -72,18 +82,28 @@ class Relay:
     def cut(self):
         self.open = False
         with self.lock:
-            for a, b, _ in self.pairs:
+            for a, b, _, _ in self.pairs + self.held:
                 for s in (a, b):
                     try:
                         s.shutdown(socket.SHUT_RDWR)
                     except OSError:
                         pass
             self.pairs = []
+            self.held = []
 
     def mute(self):
         with self.lock:
-            for _, _, muted in self.pairs:
+            for _, _, muted, _ in self.pairs:
                 muted.set()
+
+    def hole(self):
+        with self.lock:
+            for _, _, muted, holed in self.pairs:
+                holed.set()
+                muted.set()
+            # new connections are relayed normally; the held ones stay open, silent
+            self.held += self.pairs
+            self.pairs = []
 
 
 def main():
@@ -97,6 +117,8 @@ def main():
             relay.open = True
         elif command == "mute":
             relay.mute()
+        elif command == "hole":
+            relay.hole()
         else:
             print(f"unknown command {command!r}", flush=True)
             continue
