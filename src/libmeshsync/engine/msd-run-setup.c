@@ -1356,6 +1356,7 @@ msd_run_setup_add_counters(MsdInformerCounters *sum, const MsdInformerCounters *
 {
 	sum->relists += more->relists;
 	sum->watch_restarts += more->watch_restarts;
+	sum->watch_silences += more->watch_silences;
 	sum->events += more->events;
 	sum->errors += more->errors;
 	sum->skipped += more->skipped;

@@ -62,6 +62,7 @@ msd_engine_metrics_ready(gpointer handler)
 
 MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_relists, relists)
 MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_restarts, watch_restarts)
+MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_silences, watch_silences)
 MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_skipped, skipped)
 MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_watch_errors, errors)
 MSD_ENGINE_METRICS_COUNTER_READER(msd_engine_metrics_identity_checks, identity_checks)
@@ -149,6 +150,9 @@ static const MsdEngineSeries msd_handler_series[] = {
          msd_engine_metrics_relists},
         {"meshsync_watch_restarts_total", "Watches reopened after they ended", TRUE,
          msd_engine_metrics_restarts},
+        {"meshsync_watch_silences_total",
+         "Watches abandoned after receiving nothing for 30 s, then resumed", TRUE,
+         msd_engine_metrics_silences},
         {"meshsync_objects_skipped_total",
          "Objects left out because they exceed a limit: size, nesting depth, labels", TRUE,
          msd_engine_metrics_skipped},

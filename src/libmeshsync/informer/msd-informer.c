@@ -53,6 +53,16 @@
 /* A watch that ends this soon without a single event is a failure (client-go's
  * VeryShortWatchError), not a normal end: reopening it at once would spin. */
 #define MSD_INFORMER_SHORT_WATCH_USEC G_USEC_PER_SEC
+/* A connection that a NAT gateway or a firewall forgot drops our packets without a FIN or a
+ * RST: the watch on it goes silent, not closed, and only the I/O timeout (minutes) would end
+ * it. HTTP/1.1 has no ping, so silence itself is the signal: past this bound without a byte
+ * the watch is abandoned and resumed at its resourceVersion. The real API server sends a
+ * BOOKMARK to an idle watch only about once a minute (doc/durability.md), longer than the
+ * 45 s a black hole may blind a type for, so an idle watch is simply reopened after the
+ * bound: a watch request from a resourceVersion, no list. Checked every few seconds rather
+ * than re-armed per read, which would cost a source per read of a busy stream. */
+#define MSD_INFORMER_SILENCE_USEC     (30 * G_USEC_PER_SEC)
+#define MSD_INFORMER_SILENCE_CHECK_MS 3000
 
 #define MSD_INFORMER_INITIAL_EVENTS_END "k8s.io/initial-events-end"
 
@@ -126,6 +136,9 @@ struct _MsdInformer {
 	gboolean initial_events;  /* a streaming list before its end bookmark */
 	gboolean watch_reopening; /* a watch resumed at an old resourceVersion, not after a list */
 	GSource *resume_source;   /* (owned) (nullable): reading again after a pause */
+	GSource *silence_source;  /* (owned) (nullable): checks that the open watch still talks */
+	gint64 heard_at;          /* monotonic µs: the watch's last bytes, or its request */
+	gboolean silence_resume;  /* the next watch follows a silent one: on a new connection */
 	guint64 watch_events;
 	gint64 watch_started;
 	gint64 line_read_at; /* monotonic µs: when the watch line being handled was read */
@@ -246,6 +259,7 @@ msd_informer_close_watch(MsdInformer *self)
 	g_clear_object(&self->watch_cancellable);
 	g_clear_object(&self->stream);
 	msd_source_clear(&self->resume_source);
+	msd_source_clear(&self->silence_source);
 	msd_line_splitter_reset(self->splitter);
 	self->watch_id++;
 	self->reading = FALSE;
@@ -1098,6 +1112,7 @@ static void
 msd_informer_push(MsdInformer *self, gsize n)
 {
 	self->counters.stream_bytes += n;
+	self->heard_at = g_get_monotonic_time();
 	msd_line_splitter_push(self->splitter, self->read_buffer, n);
 }
 
@@ -1207,6 +1222,45 @@ msd_informer_pump(MsdInformer *self)
 	                          msd_informer_op_new(self));
 }
 
+static gboolean
+msd_informer_silence_cb(gpointer user_data)
+{
+	MsdInformerOp *op = user_data;
+	MsdInformer *self = op->self;
+	gint64 now = g_get_monotonic_time();
+
+	if (!msd_informer_op_is_current(op) || op->watch_id != self->watch_id)
+		return G_SOURCE_REMOVE;
+	/* paused, we do not read: the server's silence cannot be told from our own */
+	if (self->paused)
+		self->heard_at = now;
+	if (now - self->heard_at <= MSD_INFORMER_SILENCE_USEC)
+		return G_SOURCE_CONTINUE;
+	/* op stays alive until this returns: the source holds its callback data while it runs */
+	msd_source_clear(&self->silence_source);
+	self->counters.watch_silences++;
+	if (self->initial_events) {
+		msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
+		                 "%s: streaming list silent for %" G_GINT64_FORMAT " s; relisting",
+		                 self->name, (now - self->heard_at) / G_USEC_PER_SEC);
+		msd_informer_abandon_watch(self);
+		return G_SOURCE_REMOVE;
+	}
+	/* an idle type's watch that never heard a thing is reopened every bound: routine, not
+	 * worth a line each time; one that was talking and stopped is the black hole */
+	msd_informer_log(self, self->watch_events > 0 ? G_LOG_LEVEL_MESSAGE : G_LOG_LEVEL_DEBUG,
+	                 "%s: watch silent for %" G_GINT64_FORMAT
+	                 " s; resuming at resourceVersion %s",
+	                 self->name, (now - self->heard_at) / G_USEC_PER_SEC,
+	                 self->resource_version != NULL ? self->resource_version : "");
+	msd_informer_close_watch(self);
+	self->counters.watch_restarts++;
+	self->watch_reopening = TRUE;
+	self->silence_resume = TRUE;
+	msd_informer_watch(self, FALSE);
+	return G_SOURCE_REMOVE;
+}
+
 static void
 msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -1295,6 +1349,7 @@ msd_informer_watch_open_cb(GObject *source, GAsyncResult *result, gpointer user_
 	}
 	self->stream = g_steal_pointer(&stream);
 	self->watch_started = g_get_monotonic_time();
+	self->heard_at = self->watch_started;
 	if (self->watch_reopening) {
 		self->watch_reopening = FALSE;
 		g_signal_emit(self, signals[SIGNAL_WATCH_REOPENED], 0);
@@ -1328,9 +1383,19 @@ msd_informer_watch(MsdInformer *self, gboolean initial)
 		g_string_append_printf(query, "&timeoutSeconds=%d", timeout);
 	}
 	msd_informer_log(self, G_LOG_LEVEL_DEBUG, "%s: %s", self->name, query->str);
-	msd_kube_client_stream_full_async(self->client, query->str,
-	                                  msd_informer_request_flags(self), self->watch_cancellable,
-	                                  msd_informer_watch_open_cb, msd_informer_op_new(self));
+	msd_kube_client_stream_full_async(
+	        self->client, query->str,
+	        msd_informer_request_flags(self) |
+	                (self->silence_resume ? MSD_KUBE_REQUEST_NEW_CONNECTION : 0),
+	        self->watch_cancellable, msd_informer_watch_open_cb, msd_informer_op_new(self));
+	self->silence_resume = FALSE;
+	/* the answer's headers are bounded as its body is: a request sent on a pooled connection
+	 * that was black-holed meanwhile would otherwise wait for the I/O timeout */
+	self->heard_at = g_get_monotonic_time();
+	self->silence_source = msd_engine_context_add_timeout(
+	        self->engine, G_PRIORITY_DEFAULT, MSD_INFORMER_SILENCE_CHECK_MS,
+	        "[meshsync] informer watch silence", msd_informer_silence_cb,
+	        msd_informer_op_new(self), (GDestroyNotify)msd_informer_op_free);
 }
 
 static void

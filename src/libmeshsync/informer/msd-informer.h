@@ -68,6 +68,7 @@ typedef void (*MsdInformerGateFunc)(MsdInformer *informer, gpointer user_data);
 typedef struct {
 	guint64 relists;            /* lists (plain or streaming) started after the first one */
 	guint64 watch_restarts;     /* watches reopened after one ended */
+	guint64 watch_silences;     /* watches (or streaming lists) abandoned for silence */
 	guint64 events;             /* changes passed on */
 	guint64 errors;             /* failed requests, broken streams, ERROR events */
 	guint64 skipped;            /* objects past a limit, left out */

@@ -82,6 +82,7 @@ typedef struct {
 	gchar *url;            /* (owned) */
 	gboolean stream;       /* hand the body stream over instead of reading it */
 	gboolean one_shot;     /* MSD_KUBE_REQUEST_ONE_SHOT: its connection is not kept */
+	gboolean fresh;        /* MSD_KUBE_REQUEST_NEW_CONNECTION: not one from the pool */
 	gboolean metadata;     /* MSD_KUBE_REQUEST_METADATA: PartialObjectMetadata asked for */
 	GStrv ws_protocols;    /* (owned) (nullable): a WebSocket upgrade offering these */
 	gboolean retried;      /* a 401 was answered already */
@@ -992,6 +993,8 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 		soup_message_headers_replace(headers, "Accept", MSD_KUBE_ACCEPT_METADATA_LIST);
 	soup_message_headers_replace(headers, "Accept-Encoding", "gzip");
 	/* not reusable: libsoup closes it when the answer ends instead of pooling it */
+	if (req->fresh)
+		soup_message_add_flags(req->msg, SOUP_MESSAGE_NEW_CONNECTION);
 	if (req->one_shot)
 		soup_message_headers_replace(headers, "Connection", "close");
 	if (credentials != NULL && credentials->token != NULL && credentials->token[0] != '\0') {
@@ -1084,6 +1087,8 @@ msd_kube_client_request(MsdKubeClient *self,
 	        (flags & MSD_KUBE_REQUEST_ONE_SHOT) != 0;
 	((MsdKubeRequest *)g_task_get_task_data(task))->metadata =
 	        (flags & MSD_KUBE_REQUEST_METADATA) != 0;
+	((MsdKubeRequest *)g_task_get_task_data(task))->fresh =
+	        (flags & MSD_KUBE_REQUEST_NEW_CONNECTION) != 0;
 	g_task_set_source_tag(task, source_tag);
 	msd_kube_client_request_start(task);
 }

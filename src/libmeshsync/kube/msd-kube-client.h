@@ -40,10 +40,13 @@ void msd_kube_client_set_max_body(MsdKubeClient *self, gsize bytes);
  * metadata informer asks for: a PartialObjectMetadataList for a GET, a PartialObjectMetadata
  * per event for a stream (a watch, the streaming list's included), plain JSON as the
  * fallback a server without the conversion answers with. */
+/* MSD_KUBE_REQUEST_NEW_CONNECTION: sent on a connection of its own, not one from the pool: after
+ * a silent connection, the idle ones opened beside it may be black-holed as well. */
 typedef enum {
 	MSD_KUBE_REQUEST_DEFAULT = 0,
 	MSD_KUBE_REQUEST_ONE_SHOT = 1 << 0,
 	MSD_KUBE_REQUEST_METADATA = 1 << 1,
+	MSD_KUBE_REQUEST_NEW_CONNECTION = 1 << 2,
 } MsdKubeRequestFlags;
 
 #define MSD_KUBE_ACCEPT_METADATA_LIST \
