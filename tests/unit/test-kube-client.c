@@ -548,6 +548,207 @@ test_kube_client_one_shot(void)
 	g_assert_cmpuint(msd_test_server_get_hits(server, "/api"), ==, 2);
 }
 
+/* A plain HTTP server of raw sockets, for what SoupServer will not do: answer half a body and
+ * then nothing, or nothing at all, on a connection it keeps open, as a black-holed one is.
+ * "/pair" is answered once two requests wait for it, so that the client holds two connections. */
+typedef struct {
+	GSocketService *service;
+	guint16 port;
+	guint accepted;
+	GPtrArray *held;    /* (element-type GSocketConnection): never closed while the test runs */
+	GPtrArray *waiting; /* (element-type GSocketConnection): "/pair" requests not answered yet */
+} MsdStallServer;
+
+typedef struct {
+	MsdStallServer *server;
+	GSocketConnection *connection; /* (owned) */
+	gchar buffer[4096];
+} MsdStallRead;
+
+static void msd_stall_read_next(MsdStallServer *server, GSocketConnection *connection);
+
+static void
+msd_stall_write(GSocketConnection *connection, const gchar *text)
+{
+	g_autoptr(GError) error = NULL;
+
+	g_output_stream_write_all(g_io_stream_get_output_stream(G_IO_STREAM(connection)), text,
+	                          strlen(text), NULL, NULL, &error);
+	g_assert_no_error(error);
+}
+
+static void
+msd_stall_answer_ok(GSocketConnection *connection)
+{
+	g_autofree gchar *answer = g_strdup_printf("HTTP/1.1 200 OK\r\nContent-Type: "
+	                                           "application/json\r\nContent-Length: %zu\r\n\r\n%s",
+	                                           strlen(api_body), api_body);
+
+	msd_stall_write(connection, answer);
+}
+
+static void
+msd_stall_read_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autofree MsdStallRead *read = user_data;
+	g_autoptr(GSocketConnection) connection = read->connection;
+	gssize n = g_input_stream_read_finish(G_INPUT_STREAM(source), result, NULL);
+
+	if (n <= 0)
+		return;
+	read->buffer[n] = '\0';
+	if (g_str_has_prefix(read->buffer, "GET /body-stall ")) {
+		/* the headers and the start of a body that never comes */
+		msd_stall_write(connection, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+		                            "Content-Length: 1000\r\n\r\n{\"kind\":");
+		return;
+	}
+	if (g_str_has_prefix(read->buffer, "GET /headers-stall "))
+		return;
+	if (g_str_has_prefix(read->buffer, "GET /pair ")) {
+		g_ptr_array_add(read->server->waiting, g_object_ref(connection));
+		if (read->server->waiting->len < 2)
+			return;
+		for (guint i = 0; i < read->server->waiting->len; i++) {
+			GSocketConnection *waiting = g_ptr_array_index(read->server->waiting, i);
+
+			msd_stall_answer_ok(waiting);
+			msd_stall_read_next(read->server, waiting);
+		}
+		g_ptr_array_set_size(read->server->waiting, 0);
+		return;
+	}
+	msd_stall_answer_ok(connection);
+	msd_stall_read_next(read->server, connection);
+}
+
+/* Requests are small and come whole in one read on loopback. */
+static void
+msd_stall_read_next(MsdStallServer *server, GSocketConnection *connection)
+{
+	MsdStallRead *read = g_new0(MsdStallRead, 1);
+
+	read->server = server;
+	read->connection = g_object_ref(connection);
+	g_input_stream_read_async(g_io_stream_get_input_stream(G_IO_STREAM(connection)),
+	                          read->buffer, sizeof(read->buffer) - 1, G_PRIORITY_DEFAULT, NULL,
+	                          msd_stall_read_cb, read);
+}
+
+static gboolean
+msd_stall_incoming_cb(GSocketService *service,
+                      GSocketConnection *connection,
+                      GObject *source,
+                      gpointer user_data)
+{
+	MsdStallServer *server = user_data;
+
+	server->accepted++;
+	g_ptr_array_add(server->held, g_object_ref(connection));
+	msd_stall_read_next(server, connection);
+	return TRUE;
+}
+
+static MsdStallServer *
+msd_stall_server_new(void)
+{
+	MsdStallServer *server = g_new0(MsdStallServer, 1);
+	g_autoptr(GError) error = NULL;
+
+	server->held = g_ptr_array_new_with_free_func(g_object_unref);
+	server->waiting = g_ptr_array_new_with_free_func(g_object_unref);
+	server->service = g_socket_service_new();
+	server->port = g_socket_listener_add_any_inet_port(G_SOCKET_LISTENER(server->service), NULL,
+	                                                   &error);
+	g_assert_no_error(error);
+	g_signal_connect(server->service, "incoming", G_CALLBACK(msd_stall_incoming_cb), server);
+	g_socket_service_start(server->service);
+	return server;
+}
+
+static void
+msd_stall_server_free(MsdStallServer *server)
+{
+	g_socket_service_stop(server->service);
+	g_socket_listener_close(G_SOCKET_LISTENER(server->service));
+	g_object_unref(server->service);
+	g_ptr_array_unref(server->waiting);
+	g_ptr_array_unref(server->held);
+	g_free(server);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsdStallServer, msd_stall_server_free)
+
+static GBytes *
+msd_stall_get(MsdKubeClient *client, const gchar *path, GError **error)
+{
+	MsdTestAsync async = {0};
+	GBytes *body;
+
+	msd_kube_client_get_async(client, path, NULL, msd_test_async_cb, &async);
+	msd_test_wait_for(&async.done);
+	body = msd_kube_client_get_finish(client, async.result, error);
+	g_object_unref(async.result);
+	return body;
+}
+
+/* A list page that stops arriving mid-body, or an answer that never starts, is given up after
+ * the stall bound with a line that says so, and the requests that follow leave the pooled
+ * connections opened before it alone: the same gateway may have forgotten them too. */
+static void
+test_kube_client_stall(void)
+{
+	g_autoptr(MsdStallServer) server = msd_stall_server_new();
+	g_autoptr(MeshSyncKubeConfig) config = NULL;
+	g_autoptr(MsdKubeClient) client = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GBytes) stalled = NULL;
+	g_autoptr(GBytes) after = NULL;
+	g_autofree gchar *url = g_strdup_printf("http://127.0.0.1:%u", server->port);
+	g_autofree gchar *expected = NULL;
+	GBytes *pair[2] = {NULL, NULL};
+	guint before;
+
+	g_setenv("MESHSYNC_KUBE_STALL_TIMEOUT", "1", TRUE);
+	config = msd_test_kubeconfig_new(url, NULL, NULL, NULL);
+	client = msd_kube_client_new(config, &error);
+	g_unsetenv("MESHSYNC_KUBE_STALL_TIMEOUT");
+	g_assert_no_error(error);
+
+	/* two pooled connections */
+	msd_kube_client_get_async(client, "/pair", NULL, get_done_cb, &pair[0]);
+	msd_kube_client_get_async(client, "/pair", NULL, get_done_cb, &pair[1]);
+	while (pair[0] == NULL || pair[1] == NULL)
+		g_main_context_iteration(NULL, TRUE);
+	g_bytes_unref(pair[0]);
+	g_bytes_unref(pair[1]);
+	g_assert_cmpuint(server->accepted, ==, 2);
+
+	stalled = msd_stall_get(client, "/body-stall", &error);
+	g_assert_null(stalled);
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION);
+	expected = g_strdup_printf("GET %s/body-stall: nothing received for 1 s in the middle of "
+	                           "the answer; its connection is given up",
+	                           url);
+	g_assert_cmpstr(error->message, ==, expected);
+	g_clear_error(&error);
+	g_clear_pointer(&expected, g_free);
+
+	/* the other pooled connection still answers, but is not used */
+	before = server->accepted;
+	after = msd_stall_get(client, "/api", &error);
+	g_assert_no_error(error);
+	msd_test_assert_body(after, api_body);
+	g_assert_cmpuint(server->accepted, ==, before + 1);
+
+	stalled = msd_stall_get(client, "/headers-stall", &error);
+	g_assert_null(stalled);
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION);
+	expected = g_strdup_printf("GET %s/headers-stall: no answer within 1 s; its connection is "
+	                           "given up",
+	                           url);
+	g_assert_cmpstr(error->message, ==, expected);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -573,5 +774,6 @@ main(int argc, char **argv)
 	g_test_add_func("/kube-client/stream", test_kube_client_stream);
 	g_test_add_func("/kube-client/cancelled", test_kube_client_cancelled);
 	g_test_add_func("/kube-client/one-shot", test_kube_client_one_shot);
+	g_test_add_func("/kube-client/stall", test_kube_client_stall);
 	return g_test_run();
 }

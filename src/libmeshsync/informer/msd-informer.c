@@ -31,15 +31,25 @@
 #define msd_informer_log(self, level, ...) \
 	msd_log((level), (self)->name, (self)->namespace_, NULL, __VA_ARGS__)
 
-/* client-go's defaults: pages of 500, backoff 0.8 s doubling to 30 s, watches that the server
- * ends after 5 to 10 minutes so that load spreads out; a type we may not list is asked again
- * rarely rather than hammered. */
+/* client-go's defaults: pages of 500, backoff 0.8 s doubling to 30 s; a type we may not list
+ * is asked again rarely rather than hammered. A streaming list (sendInitialEvents) asks the
+ * server to end it after 5 to 10 minutes, as client-go's watches do, since its initial events
+ * alone may take minutes. */
 #define MSD_INFORMER_PAGE_SIZE         500
 #define MSD_INFORMER_BACKOFF_INITIAL   800
 #define MSD_INFORMER_BACKOFF_MAX       30000
 #define MSD_INFORMER_DENIED_RETRY      60000
 #define MSD_INFORMER_WATCH_TIMEOUT_MIN 300
 #define MSD_INFORMER_WATCH_TIMEOUT_MAX 600
+/* A watch resumed from a resourceVersion asks the server to end it after 15 to 25 s, well
+ * inside the silence bound below: a healthy connection then never stays silent for the bound,
+ * even on a type that never changes, and the real API server sends a BOOKMARK 2 s before the
+ * end it was asked for, so the resourceVersion stays fresh. The ended watch leaves its
+ * connection in the pool and the next one reuses it: one request per type every 20 s or so,
+ * served from the server's watch cache, no new connection, no TLS handshake. Spread over
+ * 10 s so that the types do not come back in step. */
+#define MSD_INFORMER_RESUMED_TIMEOUT_MIN 15
+#define MSD_INFORMER_RESUMED_TIMEOUT_MAX 25
 /* Limits on what one object may be: far beyond anything etcd stores (1.5 MiB per object by
  * default, 256 KiB of labels and annotations together), small enough that a hostile server
  * cannot make us hold much. An object past one is skipped and reported; its neighbours are
@@ -56,10 +66,10 @@
 /* A connection that a NAT gateway or a firewall forgot drops our packets without a FIN or a
  * RST: the watch on it goes silent, not closed, and only the I/O timeout (minutes) would end
  * it. HTTP/1.1 has no ping, so silence itself is the signal: past this bound without a byte
- * the watch is abandoned and resumed at its resourceVersion. The real API server sends a
- * BOOKMARK to an idle watch only about once a minute (doc/durability.md), longer than the
- * 45 s a black hole may blind a type for, so an idle watch is simply reopened after the
- * bound: a watch request from a resourceVersion, no list. Checked every few seconds rather
+ * the watch is abandoned and resumed at its resourceVersion, on a new connection. The real API
+ * server sends a BOOKMARK to an idle watch only about once a minute (doc/durability.md),
+ * longer than the 45 s a black hole may blind a type for; the short server-side end of
+ * resumed watches (above) is what makes silence meaningful. Checked every few seconds rather
  * than re-armed per read, which would cost a source per read of a busy stream. */
 #define MSD_INFORMER_SILENCE_USEC     (30 * G_USEC_PER_SEC)
 #define MSD_INFORMER_SILENCE_CHECK_MS 3000
@@ -139,6 +149,8 @@ struct _MsdInformer {
 	GSource *silence_source;  /* (owned) (nullable): checks that the open watch still talks */
 	gint64 heard_at;          /* monotonic µs: the watch's last bytes, or its request */
 	gboolean silence_resume;  /* the next watch follows a silent one: on a new connection */
+	gboolean long_watch;      /* the open watch is a streaming list: the server ends it late */
+	guint64 tail_from;        /* watch_events when the streaming list's initial events ended */
 	guint64 watch_events;
 	gint64 watch_started;
 	gint64 line_read_at; /* monotonic µs: when the watch line being handled was read */
@@ -898,6 +910,7 @@ static void
 msd_informer_finish_initial_events(MsdInformer *self, const gchar *resource_version)
 {
 	self->initial_events = FALSE;
+	self->tail_from = self->watch_events;
 	msd_informer_finish_list(self, resource_version);
 }
 
@@ -1231,14 +1244,33 @@ msd_informer_silence_cb(gpointer user_data)
 
 	if (!msd_informer_op_is_current(op) || op->watch_id != self->watch_id)
 		return G_SOURCE_REMOVE;
-	/* paused, we do not read: the server's silence cannot be told from our own */
-	if (self->paused)
+	/* paused, we do not read: the server's silence cannot be told from our own; before the
+	 * answer's headers, the kube client bounds the wait (a new connection's own bound
+	 * first, which a loaded process may need) */
+	if (self->paused || self->stream == NULL)
 		self->heard_at = now;
 	if (now - self->heard_at <= MSD_INFORMER_SILENCE_USEC)
 		return G_SOURCE_CONTINUE;
 	/* op stays alive until this returns: the source holds its callback data while it runs */
 	msd_source_clear(&self->silence_source);
+	if (self->long_watch && !self->initial_events && self->watch_events == self->tail_from) {
+		/* a streaming list's tail on a quiet type: the server would end it only minutes
+		 * later, so silence says little; it goes on as a short resumed watch (a pooled
+		 * connection that was lost all the same leaves its headers missing: see above) */
+		msd_informer_log(self, G_LOG_LEVEL_DEBUG,
+		                 "%s: streaming list quiet since its initial events; resuming at "
+		                 "resourceVersion %s",
+		                 self->name,
+		                 self->resource_version != NULL ? self->resource_version : "");
+		msd_informer_close_watch(self);
+		self->counters.watch_restarts++;
+		self->watch_reopening = TRUE;
+		msd_informer_watch(self, FALSE);
+		return G_SOURCE_REMOVE;
+	}
 	self->counters.watch_silences++;
+	/* the pooled connections opened beside this one are suspect too */
+	msd_kube_client_distrust_pool(self->client);
 	if (self->initial_events) {
 		msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
 		                 "%s: streaming list silent for %" G_GINT64_FORMAT " s; relisting",
@@ -1246,9 +1278,8 @@ msd_informer_silence_cb(gpointer user_data)
 		msd_informer_abandon_watch(self);
 		return G_SOURCE_REMOVE;
 	}
-	/* an idle type's watch that never heard a thing is reopened every bound: routine, not
-	 * worth a line each time; one that was talking and stopped is the black hole */
-	msd_informer_log(self, self->watch_events > 0 ? G_LOG_LEVEL_MESSAGE : G_LOG_LEVEL_DEBUG,
+	/* the server was asked to end this watch well before the bound: its connection is lost */
+	msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
 	                 "%s: watch silent for %" G_GINT64_FORMAT
 	                 " s; resuming at resourceVersion %s",
 	                 self->name, (now - self->heard_at) / G_USEC_PER_SEC,
@@ -1363,12 +1394,15 @@ static void
 msd_informer_watch(MsdInformer *self, gboolean initial)
 {
 	g_autoptr(GString) query = g_string_new(self->path);
-	gint timeout =
-	        g_random_int_range(MSD_INFORMER_WATCH_TIMEOUT_MIN, MSD_INFORMER_WATCH_TIMEOUT_MAX);
+	gint timeout = initial ? g_random_int_range(MSD_INFORMER_WATCH_TIMEOUT_MIN,
+	                                            MSD_INFORMER_WATCH_TIMEOUT_MAX + 1)
+	                      : g_random_int_range(MSD_INFORMER_RESUMED_TIMEOUT_MIN,
+	                                           MSD_INFORMER_RESUMED_TIMEOUT_MAX + 1);
 
 	msd_informer_close_watch(self);
 	self->watch_cancellable = g_cancellable_new();
 	self->watch_events = 0;
+	self->long_watch = initial;
 	if (initial) {
 		self->initial_events = TRUE;
 		g_string_append_printf(query,

@@ -45,6 +45,19 @@
  * whole I/O timeout. MESHSYNC_KUBE_CONNECT_TIMEOUT (seconds) changes it, for the tests. */
 #define MSD_KUBE_CLIENT_CONNECT_TIMEOUT_SECONDS 40
 
+/* A whole-body answer (a list page, discovery) that receives nothing, headers or body, for this
+ * many seconds is given up, and so is a streamed one (a watch) that receives no headers: a connection that a NAT gateway or a firewall forgot drops packets
+ * without a FIN or a RST, and only the I/O timeout would end the wait minutes later. A real
+ * server streams a list page without pauses; 30 s matches the bound on silent watches (see
+ * msd-informer.c). MESHSYNC_KUBE_STALL_TIMEOUT (seconds) changes it, for the tests. */
+#define MSD_KUBE_CLIENT_STALL_SECONDS      30
+#define MSD_KUBE_CLIENT_STALL_CHECK_SECONDS 2
+
+/* After a connection was found black-holed, the pooled ones opened before it are suspect too
+ * (the same gateway forgot them all): requests go on new connections until libsoup's idle
+ * timeout (60 s) has closed every connection that sat unused meanwhile. */
+#define MSD_KUBE_CLIENT_DISTRUST_USEC (60 * G_USEC_PER_SEC)
+
 /* How much of a non-JSON error body is quoted in an error message. */
 #define MSD_KUBE_CLIENT_ERROR_BODY_MAX 200
 
@@ -70,6 +83,8 @@ struct _MsdKubeClient {
 	gboolean insecure;
 	gboolean http2; /* offered in the TLS handshake (MeshSyncKubeConfig:http2) */
 	guint connect_timeout;
+	guint stall_timeout;
+	gint64 distrust_until; /* monotonic µs: until then, no request takes a pooled connection */
 	gsize max_body;
 };
 
@@ -96,6 +111,10 @@ typedef struct {
 	gulong chain_id;                /* on the task's cancellable */
 	GSource *connect_timer;         /* (owned) (nullable): a new connection is being made */
 	gboolean connect_timed_out;
+	GCancellable *chained; /* (owned) (nullable): the task's cancellable, chain_id is on it */
+	GSource *stall_timer;  /* (owned) (nullable): a whole-body answer is awaited */
+	gint64 heard_at;       /* monotonic µs: the request's start or its last bytes */
+	gboolean stalled;
 } MsdKubeRequest;
 
 static gboolean msd_kube_client_accept_certificate_cb(SoupMessage *msg,
@@ -118,9 +137,29 @@ msd_kube_request_stop_connect_timer(MsdKubeRequest *req)
 }
 
 static void
+msd_kube_request_stop_stall_timer(MsdKubeRequest *req)
+{
+	if (req->stall_timer != NULL) {
+		g_source_destroy(req->stall_timer);
+		g_clear_pointer(&req->stall_timer, g_source_unref);
+	}
+}
+
+/* Ends the link that cancels the send (and a whole body's reads) with the task. */
+static void
+msd_kube_request_unchain(MsdKubeRequest *req)
+{
+	if (req->chain_id != 0)
+		g_cancellable_disconnect(req->chained, req->chain_id);
+	req->chain_id = 0;
+	g_clear_object(&req->chained);
+}
+
+static void
 msd_kube_request_clear_message(MsdKubeRequest *req)
 {
 	msd_kube_request_stop_connect_timer(req);
+	msd_kube_request_stop_stall_timer(req);
 	if (req->msg != NULL)
 		g_signal_handlers_disconnect_by_func(req->msg, msd_kube_client_connect_event_cb,
 		                                     req);
@@ -135,6 +174,7 @@ static void
 msd_kube_request_free(MsdKubeRequest *req)
 {
 	msd_kube_request_clear_message(req);
+	msd_kube_request_unchain(req);
 	g_free(req->path_and_query);
 	g_free(req->url);
 	g_free(req->tls_reason);
@@ -312,6 +352,12 @@ msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
 		if (seconds > 0 && seconds <= 3600)
 			self->connect_timeout = (guint)seconds;
 	}
+	self->stall_timeout = MSD_KUBE_CLIENT_STALL_SECONDS;
+	if (g_getenv("MESHSYNC_KUBE_STALL_TIMEOUT") != NULL) {
+		guint64 seconds = g_ascii_strtoull(g_getenv("MESHSYNC_KUBE_STALL_TIMEOUT"), NULL, 10);
+		if (seconds > 0 && seconds <= 3600)
+			self->stall_timeout = (guint)seconds;
+	}
 	/* honoured, as kubectl does, but never silently: anyone on the path can impersonate
 	 * the API server and read the bearer token */
 	if (self->insecure && g_str_has_prefix(self->server, "https:"))
@@ -365,6 +411,13 @@ msd_kube_client_set_max_body(MsdKubeClient *self, gsize bytes)
 {
 	g_return_if_fail(MSD_IS_KUBE_CLIENT(self));
 	self->max_body = MAX(bytes, 1);
+}
+
+void
+msd_kube_client_distrust_pool(MsdKubeClient *self)
+{
+	g_return_if_fail(MSD_IS_KUBE_CLIENT(self));
+	self->distrust_until = g_get_monotonic_time() + MSD_KUBE_CLIENT_DISTRUST_USEC;
 }
 
 const gchar *
@@ -718,6 +771,14 @@ msd_kube_client_body_read_cb(GObject *source, GAsyncResult *result, gpointer use
 	gssize n = g_input_stream_read_finish(G_INPUT_STREAM(source), result, &error);
 	guint status = soup_message_get_status(req->msg);
 
+	if (n < 0 && req->stalled) {
+		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		                        _("GET %s: nothing received for %u s in the middle of the "
+		                          "answer; its connection is given up"),
+		                        req->url, req->client->stall_timeout);
+		return;
+	}
+	req->heard_at = g_get_monotonic_time();
 	if (n < 0) {
 		/* an error body cut short still leaves the status to report */
 		if (!SOUP_STATUS_IS_SUCCESSFUL(status) &&
@@ -759,8 +820,9 @@ msd_kube_client_read_more(GTask *task)
 	guint used = req->read->len;
 
 	g_byte_array_set_size(req->read, used + MSD_KUBE_CLIENT_READ_CHUNK);
+	/* the send's own cancellable, still chained to the task's: a stall cancels it alone */
 	g_input_stream_read_async(req->body, req->read->data + used, MSD_KUBE_CLIENT_READ_CHUNK,
-	                          G_PRIORITY_DEFAULT, g_task_get_cancellable(task),
+	                          G_PRIORITY_DEFAULT, req->send_cancellable,
 	                          msd_kube_client_body_read_cb, task);
 }
 
@@ -783,6 +845,25 @@ static void
 msd_kube_request_chain_cancel(GCancellable *cancellable, gpointer user_data)
 {
 	g_cancellable_cancel(G_CANCELLABLE(user_data));
+}
+
+static gboolean
+msd_kube_client_stall_check_cb(gpointer user_data)
+{
+	MsdKubeRequest *req = user_data;
+	MsdKubeClient *self = req->client;
+
+	if (g_get_monotonic_time() - req->heard_at <=
+	    (gint64)self->stall_timeout * G_USEC_PER_SEC)
+		return G_SOURCE_CONTINUE;
+	/* while a new connection is made, its own bound applies */
+	if (req->connect_timer != NULL)
+		return G_SOURCE_CONTINUE;
+	req->stalled = TRUE;
+	msd_kube_client_distrust_pool(self);
+	g_clear_pointer(&req->stall_timer, g_source_unref);
+	g_cancellable_cancel(req->send_cancellable);
+	return G_SOURCE_REMOVE;
 }
 
 static gboolean
@@ -817,6 +898,8 @@ msd_kube_client_connect_event_cb(SoupMessage *msg,
 	} else if ((https && event == G_SOCKET_CLIENT_TLS_HANDSHAKED) ||
 	           (!https && event == G_SOCKET_CLIENT_COMPLETE)) {
 		msd_kube_request_stop_connect_timer(req);
+		/* the answer's wait starts once there is a connection to wait on */
+		req->heard_at = g_get_monotonic_time();
 	}
 }
 
@@ -833,9 +916,20 @@ msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 
 	stream = soup_session_send_finish(SOUP_SESSION(source), result, &error);
 	msd_kube_request_stop_connect_timer(req);
-	if (g_task_get_cancellable(task) != NULL && req->chain_id != 0)
-		g_cancellable_disconnect(g_task_get_cancellable(task), req->chain_id);
-	req->chain_id = 0;
+	req->heard_at = g_get_monotonic_time();
+	/* a stream handed over outlives the request: only a whole body's reads stay chained and
+	 * bounded */
+	if (stream == NULL || req->stream) {
+		msd_kube_request_unchain(req);
+		msd_kube_request_stop_stall_timer(req);
+	}
+	if (stream == NULL && req->stalled &&
+	    !g_cancellable_is_cancelled(g_task_get_cancellable(task))) {
+		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		                        _("GET %s: no answer within %u s; its connection is given up"),
+		                        req->url, self->stall_timeout);
+		return;
+	}
 	if (stream == NULL && req->connect_timed_out &&
 	    !g_cancellable_is_cancelled(g_task_get_cancellable(task))) {
 		g_autofree gchar *proxy = msd_kube_client_proxy_for(self, req->url);
@@ -992,9 +1086,9 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 	else
 		soup_message_headers_replace(headers, "Accept", MSD_KUBE_ACCEPT_METADATA_LIST);
 	soup_message_headers_replace(headers, "Accept-Encoding", "gzip");
-	/* not reusable: libsoup closes it when the answer ends instead of pooling it */
-	if (req->fresh)
+	if (req->fresh || g_get_monotonic_time() < self->distrust_until)
 		soup_message_add_flags(req->msg, SOUP_MESSAGE_NEW_CONNECTION);
+	/* not reusable: libsoup closes it when the answer ends instead of pooling it */
 	if (req->one_shot)
 		soup_message_headers_replace(headers, "Connection", "close");
 	if (credentials != NULL && credentials->token != NULL && credentials->token[0] != '\0') {
@@ -1023,10 +1117,23 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 	g_clear_object(&req->send_cancellable);
 	req->send_cancellable = g_cancellable_new();
 	req->connect_timed_out = FALSE;
-	if (cancellable != NULL)
+	req->stalled = FALSE;
+	msd_kube_request_unchain(req);
+	if (cancellable != NULL) {
+		req->chained = g_object_ref(cancellable);
 		req->chain_id = g_cancellable_connect(
 		        cancellable, G_CALLBACK(msd_kube_request_chain_cancel),
 		        g_object_ref(req->send_cancellable), g_object_unref);
+	}
+	/* bounded until its headers for a streamed answer (a watch, a log): its body may rightly
+	 * be quiet for long, its reader bounds that */
+	{
+		req->heard_at = g_get_monotonic_time();
+		req->stall_timer = g_timeout_source_new_seconds(MSD_KUBE_CLIENT_STALL_CHECK_SECONDS);
+		g_source_set_callback(req->stall_timer, msd_kube_client_stall_check_cb, req, NULL);
+		g_source_set_static_name(req->stall_timer, "[meshsync] kube request stall");
+		g_source_attach(req->stall_timer, g_main_context_get_thread_default());
+	}
 	g_signal_connect(req->msg, "network-event", G_CALLBACK(msd_kube_client_connect_event_cb),
 	                 req);
 	soup_session_send_async(self->session, req->msg, G_PRIORITY_DEFAULT, req->send_cancellable,

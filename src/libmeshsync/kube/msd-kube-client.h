@@ -31,6 +31,10 @@ const gchar *msd_kube_client_get_server(MsdKubeClient *self);
  * fails with MESHSYNC_ERROR_TOO_LARGE naming the URL. For tests and tuning. */
 void msd_kube_client_set_max_body(MsdKubeClient *self, gsize bytes);
 
+/* A connection of this client was found black-holed (a watch that went silent): for the next
+ * minute every request goes on a new connection, none on a pooled one that may be too. */
+void msd_kube_client_distrust_pool(MsdKubeClient *self);
+
 /* MSD_KUBE_REQUEST_ONE_SHOT: the request says "Connection: close", so its connection ends
  * with its answer instead of waiting in the pool. For requests that come in bursts and are
  * not followed by others (a session's pod lookup or log stream): the pool keeps libsoup's
