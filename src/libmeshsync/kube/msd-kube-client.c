@@ -567,17 +567,13 @@ static gchar *
 msd_kube_client_proxy_for(MsdKubeClient *self, const gchar *url)
 {
 	g_auto(GStrv) proxies = NULL;
-	g_autoptr(GUri) uri = NULL;
 
 	if (self->proxy == NULL)
 		return NULL;
 	proxies = g_proxy_resolver_lookup(self->proxy, url, NULL, NULL);
 	if (proxies == NULL || proxies[0] == NULL || g_str_equal(proxies[0], "direct://"))
 		return NULL;
-	uri = g_uri_parse(proxies[0], G_URI_FLAGS_NONE, NULL);
-	if (uri == NULL)
-		return g_strdup(proxies[0]);
-	return g_uri_to_string_partial(uri, G_URI_HIDE_PASSWORD);
+	return msd_proxy_resolver_redact(proxies[0]);
 }
 
 static GError *
