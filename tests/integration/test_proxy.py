@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """The API server reached through an HTTP CONNECT proxy (Debian's tinyproxy) named by the
 kubeconfig's proxy-url or by HTTPS_PROXY, NO_PROXY going around it, and a proxy that is not
-there at first."""
+there at first; a SOCKS5 proxy (Debian's microsocks); proxies that want credentials."""
 
 import socket
 import urllib.parse
@@ -13,6 +13,7 @@ from kubesim import Kubesim
 from meshsync_run import TIMEOUT
 from nats_server import wait_until
 from test_broker_mode import Daemon
+from microsocks import Microsocks
 from tinyproxy import Tinyproxy, free_port
 
 PROXY_ENV = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy")
@@ -133,3 +134,60 @@ def test_proxy_black_hole(tmp_path):
                                [1:], "two attempts through the proxy", timeout=TIMEOUT,
                                proc=run.proc, log=run.log)
             assert "no connection within 2 s; retrying" in lines[0], lines
+
+
+def proxy_lines(run, proxy_url, count):
+    """The daemon's first @count lines naming @proxy_url (as shown: password hidden) for
+    kubesim, once there are that many."""
+    def found():
+        lines = [l for l in run.log().splitlines()
+                 if f"through proxy {proxy_url} (cluster kubesim)" in l]
+        return lines if len(lines) >= count else None
+    return wait_until(found, f"{count} attempts through {proxy_url}", timeout=TIMEOUT,
+                      proc=run.proc, log=run.log)
+
+
+def test_socks5_proxy_with_credentials(tmp_path):
+    with Kubesim(pods=3, namespaces=1) as sim, Microsocks(auth=("mesh", "s0cks-pass")) as proxy:
+        kubeconfig = rewrite_kubeconfig(sim, tmp_path / "kubeconfig", **{"proxy-url": proxy.url})
+        with file_daemon(tmp_path, kubeconfig, {"HTTPS_PROXY": "http://127.0.0.1:1"}) as run:
+            run.wait_synced()
+            assert proxy.connects(target(sim)) >= 1, proxy.log()
+
+
+def test_socks5_proxy_wrong_password(tmp_path):
+    with Kubesim(pods=3, namespaces=1) as sim, Microsocks(auth=("mesh", "right")) as proxy:
+        url = f"socks5://mesh:wrong-secret@127.0.0.1:{proxy.port}"
+        kubeconfig = rewrite_kubeconfig(sim, tmp_path / "kubeconfig", **{"proxy-url": url})
+        with file_daemon(tmp_path, kubeconfig, {}) as run:
+            shown = f"socks5://mesh@127.0.0.1:{proxy.port}"
+            lines = proxy_lines(run, shown, 2)
+            assert "retrying" in lines[0], lines
+            assert "wrong-secret" not in run.log()
+            assert proxy.connects(target(sim)) == 0, proxy.log()
+
+
+def test_http_proxy_credentials(tmp_path):
+    # the right credentials pass; none, or wrong ones, get the proxy's 407 in one line that
+    # names the proxy without its password, and discovery keeps retrying
+    with Kubesim(pods=3, namespaces=1) as sim, \
+            Tinyproxy(basic_auth=("mesh", "pr0xy-pass")) as proxy:
+        good = f"http://mesh:pr0xy-pass@127.0.0.1:{proxy.port}"
+        kubeconfig = rewrite_kubeconfig(sim, tmp_path / "good.kubeconfig", **{"proxy-url": good})
+        with file_daemon(tmp_path / "good", kubeconfig, {}) as run:
+            run.wait_synced()
+            assert run.terminate() == 0
+        assert proxy.connects(target(sim)) >= 1, proxy.log()
+        assert "pr0xy-pass" not in run.log()
+
+        # tinyproxy answers wrong credentials with 401, not 407
+        for name, url, shown, answer in (
+                ("none", proxy.url, proxy.url, "407 Proxy Authentication Required"),
+                ("wrong", f"http://mesh:bad-secret@127.0.0.1:{proxy.port}",
+                 f"http://mesh@127.0.0.1:{proxy.port}", "401 Unauthorized")):
+            kubeconfig = rewrite_kubeconfig(sim, tmp_path / f"{name}.kubeconfig",
+                                            **{"proxy-url": url})
+            with file_daemon(tmp_path / name, kubeconfig, {}) as run:
+                lines = proxy_lines(run, shown, 2)
+                assert f"the proxy answered {answer}; retrying" in lines[0], lines
+                assert "bad-secret" not in run.log()
