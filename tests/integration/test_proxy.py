@@ -11,9 +11,11 @@ import yaml
 
 from kubesim import Kubesim
 from meshsync_run import TIMEOUT
-from nats_server import wait_until
-from test_broker_mode import Daemon
+from nats_server import NatsServer, wait_until
+from test_broker_mode import Daemon, wait_for_listener
+from test_sessions import NS, collect, exec_errors, open_exec, pod_manifest
 from microsocks import Microsocks
+from holding_relay import HoldingRelay
 from tinyproxy import Tinyproxy, free_port
 
 PROXY_ENV = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy")
@@ -191,3 +193,29 @@ def test_http_proxy_credentials(tmp_path):
                 lines = proxy_lines(run, shown, 2)
                 assert f"the proxy answered {answer}; retrying" in lines[0], lines
                 assert "bad-secret" not in run.log()
+
+
+def test_exec_upgrade_through_black_holing_proxy(tmp_path):
+    # the sync goes through tinyproxy behind a relay; then the relay lets one more connection
+    # through (the exec session's pod lookup) and holds every later one (accepted, never
+    # answered): the session's WebSocket upgrade, always on a new connection, ends at the
+    # connect bound, shortened to 2 s, and the session gets that line as its error instead
+    # of waiting out the 300 s I/O timeout
+    with Kubesim(pods=1, namespaces=1) as sim, NatsServer() as nats, nats.client() as nc, \
+            Tinyproxy() as proxy, HoldingRelay(proxy.port) as relay:
+        sim.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}})
+        sim.create(pod_manifest("solo", ["app"]))
+        kubeconfig = rewrite_kubeconfig(sim, tmp_path / "kubeconfig", **{"proxy-url": relay.url})
+        with Daemon(str(tmp_path), kubeconfig, nats.url,
+                    env={"MESHSYNC_KUBE_CONNECT_TIMEOUT": "2"}) as run:
+            wait_for_listener(nats)
+            run.wait_synced()
+            assert proxy.connects(target(sim)) >= 1, proxy.log()
+            relay.hold(after=1)
+            sid = open_exec(nc, nats, "solo", "app", "hole")
+            msgs = collect(nc, lambda got: exec_errors(got, sid), "the exec error")
+            error = exec_errors(msgs, sid)[0]
+            assert "/pods/solo/exec?" in error, error
+            assert f"through proxy {relay.url} (cluster kubesim): no connection within 2 s" \
+                in error, error
+            assert relay.held_count() >= 1

@@ -815,6 +815,56 @@ msd_kube_client_connect_event_cb(SoupMessage *msg,
 	}
 }
 
+/* Arms the new-connection bound for the message about to be sent: the send gets a
+ * cancellable of its own, chained to the task's, that the bound's timer cancels. */
+static void
+msd_kube_client_arm_connect_bound(GTask *task)
+{
+	MsdKubeRequest *req = g_task_get_task_data(task);
+	GCancellable *cancellable = g_task_get_cancellable(task);
+
+	g_clear_object(&req->send_cancellable);
+	req->send_cancellable = g_cancellable_new();
+	req->connect_timed_out = FALSE;
+	if (cancellable != NULL)
+		req->chain_id = g_cancellable_connect(
+		        cancellable, G_CALLBACK(msd_kube_request_chain_cancel),
+		        g_object_ref(req->send_cancellable), g_object_unref);
+	g_signal_connect(req->msg, "network-event", G_CALLBACK(msd_kube_client_connect_event_cb),
+	                 req);
+}
+
+/* Disarms the bound once the send has finished; TRUE when the bound is what ended it (and
+ * not the caller's own cancellation). */
+static gboolean
+msd_kube_client_connect_ended(GTask *task)
+{
+	MsdKubeRequest *req = g_task_get_task_data(task);
+
+	msd_kube_request_stop_connect_timer(req);
+	if (g_task_get_cancellable(task) != NULL && req->chain_id != 0)
+		g_cancellable_disconnect(g_task_get_cancellable(task), req->chain_id);
+	req->chain_id = 0;
+	return req->connect_timed_out && !g_cancellable_is_cancelled(g_task_get_cancellable(task));
+}
+
+static GError *
+msd_kube_client_connect_timeout_error(MsdKubeRequest *req)
+{
+	MsdKubeClient *self = req->client;
+	g_autofree gchar *proxy = msd_kube_client_proxy_for(self, req->url);
+	const gchar *cluster = meshsync_kube_config_get_cluster_name(self->config);
+
+	if (proxy != NULL)
+		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		                   _("GET %s through proxy %s (cluster %s): no connection within "
+		                     "%u s"),
+		                   req->url, proxy, cluster != NULL ? cluster : "-",
+		                   self->connect_timeout);
+	return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+	                   _("GET %s: no connection within %u s"), req->url, self->connect_timeout);
+}
+
 static void
 msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -823,29 +873,14 @@ msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 	MsdKubeRequest *req = g_task_get_task_data(task);
 	g_autoptr(GInputStream) stream = NULL;
 	g_autoptr(GError) error = NULL;
+	gboolean timed_out;
 	guint status;
 	goffset announced;
 
 	stream = soup_session_send_finish(SOUP_SESSION(source), result, &error);
-	msd_kube_request_stop_connect_timer(req);
-	if (g_task_get_cancellable(task) != NULL && req->chain_id != 0)
-		g_cancellable_disconnect(g_task_get_cancellable(task), req->chain_id);
-	req->chain_id = 0;
-	if (stream == NULL && req->connect_timed_out &&
-	    !g_cancellable_is_cancelled(g_task_get_cancellable(task))) {
-		g_autofree gchar *proxy = msd_kube_client_proxy_for(self, req->url);
-		const gchar *cluster = meshsync_kube_config_get_cluster_name(self->config);
-
-		if (proxy != NULL)
-			g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-			                        _("GET %s through proxy %s (cluster %s): no "
-			                          "connection within %u s"),
-			                        req->url, proxy, cluster != NULL ? cluster : "-",
-			                        self->connect_timeout);
-		else
-			g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-			                        _("GET %s: no connection within %u s"), req->url,
-			                        self->connect_timeout);
+	timed_out = msd_kube_client_connect_ended(task);
+	if (stream == NULL && timed_out) {
+		g_task_return_error(task, msd_kube_client_connect_timeout_error(req));
 		return;
 	}
 	if (stream == NULL) {
@@ -919,9 +954,15 @@ msd_kube_client_websocket_cb(GObject *source, GAsyncResult *result, gpointer use
 	MsdKubeRequest *req = g_task_get_task_data(task);
 	g_autoptr(GError) error = NULL;
 	SoupWebsocketConnection *conn;
+	gboolean timed_out;
 	guint status;
 
 	conn = soup_session_websocket_connect_finish(SOUP_SESSION(source), result, &error);
+	timed_out = msd_kube_client_connect_ended(task);
+	if (conn == NULL && timed_out) {
+		g_task_return_error(task, msd_kube_client_connect_timeout_error(req));
+		return;
+	}
 	if (conn != NULL) {
 		g_task_return_pointer(task, conn, g_object_unref);
 		return;
@@ -951,8 +992,6 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 	g_autoptr(MeshSyncKubeCredentials) credentials = NULL;
 	g_autoptr(GError) error = NULL;
 	SoupMessageHeaders *headers;
-	/* read before the task reference is stolen into the send call's arguments */
-	GCancellable *cancellable = g_task_get_cancellable(task);
 
 	credentials = meshsync_kube_config_get_credentials_finish(MESHSYNC_KUBE_CONFIG(source),
 	                                                          result, &error);
@@ -1004,24 +1043,20 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 		/* WebSocket frames are never compressed by the API server, and the upgrade
 		 * answer has no body */
 		soup_message_headers_remove(headers, "Accept-Encoding");
+		/* an upgrade always takes a new connection of its own: the same bound applies,
+		 * or a proxy that never answers would hold the session for the I/O timeout */
+		msd_kube_client_arm_connect_bound(task);
 		soup_session_websocket_connect_async(
 		        self->session, req->msg, NULL, req->ws_protocols, G_PRIORITY_DEFAULT,
-		        cancellable, msd_kube_client_websocket_cb, g_steal_pointer(&task));
+		        req->send_cancellable, msd_kube_client_websocket_cb,
+		        g_steal_pointer(&task));
 		return;
 	}
 	/* a stream's gzip is undone by msd_inflate_input_stream, which reads every gzip member
 	 * of a watch list (libsoup's decoder stops after the first: the stream stalls) */
 	if (req->stream)
 		soup_message_disable_feature(req->msg, SOUP_TYPE_CONTENT_DECODER);
-	g_clear_object(&req->send_cancellable);
-	req->send_cancellable = g_cancellable_new();
-	req->connect_timed_out = FALSE;
-	if (cancellable != NULL)
-		req->chain_id = g_cancellable_connect(
-		        cancellable, G_CALLBACK(msd_kube_request_chain_cancel),
-		        g_object_ref(req->send_cancellable), g_object_unref);
-	g_signal_connect(req->msg, "network-event", G_CALLBACK(msd_kube_client_connect_event_cb),
-	                 req);
+	msd_kube_client_arm_connect_bound(task);
 	soup_session_send_async(self->session, req->msg, G_PRIORITY_DEFAULT, req->send_cancellable,
 	                        msd_kube_client_send_cb, g_steal_pointer(&task));
 }
