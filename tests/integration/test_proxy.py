@@ -7,6 +7,7 @@ there at first; a SOCKS5 proxy (Debian's microsocks); proxies that want credenti
 import socket
 import urllib.parse
 
+import pytest
 import yaml
 
 from kubesim import Kubesim
@@ -16,6 +17,7 @@ from test_broker_mode import Daemon, wait_for_listener
 from test_sessions import NS, collect, exec_errors, open_exec, pod_manifest
 from microsocks import Microsocks
 from holding_relay import HoldingRelay
+from stunnel import Stunnel
 from tinyproxy import Tinyproxy, free_port
 
 PROXY_ENV = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy")
@@ -121,21 +123,20 @@ def test_proxy_forbids_connect(tmp_path):
             assert proxy.connects(target(sim)) >= 2, proxy.log()
 
 
-def test_proxy_black_hole(tmp_path):
+@pytest.mark.parametrize("scheme", ["http", "https", "socks5"])
+def test_proxy_black_hole(tmp_path, scheme):
     # a proxy that accepts (the kernel completes the TCP handshake for a listening socket
-    # nobody accepts from) and never answers the CONNECT: the attempt ends at the connect
-    # bound, shortened here to 2 s, and is retried
+    # nobody accepts from) and never answers the CONNECT, the TLS handshake or the SOCKS5
+    # greeting: the attempt ends at the connect bound, shortened here to 2 s, and is retried
     with Kubesim(pods=3, namespaces=1) as sim, socket.socket() as hole:
         hole.bind(("127.0.0.1", 0))
         hole.listen(64)
-        proxy_url = f"http://127.0.0.1:{hole.getsockname()[1]}"
+        proxy_url = f"{scheme}://127.0.0.1:{hole.getsockname()[1]}"
         kubeconfig = rewrite_kubeconfig(sim, tmp_path / "kubeconfig", **{"proxy-url": proxy_url})
         with file_daemon(tmp_path, kubeconfig, {"MESHSYNC_KUBE_CONNECT_TIMEOUT": "2"}) as run:
-            lines = wait_until(lambda: [l for l in run.log().splitlines()
-                                        if f"through proxy {proxy_url} (cluster kubesim)" in l]
-                               [1:], "two attempts through the proxy", timeout=TIMEOUT,
-                               proc=run.proc, log=run.log)
-            assert "no connection within 2 s; retrying" in lines[0], lines
+            # a second attempt for one scheme shows the retry; one line each for the others
+            lines = proxy_lines(run, proxy_url, 2 if scheme == "http" else 1)
+            assert all("no connection within 2 s; retrying" in l for l in lines), lines
 
 
 def proxy_lines(run, proxy_url, count):
@@ -219,3 +220,20 @@ def test_exec_upgrade_through_black_holing_proxy(tmp_path):
             assert f"through proxy {relay.url} (cluster kubesim): no connection within 2 s" \
                 in error, error
             assert relay.held_count() >= 1
+
+
+def test_https_proxy_speaks_tls_and_checks_its_certificate(tmp_path):
+    # proxy-url https://: the proxy is reached over TLS (stunnel in front of tinyproxy) and
+    # its certificate is checked against the system trust store, which does not hold the
+    # test's CA: the line names the proxy and its handshake, not the API server, and
+    # discovery keeps retrying
+    with Kubesim(pods=3, namespaces=1) as sim, Tinyproxy() as proxy, \
+            Stunnel(proxy.port) as tls:
+        kubeconfig = rewrite_kubeconfig(sim, tmp_path / "kubeconfig", **{"proxy-url": tls.url})
+        with file_daemon(tmp_path, kubeconfig, {}) as run:
+            lines = proxy_lines(run, tls.url, 2)
+            assert "TLS handshake with the proxy failed: " in lines[0], lines
+            assert "retrying" in lines[0], lines
+            wait_until(lambda: "accepted connection from 127.0.0.1" in tls.log(),
+                       "stunnel's log of the connection", timeout=TIMEOUT, log=tls.log)
+            assert proxy.connects(target(sim)) == 0, proxy.log()

@@ -95,6 +95,7 @@ typedef struct {
 	gulong chain_id;                /* on the task's cancellable */
 	GSource *connect_timer;         /* (owned) (nullable): a new connection is being made */
 	gboolean connect_timed_out;
+	gboolean proxy_negotiating; /* between a proxy's first byte and its tunnel */
 } MsdKubeRequest;
 
 static gboolean msd_kube_client_accept_certificate_cb(SoupMessage *msg,
@@ -586,6 +587,18 @@ msd_kube_client_transport_error(MsdKubeRequest *req, const GError *error)
 	/* through a proxy, a refusal, a time-out or a name not found is most often the proxy's:
 	 * say which proxy, and for which cluster, so that the fix is not sought on the server */
 	proxy = msd_kube_client_proxy_for(req->client, req->url);
+	/* an https proxy's own handshake is GIO's, checked against the system trust store
+	 * before any certificate of the server is seen: a failure there is the proxy's */
+	if (proxy != NULL && req->tls_reason == NULL && req->proxy_negotiating &&
+	    error->domain == G_TLS_ERROR) {
+		const gchar *cluster = meshsync_kube_config_get_cluster_name(req->client->config);
+
+		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_TLS,
+		                   _("GET %s through proxy %s (cluster %s): TLS handshake with the "
+		                     "proxy failed: %s"),
+		                   req->url, proxy, cluster != NULL ? cluster : "-",
+		                   error->message);
+	}
 	if (proxy != NULL && req->tls_reason == NULL &&
 	    (error->domain == G_IO_ERROR || error->domain == G_RESOLVER_ERROR)) {
 		const gchar *cluster = meshsync_kube_config_get_cluster_name(req->client->config);
@@ -803,6 +816,10 @@ msd_kube_client_connect_event_cb(SoupMessage *msg,
 	MsdKubeRequest *req = user_data;
 	gboolean https = g_str_has_prefix(req->url, "https:");
 
+	if (event == G_SOCKET_CLIENT_PROXY_NEGOTIATING)
+		req->proxy_negotiating = TRUE;
+	else if (event == G_SOCKET_CLIENT_PROXY_NEGOTIATED)
+		req->proxy_negotiating = FALSE;
 	if ((event == G_SOCKET_CLIENT_RESOLVING || event == G_SOCKET_CLIENT_CONNECTING) &&
 	    req->connect_timer == NULL && !req->connect_timed_out) {
 		req->connect_timer = g_timeout_source_new_seconds(req->client->connect_timeout);
@@ -826,6 +843,7 @@ msd_kube_client_arm_connect_bound(GTask *task)
 	g_clear_object(&req->send_cancellable);
 	req->send_cancellable = g_cancellable_new();
 	req->connect_timed_out = FALSE;
+	req->proxy_negotiating = FALSE;
 	if (cancellable != NULL)
 		req->chain_id = g_cancellable_connect(
 		        cancellable, G_CALLBACK(msd_kube_request_chain_cancel),
