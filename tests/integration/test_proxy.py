@@ -4,6 +4,7 @@
 kubeconfig's proxy-url or by HTTPS_PROXY, NO_PROXY going around it, and a proxy that is not
 there at first; a SOCKS5 proxy (Debian's microsocks); proxies that want credentials."""
 
+import base64
 import socket
 import urllib.parse
 
@@ -222,11 +223,45 @@ def test_exec_upgrade_through_black_holing_proxy(tmp_path):
             assert relay.held_count() >= 1
 
 
-def test_https_proxy_speaks_tls_and_checks_its_certificate(tmp_path):
-    # proxy-url https://: the proxy is reached over TLS (stunnel in front of tinyproxy) and
-    # its certificate is checked against the system trust store, which does not hold the
-    # test's CA: the line names the proxy and its handshake, not the API server, and
-    # discovery keeps retrying
+def with_extra_ca(sim, pem_file):
+    """kubesim's CA bundle with the CA of @pem_file added, base64 as the kubeconfig holds it."""
+    with open(sim.kubeconfig, encoding="utf-8") as f:
+        ca = base64.b64decode(yaml.safe_load(f)["clusters"][0]["cluster"]
+                              ["certificate-authority-data"])
+    with open(pem_file, "rb") as f:
+        return base64.b64encode(ca + b"\n" + f.read()).decode()
+
+
+def test_https_proxy(tmp_path):
+    # proxy-url https://user:password@: TLS to the proxy (stunnel in front of tinyproxy with
+    # BasicAuth), its certificate checked as client-go checks it, with the cluster's CA
+    # bundle (here kubesim's CA and the proxy's), the credentials sent with the CONNECT: the
+    # sync goes through it; wrong credentials get the proxy's answer in one line without the
+    # password
+    with Kubesim(pods=3, namespaces=1) as sim, \
+            Tinyproxy(basic_auth=("mesh", "tls-pass")) as proxy, Stunnel(proxy.port) as tls:
+        ca = with_extra_ca(sim, tls.ca_file)
+        good = f"https://mesh:tls-pass@127.0.0.1:{tls.port}"
+        kubeconfig = rewrite_kubeconfig(sim, tmp_path / "good.kubeconfig",
+                                        **{"proxy-url": good, "certificate-authority-data": ca})
+        with file_daemon(tmp_path / "good", kubeconfig, {}) as run:
+            run.wait_synced()
+            assert run.terminate() == 0
+        assert proxy.connects(target(sim)) >= 1, proxy.log()
+        assert "tls-pass" not in run.log()
+
+        wrong = f"https://mesh:bad-secret@127.0.0.1:{tls.port}"
+        kubeconfig = rewrite_kubeconfig(sim, tmp_path / "wrong.kubeconfig",
+                                        **{"proxy-url": wrong, "certificate-authority-data": ca})
+        with file_daemon(tmp_path / "wrong", kubeconfig, {}) as run:
+            lines = proxy_lines(run, f"https://mesh@127.0.0.1:{tls.port}", 2)
+            assert "the proxy answered 401 Unauthorized; retrying" in lines[0], lines
+            assert "bad-secret" not in run.log()
+
+
+def test_https_proxy_untrusted_certificate(tmp_path):
+    # the same proxy, its CA in no bundle: the line names the proxy and its handshake, not
+    # the API server, and discovery keeps retrying
     with Kubesim(pods=3, namespaces=1) as sim, Tinyproxy() as proxy, \
             Stunnel(proxy.port) as tls:
         kubeconfig = rewrite_kubeconfig(sim, tmp_path / "kubeconfig", **{"proxy-url": tls.url})

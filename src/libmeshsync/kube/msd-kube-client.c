@@ -23,6 +23,7 @@
 #include "meshsync-error.h"
 #include "meshsync-kube-config-private.h"
 #include "kube/msd-kube-client.h"
+#include "kube/msd-https-proxy.h"
 #include "kube/msd-inflate-input-stream.h"
 #include "kube/msd-proxy-resolver.h"
 #include "util/msd-json-object.h"
@@ -333,6 +334,16 @@ msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
 	        "max-conns-per-host", MSD_KUBE_CLIENT_MAX_CONNS_PER_HOST, "proxy-resolver",
 	        proxy_resolver, "timeout", MSD_KUBE_CLIENT_IO_TIMEOUT_SECONDS, NULL);
 	self->proxy = g_steal_pointer(&proxy_resolver);
+	if (self->proxy != NULL) {
+		g_auto(GStrv) proxies =
+		        g_proxy_resolver_lookup(self->proxy, self->server, NULL, NULL);
+
+		/* an https proxy is checked as client-go checks it: with the cluster's CA */
+		msd_https_proxy_register();
+		if (proxies != NULL && proxies[0] != NULL && g_str_has_prefix(proxies[0], "https:"))
+			msd_https_proxy_trust(proxies[0], g_uri_get_host(uri), self->port,
+			                      self->ca_certificates, self->insecure);
+	}
 	/* Without a database every certificate reaches accept-certificate, where it is checked
 	 * against the configured CA only (the system store must not widen that trust). */
 	if (self->ca_certificates != NULL || self->insecure)
@@ -587,8 +598,8 @@ msd_kube_client_transport_error(MsdKubeRequest *req, const GError *error)
 	/* through a proxy, a refusal, a time-out or a name not found is most often the proxy's:
 	 * say which proxy, and for which cluster, so that the fix is not sought on the server */
 	proxy = msd_kube_client_proxy_for(req->client, req->url);
-	/* an https proxy's own handshake is GIO's, checked against the system trust store
-	 * before any certificate of the server is seen: a failure there is the proxy's */
+	/* an https proxy's own handshake (msd-https-proxy.c) comes before any certificate of
+	 * the server is seen: a TLS failure there is the proxy's */
 	if (proxy != NULL && req->tls_reason == NULL && req->proxy_negotiating &&
 	    error->domain == G_TLS_ERROR) {
 		const gchar *cluster = meshsync_kube_config_get_cluster_name(req->client->config);
