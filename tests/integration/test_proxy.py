@@ -259,6 +259,20 @@ def test_https_proxy(tmp_path):
             assert "bad-secret" not in run.log()
 
 
+def test_https_proxy_insecure_skip_tls_verify(tmp_path):
+    # insecure-skip-tls-verify covers the proxy's certificate too, as in Go's transport; the
+    # daemon warns that verification is off, which must not abort it here
+    with Kubesim(pods=3, namespaces=1) as sim, Tinyproxy() as proxy, \
+            Stunnel(proxy.port) as tls:
+        kubeconfig = rewrite_kubeconfig(sim, tmp_path / "kubeconfig",
+                                        **{"proxy-url": tls.url,
+                                           "insecure-skip-tls-verify": True,
+                                           "certificate-authority-data": None})
+        with file_daemon(tmp_path, kubeconfig, {"G_DEBUG": "gc-friendly,fatal-criticals"}) as run:
+            run.wait_synced()
+            assert proxy.connects(target(sim)) >= 1, proxy.log()
+
+
 def test_https_proxy_untrusted_certificate(tmp_path):
     # the same proxy, its CA in no bundle: the line names the proxy and its handshake, not
     # the API server, and discovery keeps retrying
