@@ -10,14 +10,20 @@ it prints the port it listens on, then takes one command a line on stdin and ans
   hole  black-hole the current connections both ways, as a NAT gateway or a firewall that
         forgot them does: what either side sends is read and dropped, nothing is closed, no
         FIN or RST reaches either side; new connections are relayed both ways
+  delay MS  hold what is read in either direction MS milliseconds before passing it on, on
+        the current connections and new ones (0: pass at once): latency, for a kernel
+        without the netem qdisc. Order is kept and reading goes on meanwhile, so a stream
+        keeps its throughput and only arrives later, as over a long link
 
 Its own process, so that relaying megabytes a second does not share a GIL with the test's
 consumer. tests/lib/broker_faults.py drives it (GatedProxy).
 """
 
+import collections
 import socket
 import sys
 import threading
+import time
 
 CHUNK = 1 << 20
 
@@ -26,6 +32,7 @@ class Relay:
     def __init__(self, upstream_port):
         self.upstream_port = upstream_port
         self.open = True
+        self.delay = 0.0  # seconds each chunk is held before it is passed on
         self.sock = socket.socket()
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -58,18 +65,47 @@ class Relay:
                 threading.Thread(target=self._pump, args=(a, b, m, holed),
                                  daemon=True).start()
 
-    @staticmethod
-    def _pump(src, dst, muted, holed):
+    def _pump(self, src, dst, muted, holed):
+        """Reads @src; a sender of its own writes to @dst what is due, so that a delay holds
+        data back without stopping the reading."""
+        pending = collections.deque()  # (due, bytes or None for the end)
+        ready = threading.Condition()
+        threading.Thread(target=self._send, args=(src, dst, pending, ready, holed),
+                         daemon=True).start()
+        data = None
         try:
             while True:
                 data = src.recv(CHUNK)
                 if not data:
-                    # a black hole passes no FIN either: the other side keeps waiting
-                    if holed.is_set():
-                        return
                     break
                 if not muted.is_set():
-                    dst.sendall(data)
+                    with ready:
+                        pending.append((time.monotonic() + self.delay, data))
+                        ready.notify()
+        except OSError:
+            pass
+        # a black hole passes no FIN either: the other side keeps waiting
+        if not holed.is_set():
+            with ready:
+                pending.append((time.monotonic() + self.delay, None))
+                ready.notify()
+
+    @staticmethod
+    def _send(src, dst, pending, ready, holed):
+        try:
+            while True:
+                with ready:
+                    while not pending:
+                        ready.wait()
+                    due, data = pending.popleft()
+                wait = due - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                if data is None:
+                    break
+                if holed.is_set():
+                    continue
+                dst.sendall(data)
         except OSError:
             if holed.is_set():
                 return
@@ -119,6 +155,8 @@ def main():
             relay.mute()
         elif command == "hole":
             relay.hole()
+        elif command.startswith("delay ") and command[6:].isdigit():
+            relay.delay = int(command[6:]) / 1000.0
         else:
             print(f"unknown command {command!r}", flush=True)
             continue
