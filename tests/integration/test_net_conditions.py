@@ -15,7 +15,7 @@ import ssl
 import time
 import urllib.parse
 
-from broker_faults import GatedProxy, Picture, RssSampler, server_conf_file
+from broker_faults import GatedProxy, Picture, RssSampler, kubesim_rv, server_conf_file
 from kubesim import Kubesim
 from nats_server import NatsServer
 from netcond import PrivateNetwork, relayed_kubeconfig
@@ -29,14 +29,17 @@ FAULT_SECONDS = 5.0
 CUT_SECONDS = 30.0
 LATENCY_MS = 200
 LOSS_PERCENT = 5
-# How far the resident set may rise above its peak during the initial sync. A fault must not
-# make meshsync hold more than it did then: the informer keeps one copy of each object either
-# way, and what the API server could not send during a cut waits on its side, not in
-# meshsync. The slack covers what allocators keep and a relist's second copy of a page of
-# 300 pods, a few MiB; growth per event held back would pass it within seconds of churn.
+# How far the resident set may rise above its peak during the initial sync. What the API
+# server could not send during a fault waits on its side, not in meshsync, and the informer
+# keeps one copy of each object either way; what comes in a burst afterwards passes through
+# the broker's write buffer (4 MiB high mark) to a healthy broker that confirms it. The slack
+# covers that and what the allocator keeps; the 30 s cut's backlog, about 3,000 pod events of
+# 7.5 KB, would pass it if meshsync held it (measured rises: 0 to 6 MiB, doc/reliability.md).
+MEMORY_SLACK_KIB = 16 * 1024
 # Under ASan (the sanitizer run) freed memory waits in its quarantine, 256 MiB by default,
 # before it is reused: the resident set then measures the sanitizer.
-MEMORY_SLACK_KIB = (16 + (256 if "ASAN_OPTIONS" in os.environ else 0)) * 1024
+if "ASAN_OPTIONS" in os.environ:
+    MEMORY_SLACK_KIB += 256 * 1024
 
 
 def churning_sim():
@@ -87,8 +90,9 @@ def run_condition(tmp_path, fault, before=None, relay=False):
                     f"RSS rose from {baseline} KiB (initial sync) to {peak} KiB")
                 published = assert_all_arrived(picture, run)
                 print(f"picture agreed {converged:.1f} s after the fault; RSS {baseline} KiB "
-                      f"after the sync, peak {peak} KiB; {published} events published, "
-                      f"{picture.counts()}; watch restarts "
+                      f"peak in the sync, {peak} KiB peak since; {published} events "
+                      f"published, {picture.unique()} received, {picture.counts()}; "
+                      f"kubesim at rv {kubesim_rv(sim)}; watch restarts "
                       f"{metric(text, 'meshsync_watch_restarts_total')}, relists "
                       f"{metric(text, 'meshsync_relists_total')}")
                 return converged, sampler, text
@@ -132,12 +136,13 @@ def test_loss_5_percent(tmp_path):
     def fault(net, proxy, port):
         time.sleep(FAULT_SECONDS)
         counters.append(net.tcp_counters())
+        counters.append(net.dropped())
 
     run_condition(tmp_path, fault, before=before)
     retransmitted = counters[1]["RetransSegs"] - counters[0]["RetransSegs"]
-    sent = counters[1]["OutSegs"] - counters[0]["OutSegs"]
-    print(f"{retransmitted} of {sent} segments retransmitted")
-    # the kernel did drop: TCP had to send again (about one in ten with 5 % each way)
+    print(f"{counters[2]} segments dropped, {retransmitted} retransmitted (all ports)")
+    # the kernel did drop, and TCP sent again
+    assert counters[2] > 0
     assert retransmitted > 0
 
 
@@ -146,7 +151,12 @@ def test_link_cut_30s(tmp_path):
         # both ways, held connections and new ones: segments vanish, nothing is refused
         net.drop(port)
         time.sleep(CUT_SECONDS)
+        dropped.append(net.dropped())
         net.restore()
 
+    dropped = []
     converged, _, _ = run_condition(tmp_path, fault)
-    print(f"cut {CUT_SECONDS:.0f} s; the picture agreed {converged:.1f} s after the restore")
+    print(f"cut {CUT_SECONDS:.0f} s, {dropped[0]} segments dropped; the picture agreed "
+          f"{converged:.1f} s after the restore")
+    # the churn's events were on their way when the link went: the cut did hit them
+    assert dropped[0] > 0

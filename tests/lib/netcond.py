@@ -15,6 +15,7 @@ client; without them the tests that use it are skipped, saying why.
 
 import ctypes
 import os
+import re
 import shutil
 import subprocess
 import urllib.parse
@@ -79,8 +80,14 @@ class PrivateNetwork:
         connection attempts go unanswered."""
         # on loopback every segment passes the input hook once, whichever way it goes
         match = "" if percent >= 100 else f"numgen random mod 100 < {int(percent)} "
-        self._nft(f"add rule inet {TABLE} input tcp dport {port} {match}drop\n"
-                  f"add rule inet {TABLE} input tcp sport {port} {match}drop\n")
+        self._nft(f"add rule inet {TABLE} input tcp dport {port} {match}counter drop\n"
+                  f"add rule inet {TABLE} input tcp sport {port} {match}counter drop\n")
+
+    def dropped(self):
+        """How many segments the rules in place have dropped so far."""
+        listing = subprocess.run(["nft", "list", "chain", "inet", TABLE, "input"],
+                                 check=True, capture_output=True, text=True).stdout
+        return sum(int(n) for n in re.findall(r"counter packets (\d+)", listing))
 
     def restore(self):
         """Removes every drop rule: the link works again."""
