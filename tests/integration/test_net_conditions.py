@@ -6,10 +6,9 @@ process runs in a network namespace of the test's own (tests/lib/netcond.py): th
 the cut are the kernel's (nftables drops segments; TCP retransmits and backs off), the
 latency is the relay's (the kernel has no netem). Afterwards the consumer's picture must
 equal kubesim's state, every event meshsync published must have arrived, and the daemon's
-resident set must have stayed within the bound MEMORY_SLACK_KIB gives.
+resident set must have stayed within the bound RSS_SLACK_KIB gives (tests/lib/netcond.py).
 """
 
-import os
 import socket
 import ssl
 import time
@@ -18,7 +17,7 @@ import urllib.parse
 from broker_faults import GatedProxy, Picture, RssSampler, kubesim_rv, server_conf_file
 from kubesim import Kubesim
 from nats_server import NatsServer
-from netcond import PrivateNetwork, relayed_kubeconfig
+from netcond import RSS_SLACK_KIB, PrivateNetwork, relayed_kubeconfig
 from test_broker_faults import assert_agrees, assert_all_arrived, metric, metrics, wait_ready
 from test_broker_mode import Daemon
 
@@ -29,17 +28,6 @@ FAULT_SECONDS = 5.0
 CUT_SECONDS = 30.0
 LATENCY_MS = 200
 LOSS_PERCENT = 5
-# How far the resident set may rise above its peak during the initial sync. What the API
-# server could not send during a fault waits on its side, not in meshsync, and the informer
-# keeps one copy of each object either way; what comes in a burst afterwards passes through
-# the broker's write buffer (4 MiB high mark) to a healthy broker that confirms it. The slack
-# covers that and what the allocator keeps; the 30 s cut's backlog, about 3,000 pod events of
-# 7.5 KB, would pass it if meshsync held it (measured rises: 0 to 6 MiB, doc/reliability.md).
-MEMORY_SLACK_KIB = 16 * 1024
-# Under ASan (the sanitizer run) freed memory waits in its quarantine, 256 MiB by default,
-# before it is reused: the resident set then measures the sanitizer.
-if "ASAN_OPTIONS" in os.environ:
-    MEMORY_SLACK_KIB += 256 * 1024
 
 
 def churning_sim():
@@ -86,7 +74,7 @@ def run_condition(tmp_path, fault, before=None, relay=False):
                     sampler.join()
                 baseline = sampler.peak("sync")
                 peak = max(sampler.peak("fault"), sampler.peak("after"))
-                assert peak <= baseline + MEMORY_SLACK_KIB, (
+                assert peak <= baseline + RSS_SLACK_KIB, (
                     f"RSS rose from {baseline} KiB (initial sync) to {peak} KiB")
                 published = assert_all_arrived(picture, run)
                 print(f"picture agreed {converged:.1f} s after the fault; RSS {baseline} KiB "

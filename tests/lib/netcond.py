@@ -29,6 +29,21 @@ TABLE = "netcond"
 # dropped segment as small as one on a real link, so a loss costs what it costs there.
 MTU = 1500
 
+# What the daemon's resident set may add to its peak during the initial sync while a network
+# condition lasts and after it. What the API server could not send during a fault waits on
+# its side, not in meshsync, and the informer keeps one copy of each object either way; what
+# arrives in a burst afterwards is published into the broker's replay window, which holds what
+# the broker has not confirmed yet, 64 MiB at most whatever the fault's length (beyond that
+# meshsync stops reading), and under load a burst can fill a good part of it before the
+# confirmation comes back. The rest covers the write buffer (4 MiB high mark) and what the
+# allocator keeps. Measured rises: doc/reliability.md, "Network conditions".
+REPLAY_WINDOW_KIB = 64 * 1024
+RSS_SLACK_KIB = REPLAY_WINDOW_KIB + 16 * 1024
+# Under ASan (the sanitizer run) freed memory waits in its quarantine, 256 MiB by default,
+# before it is reused: the resident set then measures the sanitizer.
+if "ASAN_OPTIONS" in os.environ:
+    RSS_SLACK_KIB += 256 * 1024
+
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
