@@ -72,6 +72,10 @@ class GatedProxy:
         side sends is dropped, no FIN, no RST); new connections are relayed."""
         self._command("hole")
 
+    def delay(self, ms):
+        """Hold what passes either way @ms milliseconds, on current and new connections."""
+        self._command(f"delay {int(ms)}")
+
     def close(self):
         if self.proc.poll() is None:
             self.proc.stdin.close()

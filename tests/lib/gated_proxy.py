@@ -10,22 +10,74 @@ it prints the port it listens on, then takes one command a line on stdin and ans
   hole  black-hole the current connections both ways, as a NAT gateway or a firewall that
         forgot them does: what either side sends is read and dropped, nothing is closed, no
         FIN or RST reaches either side; new connections are relayed both ways
+  delay MS  hold what is read in either direction MS milliseconds before passing it on, on
+        the current connections and new ones (0: pass at once): latency, for a kernel
+        without the netem qdisc. Order is kept and reading goes on meanwhile (up to
+        IN_FLIGHT bytes held), so a stream keeps its throughput and only arrives later, as
+        over a long link
 
 Its own process, so that relaying megabytes a second does not share a GIL with the test's
 consumer. tests/lib/broker_faults.py drives it (GatedProxy).
 """
 
+import collections
 import socket
 import sys
 import threading
+import time
 
 CHUNK = 1 << 20
+# What a direction holds before it stops reading: TCP's back-pressure still reaches the
+# sender when the receiver is slow or stopped, and under a delay it is the bandwidth-delay
+# product (20 MB/s at 200 ms), more than any test here sends.
+IN_FLIGHT = 4 << 20
+
+
+class Line:
+    """One direction's data on its way: (due time, bytes, or None for the end), oldest
+    first, up to IN_FLIGHT bytes; an entry counts until it has been sent."""
+
+    def __init__(self):
+        self.entries = collections.deque()
+        self.held = 0
+        self.closed = False
+        self.cond = threading.Condition()
+
+    def put(self, due, data):
+        """Waits for room; False once the sender has given up."""
+        with self.cond:
+            while self.held >= IN_FLIGHT and not self.closed:
+                self.cond.wait()
+            if self.closed:
+                return False
+            self.entries.append((due, data))
+            self.held += len(data or b"")
+            self.cond.notify_all()
+            return True
+
+    def first(self):
+        with self.cond:
+            while not self.entries:
+                self.cond.wait()
+            return self.entries[0]
+
+    def done(self):
+        with self.cond:
+            _, data = self.entries.popleft()
+            self.held -= len(data or b"")
+            self.cond.notify_all()
+
+    def close(self):
+        with self.cond:
+            self.closed = True
+            self.cond.notify_all()
 
 
 class Relay:
     def __init__(self, upstream_port):
         self.upstream_port = upstream_port
         self.open = True
+        self.delay = 0.0  # seconds each chunk is held before it is passed on
         self.sock = socket.socket()
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -58,21 +110,42 @@ class Relay:
                 threading.Thread(target=self._pump, args=(a, b, m, holed),
                                  daemon=True).start()
 
-    @staticmethod
-    def _pump(src, dst, muted, holed):
+    def _pump(self, src, dst, muted, holed):
+        """Reads @src; a sender of its own writes to @dst what is due, so that a delay holds
+        data back without stopping the reading."""
+        line = Line()
+        threading.Thread(target=self._send, args=(src, dst, line, holed),
+                         daemon=True).start()
         try:
             while True:
                 data = src.recv(CHUNK)
                 if not data:
-                    # a black hole passes no FIN either: the other side keeps waiting
-                    if holed.is_set():
-                        return
                     break
-                if not muted.is_set():
+                if not muted.is_set() and not line.put(time.monotonic() + self.delay, data):
+                    return
+        except OSError:
+            pass
+        # a black hole passes no FIN either: the other side keeps waiting
+        if not holed.is_set():
+            line.put(time.monotonic() + self.delay, None)
+
+    @staticmethod
+    def _send(src, dst, line, holed):
+        try:
+            while True:
+                due, data = line.first()
+                wait = due - time.monotonic()
+                if wait > 0:
+                    time.sleep(wait)
+                if data is None:
+                    break
+                if not holed.is_set():
                     dst.sendall(data)
+                line.done()
         except OSError:
             if holed.is_set():
                 return
+        line.close()
         for s in (src, dst):
             try:
                 s.shutdown(socket.SHUT_RDWR)
@@ -119,6 +192,8 @@ def main():
             relay.mute()
         elif command == "hole":
             relay.hole()
+        elif command.startswith("delay ") and command[6:].isdigit():
+            relay.delay = int(command[6:]) / 1000.0
         else:
             print(f"unknown command {command!r}", flush=True)
             continue

@@ -32,9 +32,10 @@ def accepts(port):
 
 class Tinyproxy:
     """tinyproxy in the foreground; @connect_ports limits the ports CONNECT may reach
-    (tinyproxy answers 403 to the others); None allows every port."""
+    (tinyproxy answers 403 to the others); None allows every port. @basic_auth, a (user,
+    password) pair, makes it answer 407 to a request without those credentials."""
 
-    def __init__(self, port=None, connect_ports=None):
+    def __init__(self, port=None, connect_ports=None, basic_auth=None):
         self.tmpdir = tempfile.mkdtemp(prefix="tinyproxy-test-")
         self.port = port or free_port()
         self.logfile = os.path.join(self.tmpdir, "tinyproxy.log")
@@ -42,6 +43,8 @@ class Tinyproxy:
         lines = [f"Port {self.port}", "Listen 127.0.0.1", "Timeout 60", "MaxClients 100",
                  f"LogFile \"{self.logfile}\"", "LogLevel Info", "Allow 127.0.0.1"]
         lines += [f"ConnectPort {p}" for p in (connect_ports or [])]
+        if basic_auth is not None:
+            lines.append(f"BasicAuth {basic_auth[0]} {basic_auth[1]}")
         with open(conf, "w", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
         self.proc = subprocess.Popen([TINYPROXY, "-d", "-c", conf], stdout=subprocess.DEVNULL,

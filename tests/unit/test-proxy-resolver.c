@@ -155,6 +155,41 @@ test_kubeconfig_proxy_url_refused(void)
 	g_assert_null(strchr(error->message, '\n'));
 }
 
+/* a proxy's password never reaches a message: the user does, as in Go's URL.Redacted */
+static void
+test_redact(void)
+{
+	const struct {
+		const gchar *url;
+		const gchar *shown;
+	} cases[] = {
+	        {"http://user:secret@proxy:3128", "http://user@proxy:3128"},
+	        {"socks5://user:secret@127.0.0.1:1080", "socks5://user@127.0.0.1:1080"},
+	        {"https://proxy:3129", "https://proxy:3129"},
+	        {"http://user@proxy:3128", "http://user@proxy:3128"},
+	        {"http://user:secret@[proxy:3128", "http://[proxy:3128"},
+	};
+
+	for (gsize i = 0; i < G_N_ELEMENTS(cases); i++) {
+		g_autofree gchar *shown = msd_proxy_resolver_redact(cases[i].url);
+
+		g_assert_cmpstr(shown, ==, cases[i].shown);
+	}
+}
+
+static void
+test_kubeconfig_proxy_url_refused_hides_password(void)
+{
+	g_autoptr(GError) error = NULL;
+	g_autoptr(MeshSyncKubeConfig) config =
+	        config_with_proxy("socks4://user:secret@p:1080", &error);
+
+	g_assert_null(config);
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG);
+	g_assert_nonnull(strstr(error->message, "socks4://user@p:1080"));
+	g_assert_null(strstr(error->message, "secret"));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -165,5 +200,8 @@ main(int argc, char **argv)
 	g_test_add_func("/proxy-resolver/kubeconfig-proxy-url", test_kubeconfig_proxy_url);
 	g_test_add_func("/proxy-resolver/kubeconfig-proxy-url-refused",
 	                test_kubeconfig_proxy_url_refused);
+	g_test_add_func("/proxy-resolver/kubeconfig-proxy-url-refused-hides-password",
+	                test_kubeconfig_proxy_url_refused_hides_password);
+	g_test_add_func("/proxy-resolver/redact", test_redact);
 	return g_test_run();
 }

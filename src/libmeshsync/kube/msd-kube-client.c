@@ -23,6 +23,7 @@
 #include "meshsync-error.h"
 #include "meshsync-kube-config-private.h"
 #include "kube/msd-kube-client.h"
+#include "kube/msd-https-proxy.h"
 #include "kube/msd-inflate-input-stream.h"
 #include "kube/msd-proxy-resolver.h"
 #include "util/msd-json-object.h"
@@ -111,8 +112,9 @@ typedef struct {
 	gulong chain_id;                /* on the task's cancellable */
 	GSource *connect_timer;         /* (owned) (nullable): a new connection is being made */
 	gboolean connect_timed_out;
+	gboolean proxy_negotiating; /* between a proxy's first byte and its tunnel */
 	GCancellable *chained; /* (owned) (nullable): the task's cancellable, chain_id is on it */
-	GSource *stall_timer;  /* (owned) (nullable): a whole-body answer is awaited */
+	GSource *stall_timer;  /* (owned) (nullable): an answer (or a stream's headers) awaited */
 	gint64 heard_at;       /* monotonic µs: the request's start or its last bytes */
 	gboolean stalled;
 } MsdKubeRequest;
@@ -379,6 +381,16 @@ msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
 	        "max-conns-per-host", MSD_KUBE_CLIENT_MAX_CONNS_PER_HOST, "proxy-resolver",
 	        proxy_resolver, "timeout", MSD_KUBE_CLIENT_IO_TIMEOUT_SECONDS, NULL);
 	self->proxy = g_steal_pointer(&proxy_resolver);
+	if (self->proxy != NULL) {
+		g_auto(GStrv) proxies =
+		        g_proxy_resolver_lookup(self->proxy, self->server, NULL, NULL);
+
+		/* an https proxy is checked as client-go checks it: with the cluster's CA */
+		msd_https_proxy_register();
+		if (proxies != NULL && proxies[0] != NULL && g_str_has_prefix(proxies[0], "https:"))
+			msd_https_proxy_trust(proxies[0], g_uri_get_host(uri), self->port,
+			                      self->ca_certificates, self->insecure);
+	}
 	/* Without a database every certificate reaches accept-certificate, where it is checked
 	 * against the configured CA only (the system store must not widen that trust). */
 	if (self->ca_certificates != NULL || self->insecure)
@@ -621,17 +633,13 @@ static gchar *
 msd_kube_client_proxy_for(MsdKubeClient *self, const gchar *url)
 {
 	g_auto(GStrv) proxies = NULL;
-	g_autoptr(GUri) uri = NULL;
 
 	if (self->proxy == NULL)
 		return NULL;
 	proxies = g_proxy_resolver_lookup(self->proxy, url, NULL, NULL);
 	if (proxies == NULL || proxies[0] == NULL || g_str_equal(proxies[0], "direct://"))
 		return NULL;
-	uri = g_uri_parse(proxies[0], G_URI_FLAGS_NONE, NULL);
-	if (uri == NULL)
-		return g_strdup(proxies[0]);
-	return g_uri_to_string_partial(uri, G_URI_HIDE_PASSWORD);
+	return msd_proxy_resolver_redact(proxies[0]);
 }
 
 static GError *
@@ -644,6 +652,18 @@ msd_kube_client_transport_error(MsdKubeRequest *req, const GError *error)
 	/* through a proxy, a refusal, a time-out or a name not found is most often the proxy's:
 	 * say which proxy, and for which cluster, so that the fix is not sought on the server */
 	proxy = msd_kube_client_proxy_for(req->client, req->url);
+	/* an https proxy's own handshake (msd-https-proxy.c) comes before any certificate of
+	 * the server is seen: a TLS failure there is the proxy's */
+	if (proxy != NULL && req->tls_reason == NULL && req->proxy_negotiating &&
+	    error->domain == G_TLS_ERROR) {
+		const gchar *cluster = meshsync_kube_config_get_cluster_name(req->client->config);
+
+		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_TLS,
+		                   _("GET %s through proxy %s (cluster %s): TLS handshake with the "
+		                     "proxy failed: %s"),
+		                   req->url, proxy, cluster != NULL ? cluster : "-",
+		                   error->message);
+	}
 	if (proxy != NULL && req->tls_reason == NULL &&
 	    (error->domain == G_IO_ERROR || error->domain == G_RESOLVER_ERROR)) {
 		const gchar *cluster = meshsync_kube_config_get_cluster_name(req->client->config);
@@ -889,6 +909,10 @@ msd_kube_client_connect_event_cb(SoupMessage *msg,
 	MsdKubeRequest *req = user_data;
 	gboolean https = g_str_has_prefix(req->url, "https:");
 
+	if (event == G_SOCKET_CLIENT_PROXY_NEGOTIATING)
+		req->proxy_negotiating = TRUE;
+	else if (event == G_SOCKET_CLIENT_PROXY_NEGOTIATED)
+		req->proxy_negotiating = FALSE;
 	if ((event == G_SOCKET_CLIENT_RESOLVING || event == G_SOCKET_CLIENT_CONNECTING) &&
 	    req->connect_timer == NULL && !req->connect_timed_out) {
 		req->connect_timer = g_timeout_source_new_seconds(req->client->connect_timeout);
@@ -903,6 +927,73 @@ msd_kube_client_connect_event_cb(SoupMessage *msg,
 	}
 }
 
+/* Arms the new-connection bound for the message about to be sent: the send gets a
+ * cancellable of its own, chained to the task's, that the bound's timer cancels. */
+static void
+msd_kube_client_arm_connect_bound(GTask *task)
+{
+	MsdKubeRequest *req = g_task_get_task_data(task);
+	GCancellable *cancellable = g_task_get_cancellable(task);
+
+	g_clear_object(&req->send_cancellable);
+	req->send_cancellable = g_cancellable_new();
+	req->connect_timed_out = FALSE;
+	req->proxy_negotiating = FALSE;
+	req->stalled = FALSE;
+	msd_kube_request_unchain(req);
+	if (cancellable != NULL) {
+		req->chained = g_object_ref(cancellable);
+		req->chain_id = g_cancellable_connect(
+		        cancellable, G_CALLBACK(msd_kube_request_chain_cancel),
+		        g_object_ref(req->send_cancellable), g_object_unref);
+	}
+	g_signal_connect(req->msg, "network-event", G_CALLBACK(msd_kube_client_connect_event_cb),
+	                 req);
+}
+
+/* Disarms the bound once the send has finished; TRUE when the bound is what ended it (and
+ * not the caller's own cancellation). The chain to the task's cancellable stays for a whole
+ * body's reads, unless @unchain. */
+static gboolean
+msd_kube_client_connect_ended(GTask *task, gboolean unchain)
+{
+	MsdKubeRequest *req = g_task_get_task_data(task);
+
+	msd_kube_request_stop_connect_timer(req);
+	if (unchain)
+		msd_kube_request_unchain(req);
+	return req->connect_timed_out && !g_cancellable_is_cancelled(g_task_get_cancellable(task));
+}
+
+/* The stall bound for an answer: a whole body throughout, a stream until its headers. */
+static void
+msd_kube_client_arm_stall_bound(MsdKubeRequest *req)
+{
+	msd_kube_request_stop_stall_timer(req);
+	req->heard_at = g_get_monotonic_time();
+	req->stall_timer = g_timeout_source_new_seconds(MSD_KUBE_CLIENT_STALL_CHECK_SECONDS);
+	g_source_set_callback(req->stall_timer, msd_kube_client_stall_check_cb, req, NULL);
+	g_source_set_static_name(req->stall_timer, "[meshsync] kube request stall");
+	g_source_attach(req->stall_timer, g_main_context_get_thread_default());
+}
+
+static GError *
+msd_kube_client_connect_timeout_error(MsdKubeRequest *req)
+{
+	MsdKubeClient *self = req->client;
+	g_autofree gchar *proxy = msd_kube_client_proxy_for(self, req->url);
+	const gchar *cluster = meshsync_kube_config_get_cluster_name(self->config);
+
+	if (proxy != NULL)
+		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		                   _("GET %s through proxy %s (cluster %s): no connection within "
+		                     "%u s"),
+		                   req->url, proxy, cluster != NULL ? cluster : "-",
+		                   self->connect_timeout);
+	return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+	                   _("GET %s: no connection within %u s"), req->url, self->connect_timeout);
+}
+
 static void
 msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_data)
 {
@@ -911,18 +1002,17 @@ msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 	MsdKubeRequest *req = g_task_get_task_data(task);
 	g_autoptr(GInputStream) stream = NULL;
 	g_autoptr(GError) error = NULL;
+	gboolean timed_out;
 	guint status;
 	goffset announced;
 
 	stream = soup_session_send_finish(SOUP_SESSION(source), result, &error);
-	msd_kube_request_stop_connect_timer(req);
-	req->heard_at = g_get_monotonic_time();
 	/* a stream handed over outlives the request: only a whole body's reads stay chained and
 	 * bounded */
-	if (stream == NULL || req->stream) {
-		msd_kube_request_unchain(req);
+	timed_out = msd_kube_client_connect_ended(task, stream == NULL || req->stream);
+	req->heard_at = g_get_monotonic_time();
+	if (stream == NULL || req->stream)
 		msd_kube_request_stop_stall_timer(req);
-	}
 	if (stream == NULL && req->stalled &&
 	    !g_cancellable_is_cancelled(g_task_get_cancellable(task))) {
 		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
@@ -930,21 +1020,8 @@ msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 		                        req->url, self->stall_timeout);
 		return;
 	}
-	if (stream == NULL && req->connect_timed_out &&
-	    !g_cancellable_is_cancelled(g_task_get_cancellable(task))) {
-		g_autofree gchar *proxy = msd_kube_client_proxy_for(self, req->url);
-		const gchar *cluster = meshsync_kube_config_get_cluster_name(self->config);
-
-		if (proxy != NULL)
-			g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-			                        _("GET %s through proxy %s (cluster %s): no "
-			                          "connection within %u s"),
-			                        req->url, proxy, cluster != NULL ? cluster : "-",
-			                        self->connect_timeout);
-		else
-			g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-			                        _("GET %s: no connection within %u s"), req->url,
-			                        self->connect_timeout);
+	if (stream == NULL && timed_out) {
+		g_task_return_error(task, msd_kube_client_connect_timeout_error(req));
 		return;
 	}
 	if (stream == NULL) {
@@ -1018,9 +1095,15 @@ msd_kube_client_websocket_cb(GObject *source, GAsyncResult *result, gpointer use
 	MsdKubeRequest *req = g_task_get_task_data(task);
 	g_autoptr(GError) error = NULL;
 	SoupWebsocketConnection *conn;
+	gboolean timed_out;
 	guint status;
 
 	conn = soup_session_websocket_connect_finish(SOUP_SESSION(source), result, &error);
+	timed_out = msd_kube_client_connect_ended(task, TRUE);
+	if (conn == NULL && timed_out) {
+		g_task_return_error(task, msd_kube_client_connect_timeout_error(req));
+		return;
+	}
 	if (conn != NULL) {
 		g_task_return_pointer(task, conn, g_object_unref);
 		return;
@@ -1050,8 +1133,6 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 	g_autoptr(MeshSyncKubeCredentials) credentials = NULL;
 	g_autoptr(GError) error = NULL;
 	SoupMessageHeaders *headers;
-	/* read before the task reference is stolen into the send call's arguments */
-	GCancellable *cancellable = g_task_get_cancellable(task);
 
 	credentials = meshsync_kube_config_get_credentials_finish(MESHSYNC_KUBE_CONFIG(source),
 	                                                          result, &error);
@@ -1105,37 +1186,21 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 		/* WebSocket frames are never compressed by the API server, and the upgrade
 		 * answer has no body */
 		soup_message_headers_remove(headers, "Accept-Encoding");
+		/* an upgrade always takes a new connection of its own: the same bound applies,
+		 * or a proxy that never answers would hold the session for the I/O timeout */
+		msd_kube_client_arm_connect_bound(task);
 		soup_session_websocket_connect_async(
 		        self->session, req->msg, NULL, req->ws_protocols, G_PRIORITY_DEFAULT,
-		        cancellable, msd_kube_client_websocket_cb, g_steal_pointer(&task));
+		        req->send_cancellable, msd_kube_client_websocket_cb,
+		        g_steal_pointer(&task));
 		return;
 	}
 	/* a stream's gzip is undone by msd_inflate_input_stream, which reads every gzip member
 	 * of a watch list (libsoup's decoder stops after the first: the stream stalls) */
 	if (req->stream)
 		soup_message_disable_feature(req->msg, SOUP_TYPE_CONTENT_DECODER);
-	g_clear_object(&req->send_cancellable);
-	req->send_cancellable = g_cancellable_new();
-	req->connect_timed_out = FALSE;
-	req->stalled = FALSE;
-	msd_kube_request_unchain(req);
-	if (cancellable != NULL) {
-		req->chained = g_object_ref(cancellable);
-		req->chain_id = g_cancellable_connect(
-		        cancellable, G_CALLBACK(msd_kube_request_chain_cancel),
-		        g_object_ref(req->send_cancellable), g_object_unref);
-	}
-	/* bounded until its headers for a streamed answer (a watch, a log): its body may rightly
-	 * be quiet for long, its reader bounds that */
-	{
-		req->heard_at = g_get_monotonic_time();
-		req->stall_timer = g_timeout_source_new_seconds(MSD_KUBE_CLIENT_STALL_CHECK_SECONDS);
-		g_source_set_callback(req->stall_timer, msd_kube_client_stall_check_cb, req, NULL);
-		g_source_set_static_name(req->stall_timer, "[meshsync] kube request stall");
-		g_source_attach(req->stall_timer, g_main_context_get_thread_default());
-	}
-	g_signal_connect(req->msg, "network-event", G_CALLBACK(msd_kube_client_connect_event_cb),
-	                 req);
+	msd_kube_client_arm_connect_bound(task);
+	msd_kube_client_arm_stall_bound(req);
 	soup_session_send_async(self->session, req->msg, G_PRIORITY_DEFAULT, req->send_cancellable,
 	                        msd_kube_client_send_cb, g_steal_pointer(&task));
 }
@@ -1192,10 +1257,10 @@ msd_kube_client_request(MsdKubeClient *self,
 	                                   user_data);
 	((MsdKubeRequest *)g_task_get_task_data(task))->one_shot =
 	        (flags & MSD_KUBE_REQUEST_ONE_SHOT) != 0;
-	((MsdKubeRequest *)g_task_get_task_data(task))->metadata =
-	        (flags & MSD_KUBE_REQUEST_METADATA) != 0;
 	((MsdKubeRequest *)g_task_get_task_data(task))->fresh =
 	        (flags & MSD_KUBE_REQUEST_NEW_CONNECTION) != 0;
+	((MsdKubeRequest *)g_task_get_task_data(task))->metadata =
+	        (flags & MSD_KUBE_REQUEST_METADATA) != 0;
 	g_task_set_source_tag(task, source_tag);
 	msd_kube_client_request_start(task);
 }

@@ -171,6 +171,34 @@ msd_proxy_resolver_parse_no_proxy(MsdProxyResolver *self, const gchar *no_proxy)
 }
 
 /**
+ * msd_proxy_resolver_redact:
+ * @url: a proxy URL, which may carry user:password@
+ *
+ * The URL to show in a message: a proxy's password must not reach the logs, its user may
+ * (as Go's URL.Redacted). Without G_URI_FLAGS_HAS_PASSWORD, GUri keeps "user:password" as
+ * one user name and hides nothing.
+ *
+ * Returns: (transfer full): @url without its password
+ */
+gchar *
+msd_proxy_resolver_redact(const gchar *url)
+{
+	g_autoptr(GUri) uri = g_uri_parse(url, G_URI_FLAGS_HAS_PASSWORD, NULL);
+	const gchar *at = strrchr(url, '@');
+	const gchar *authority = strstr(url, "://");
+
+	if (uri != NULL)
+		return g_uri_to_string_partial(uri, G_URI_HIDE_PASSWORD);
+	/* not a URL GUri reads: still leave out whatever userinfo it seems to carry */
+	if (at != NULL && authority != NULL && authority < at) {
+		g_autofree gchar *scheme = g_strndup(url, authority + 3 - url);
+
+		return g_strconcat(scheme, at + 1, NULL);
+	}
+	return g_strdup(url);
+}
+
+/**
  * msd_proxy_resolver_check_url:
  * @url: a cluster's proxy-url
  * @field: where @url was read (origin, cluster and member), for the message
@@ -184,19 +212,20 @@ msd_proxy_resolver_parse_no_proxy(MsdProxyResolver *self, const gchar *no_proxy)
 gboolean
 msd_proxy_resolver_check_url(const gchar *url, const gchar *field, GError **error)
 {
-	g_autoptr(GUri) uri = g_uri_parse(url, G_URI_FLAGS_NONE, NULL);
+	g_autoptr(GUri) uri = g_uri_parse(url, G_URI_FLAGS_HAS_PASSWORD, NULL);
 	const gchar *scheme = uri != NULL ? g_uri_get_scheme(uri) : NULL;
+	g_autofree gchar *shown = msd_proxy_resolver_redact(url);
 
 	if (uri == NULL || g_uri_get_host(uri) == NULL || g_uri_get_host(uri)[0] == '\0') {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
-		            _("%s: \"%s\" is not a URL"), field, url);
+		            _("%s: \"%s\" is not a URL"), field, shown);
 		return FALSE;
 	}
 	if (g_strcmp0(scheme, "http") != 0 && g_strcmp0(scheme, "https") != 0 &&
 	    g_strcmp0(scheme, "socks5") != 0) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_CONFIG,
 		            _("%s: \"%s\": scheme %s is not supported (http, https or socks5)"),
-		            field, url, scheme);
+		            field, shown, scheme);
 		return FALSE;
 	}
 	return TRUE;
