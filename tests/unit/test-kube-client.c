@@ -555,8 +555,9 @@ typedef struct {
 	GSocketService *service;
 	guint16 port;
 	guint accepted;
-	GPtrArray *held;    /* (element-type GSocketConnection): never closed while the test runs */
-	GPtrArray *waiting; /* (element-type GSocketConnection): "/pair" requests not answered yet */
+	GPtrArray *held; /* (element-type GSocketConnection): never closed while the test runs */
+	GPtrArray
+	        *waiting; /* (element-type GSocketConnection): "/pair" requests not answered yet */
 } MsdStallServer;
 
 typedef struct {
@@ -580,9 +581,10 @@ msd_stall_write(GSocketConnection *connection, const gchar *text)
 static void
 msd_stall_answer_ok(GSocketConnection *connection)
 {
-	g_autofree gchar *answer = g_strdup_printf("HTTP/1.1 200 OK\r\nContent-Type: "
-	                                           "application/json\r\nContent-Length: %zu\r\n\r\n%s",
-	                                           strlen(api_body), api_body);
+	g_autofree gchar *answer =
+	        g_strdup_printf("HTTP/1.1 200 OK\r\nContent-Type: "
+	                        "application/json\r\nContent-Length: %zu\r\n\r\n%s",
+	                        strlen(api_body), api_body);
 
 	msd_stall_write(connection, answer);
 }

@@ -25,6 +25,7 @@
 #include "util/msd-json-delimit.h"
 #include "util/msd-i18n.h"
 #include "util/msd-shard.h"
+#include "util/msd-silence.h"
 #include "util/msd-log.h"
 
 /* Every line of an informer carries its type and namespace for collectors. */
@@ -143,14 +144,15 @@ struct _MsdInformer {
 	gchar *read_buffer;              /* (owned) */
 	gboolean reading;
 	gboolean eof_pending;
-	gboolean initial_events;  /* a streaming list before its end bookmark */
-	gboolean watch_reopening; /* a watch resumed at an old resourceVersion, not after a list */
-	GSource *resume_source;   /* (owned) (nullable): reading again after a pause */
-	GSource *silence_source;  /* (owned) (nullable): checks that the open watch still talks */
-	gint64 heard_at;          /* monotonic µs: the watch's last bytes, or its request */
-	gboolean silence_resume;  /* the next watch follows a silent one: on a new connection */
-	gboolean long_watch;      /* the open watch is a streaming list: the server ends it late */
-	guint64 tail_from;        /* watch_events when the streaming list's initial events ended */
+	gboolean initial_events;   /* a streaming list before its end bookmark */
+	gboolean watch_reopening;  /* a watch resumed at an old resourceVersion, not after a list */
+	GSource *resume_source;    /* (owned) (nullable): reading again after a pause */
+	GSource *silence_source;   /* (owned) (nullable): checks that the open watch still talks */
+	gint64 heard_at;           /* monotonic µs: the watch's last bytes, or its request */
+	gint64 silence_checked_at; /* monotonic µs: the silence bound's last check */
+	gboolean silence_resume;   /* the next watch follows a silent one: on a new connection */
+	gboolean long_watch;       /* the open watch is a streaming list: the server ends it late */
+	guint64 tail_from;         /* watch_events when the streaming list's initial events ended */
 	guint64 watch_events;
 	gint64 watch_started;
 	gint64 line_read_at; /* monotonic µs: when the watch line being handled was read */
@@ -1249,7 +1251,8 @@ msd_informer_silence_cb(gpointer user_data)
 	 * first, which a loaded process may need) */
 	if (self->paused || self->stream == NULL)
 		self->heard_at = now;
-	if (now - self->heard_at <= MSD_INFORMER_SILENCE_USEC)
+	if (msd_silence_check(&self->heard_at, &self->silence_checked_at, now,
+	                      MSD_INFORMER_SILENCE_CHECK_MS * 1000) <= MSD_INFORMER_SILENCE_USEC)
 		return G_SOURCE_CONTINUE;
 	/* op stays alive until this returns: the source holds its callback data while it runs */
 	msd_source_clear(&self->silence_source);
@@ -1396,8 +1399,8 @@ msd_informer_watch(MsdInformer *self, gboolean initial)
 	g_autoptr(GString) query = g_string_new(self->path);
 	gint timeout = initial ? g_random_int_range(MSD_INFORMER_WATCH_TIMEOUT_MIN,
 	                                            MSD_INFORMER_WATCH_TIMEOUT_MAX + 1)
-	                      : g_random_int_range(MSD_INFORMER_RESUMED_TIMEOUT_MIN,
-	                                           MSD_INFORMER_RESUMED_TIMEOUT_MAX + 1);
+	                       : g_random_int_range(MSD_INFORMER_RESUMED_TIMEOUT_MIN,
+	                                            MSD_INFORMER_RESUMED_TIMEOUT_MAX + 1);
 
 	msd_informer_close_watch(self);
 	self->watch_cancellable = g_cancellable_new();
@@ -1426,6 +1429,7 @@ msd_informer_watch(MsdInformer *self, gboolean initial)
 	/* the answer's headers are bounded as its body is: a request sent on a pooled connection
 	 * that was black-holed meanwhile would otherwise wait for the I/O timeout */
 	self->heard_at = g_get_monotonic_time();
+	self->silence_checked_at = self->heard_at;
 	self->silence_source = msd_engine_context_add_timeout(
 	        self->engine, G_PRIORITY_DEFAULT, MSD_INFORMER_SILENCE_CHECK_MS,
 	        "[meshsync] informer watch silence", msd_informer_silence_cb,

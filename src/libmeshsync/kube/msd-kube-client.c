@@ -28,6 +28,7 @@
 #include "kube/msd-proxy-resolver.h"
 #include "util/msd-json-object.h"
 #include "util/msd-i18n.h"
+#include "util/msd-silence.h"
 #include "util/msd-log.h"
 
 /* Informers keep one watch connection per resource type open (HTTP/1.1 cannot multiplex),
@@ -47,11 +48,12 @@
 #define MSD_KUBE_CLIENT_CONNECT_TIMEOUT_SECONDS 40
 
 /* A whole-body answer (a list page, discovery) that receives nothing, headers or body, for this
- * many seconds is given up, and so is a streamed one (a watch) that receives no headers: a connection that a NAT gateway or a firewall forgot drops packets
- * without a FIN or a RST, and only the I/O timeout would end the wait minutes later. A real
- * server streams a list page without pauses; 30 s matches the bound on silent watches (see
- * msd-informer.c). MESHSYNC_KUBE_STALL_TIMEOUT (seconds) changes it, for the tests. */
-#define MSD_KUBE_CLIENT_STALL_SECONDS      30
+ * many seconds is given up, and so is a streamed one (a watch) that receives no headers: a
+ * connection that a NAT gateway or a firewall forgot drops packets without a FIN or a RST, and only
+ * the I/O timeout would end the wait minutes later. A real server streams a list page without
+ * pauses; 30 s matches the bound on silent watches (see msd-informer.c).
+ * MESHSYNC_KUBE_STALL_TIMEOUT (seconds) changes it, for the tests. */
+#define MSD_KUBE_CLIENT_STALL_SECONDS       30
 #define MSD_KUBE_CLIENT_STALL_CHECK_SECONDS 2
 
 /* After a connection was found black-holed, the pooled ones opened before it are suspect too
@@ -116,6 +118,7 @@ typedef struct {
 	GCancellable *chained; /* (owned) (nullable): the task's cancellable, chain_id is on it */
 	GSource *stall_timer;  /* (owned) (nullable): an answer (or a stream's headers) awaited */
 	gint64 heard_at;       /* monotonic µs: the request's start or its last bytes */
+	gint64 checked_at;     /* monotonic µs: the stall bound's last check */
 	gboolean stalled;
 } MsdKubeRequest;
 
@@ -356,7 +359,8 @@ msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
 	}
 	self->stall_timeout = MSD_KUBE_CLIENT_STALL_SECONDS;
 	if (g_getenv("MESHSYNC_KUBE_STALL_TIMEOUT") != NULL) {
-		guint64 seconds = g_ascii_strtoull(g_getenv("MESHSYNC_KUBE_STALL_TIMEOUT"), NULL, 10);
+		guint64 seconds =
+		        g_ascii_strtoull(g_getenv("MESHSYNC_KUBE_STALL_TIMEOUT"), NULL, 10);
 		if (seconds > 0 && seconds <= 3600)
 			self->stall_timeout = (guint)seconds;
 	}
@@ -872,9 +876,10 @@ msd_kube_client_stall_check_cb(gpointer user_data)
 {
 	MsdKubeRequest *req = user_data;
 	MsdKubeClient *self = req->client;
+	gint64 silence = msd_silence_check(&req->heard_at, &req->checked_at, g_get_monotonic_time(),
+	                                   MSD_KUBE_CLIENT_STALL_CHECK_SECONDS * G_USEC_PER_SEC);
 
-	if (g_get_monotonic_time() - req->heard_at <=
-	    (gint64)self->stall_timeout * G_USEC_PER_SEC)
+	if (silence <= (gint64)self->stall_timeout * G_USEC_PER_SEC)
 		return G_SOURCE_CONTINUE;
 	/* while a new connection is made, its own bound applies */
 	if (req->connect_timer != NULL)
@@ -971,6 +976,7 @@ msd_kube_client_arm_stall_bound(MsdKubeRequest *req)
 {
 	msd_kube_request_stop_stall_timer(req);
 	req->heard_at = g_get_monotonic_time();
+	req->checked_at = req->heard_at;
 	req->stall_timer = g_timeout_source_new_seconds(MSD_KUBE_CLIENT_STALL_CHECK_SECONDS);
 	g_source_set_callback(req->stall_timer, msd_kube_client_stall_check_cb, req, NULL);
 	g_source_set_static_name(req->stall_timer, "[meshsync] kube request stall");
@@ -1015,9 +1021,10 @@ msd_kube_client_send_cb(GObject *source, GAsyncResult *result, gpointer user_dat
 		msd_kube_request_stop_stall_timer(req);
 	if (stream == NULL && req->stalled &&
 	    !g_cancellable_is_cancelled(g_task_get_cancellable(task))) {
-		g_task_return_new_error(task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		                        _("GET %s: no answer within %u s; its connection is given up"),
-		                        req->url, self->stall_timeout);
+		g_task_return_new_error(
+		        task, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		        _("GET %s: no answer within %u s; its connection is given up"), req->url,
+		        self->stall_timeout);
 		return;
 	}
 	if (stream == NULL && timed_out) {
