@@ -15,8 +15,9 @@ import signal
 import time
 import urllib.request
 
-from broker_faults import (Picture, compare, metric, metric_type, published_at_exit,
-                           server_conf_file, truth, wait_for_all, wait_for_picture)
+from broker_faults import (Picture, RssSampler, compare, kubesim_rv, metric, metric_type,
+                           published_at_exit, server_conf_file, truth, wait_for_all,
+                           wait_for_picture)
 from kubesim import Kubesim
 from nats_server import NatsServer, wait_until
 from test_broker_mode import Daemon, GatedProxy
@@ -195,12 +196,16 @@ def test_black_holed_broker_connection_loses_nothing(tmp_path):
         try:
             with Daemon(str(tmp_path), sim.kubeconfig, proxy.url, "-outputResources",
                         "pod", "--readiness=strict") as run:
+                first_rv = kubesim_rv(sim)
+                rss = RssSampler(run.proc.pid)
+                rss.start()
                 wait_ready(run)
                 assert_agrees(picture, sim, run, "the initial sync")
                 assert metric(metrics(run), "meshsync_broker_reconnects_total") == 0
                 before = picture.counts()
 
                 assert relayed_connections(nats) == 1
+                rss.phase = "during"
                 proxy.hole()
                 holed = time.monotonic()
                 # the held connection stays black-holed for good: only the pings can give it
@@ -211,12 +216,14 @@ def test_black_holed_broker_connection_loses_nothing(tmp_path):
                 wait_metric(run, "meshsync_broker_reconnects_total", lambda v: v >= 1,
                             "the reconnection past the black hole")
                 back = time.monotonic() - holed
+                rss.phase = "after"
                 wait_until(lambda: relayed_connections(nats) == 2,
                            "the held connection and the new one on the server",
                            timeout=TIMEOUT, proc=run.proc, log=run.log)
 
                 wait_ready(run)
                 rv, state = assert_agrees(picture, sim, run, "after the black hole")
+                agreed = time.monotonic() - holed
                 text = metrics(run)
                 assert_broker_metrics(text)
                 # what the held connection swallowed was never confirmed: it went again
@@ -224,10 +231,14 @@ def test_black_holed_broker_connection_loses_nothing(tmp_path):
                 assert metric(text, "meshsync_broker_reconnects_total") == 1
                 after = picture.counts()
                 assert after["messages"] > before["messages"]
+                # the sampler ends with the daemon
                 published = assert_all_arrived(picture, run)
                 after = picture.counts()
                 print(f"black hole given up after {noticed:.1f} s, reconnected after "
-                      f"{back:.1f} s (machine under other load); {len(state)} pods at rv {rv}; {published} events published, "
+                      f"{back:.1f} s, picture agreed after {agreed:.1f} s (machine under "
+                      f"other load); {kubesim_rv(sim) - first_rv} kubesim events; RSS "
+                      f"before/during/after {rss.peak('before') // 1024}/"
+                      f"{rss.peak('during') // 1024}/{rss.peak('after') // 1024} MiB; {len(state)} pods at rv {rv}; {published} events published, "
                       f"{after['messages']} messages, {after['duplicates']} duplicates; "
                       f"re-sent {metric(text, 'meshsync_broker_resent_messages_total'):.0f}")
         finally:
