@@ -20,8 +20,8 @@ import threading
 import time
 import urllib.request
 
-from broker_faults import (Picture, RssSampler, compare, published_at_exit, truth,
-                           wait_for_picture)
+from broker_faults import (Picture, RssSampler, compare, kubesim_rv, published_at_exit,
+                           truth, wait_for_picture)
 from kubesim import Kubesim
 from nats_client import NatsClient, NatsError, _parse_headers
 from nats_server import NatsServer, free_port, wait_until
@@ -243,6 +243,7 @@ def test_minority_partition_loses_and_duplicates_nothing(tmp_path):
         n1, n2 = cluster.servers["n1"], cluster.servers["n2"]
         with Daemon(str(tmp_path), sim.kubeconfig, n1.url, "--jetstream",
                     "--jetstream-replicas", "3", "-outputResources", "pod") as run:
+            first_rv = kubesim_rv(sim)
             wait_until(lambda: (stored(n2) or 0) >= PODS, f"{PODS} events stored",
                        timeout=TIMEOUT, proc=run.proc, log=run.log)
             picture = StreamPicture(n2.port)
@@ -288,6 +289,7 @@ def test_minority_partition_loses_and_duplicates_nothing(tmp_path):
                 assert resent > 0, "nothing was sent again after the cut"
                 assert run.terminate() == 0
                 published = published_at_exit(run.log())
+                events = kubesim_rv(sim) - first_rv
 
                 # the stream as it is once meshsync stopped, read whole again
                 final = read_stream(n2)
@@ -305,7 +307,7 @@ def test_minority_partition_loses_and_duplicates_nothing(tmp_path):
                 print(f"stream leader {leader}; n1 lost its routes {isolated:.1f} s into the "
                       f"cut (machine under other load); {pending:.0f} events pending at its "
                       f"end; n1 routed again {rejoined:.1f} s and {len(state)} pods at rv {rv} "
-                      f"agreed {took:.1f} s after the heal; "
+                      f"agreed {took:.1f} s after the heal; {events} kubesim events; "
                       f"{published} events published, {count} stored (last sequence "
                       f"{last_seq}), none twice; re-sent {resent:.0f}; RSS before/during/after {before // 1024}/"
                       f"{during // 1024}/{rss.peak('after') // 1024} MiB")

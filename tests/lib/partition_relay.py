@@ -16,9 +16,10 @@ meanwhile closes it and the other side sees that) and relays new ones.
 
 tests/lib/gated_proxy.py's 'hole' is another fault, a NAT gateway that forgot its
 connections: it reads and drops what they carry for good and lets new connections through. A
-nats-server that keeps sending on a route held that way did not give it up within minutes
-(with nothing to stall its writes, its pings did not end it), and a partition must refuse
-new connections.
+partition must refuse new connections, and must give the held ones back when it heals: the
+majority side of a nats-server cluster kept its routes to the cut-off server through the cut,
+pings every second notwithstanding, and only the bytes flowing again ended them (with the held
+routes silent for good, the cut-off server's new routes were refused as duplicates).
 
 Its own process, so that the test's readers, busy with the GIL, cannot delay route traffic
 long enough for the servers to take a live route for a dead one.
@@ -31,8 +32,8 @@ import sys
 import threading
 
 CHUNK = 1 << 16
-# Small socket buffers, so that a held connection's sender stalls after a few route messages
-# rather than after megabytes of loopback buffering.
+# The relay's own sockets buffer little, so that what a held connection's sender can still
+# write is mostly its own send buffer, as across a real cut.
 BUFFER = 64 << 10
 
 
