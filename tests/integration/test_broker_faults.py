@@ -1,10 +1,10 @@
 # Copyright the meshsync authors
 # SPDX-License-Identifier: Apache-2.0
 """Broker faults under churn: the daemon against kubesim changing pods all the time, a
-nats-server that hangs (SIGSTOP) or dies (SIGKILL) for a while, and a consumer that builds the
-cluster's picture from meshery.meshsync.core (tests/lib/broker_faults.py). Afterwards the
-picture must agree with kubesim's own state: every pod present with its resourceVersion,
-nothing deleted left over. Every wait is for state (the picture, /readyz, /metrics); the only
+nats-server that hangs (SIGSTOP) or dies (SIGKILL) for a while or a connection to it that a
+relay black-holes for good, and a consumer that builds the cluster's picture from
+meshery.meshsync.core (tests/lib/broker_faults.py). Afterwards the picture must agree with
+kubesim's own state: every pod present with its resourceVersion, nothing deleted left over. Every wait is for state (the picture, /readyz, /metrics); the only
 timed part is how long the fault lasts.
 
 bench/soak runs the same scenarios longer, with more pods and a faster churn.
