@@ -1,20 +1,23 @@
 # Copyright the meshsync authors
 # SPDX-License-Identifier: Apache-2.0
 """Broker faults under churn: the daemon against kubesim changing pods all the time, a
-nats-server that hangs (SIGSTOP) or dies (SIGKILL) for a while, and a consumer that builds the
-cluster's picture from meshery.meshsync.core (tests/lib/broker_faults.py). Afterwards the
-picture must agree with kubesim's own state: every pod present with its resourceVersion,
-nothing deleted left over. Every wait is for state (the picture, /readyz, /metrics); the only
+nats-server that hangs (SIGSTOP) or dies (SIGKILL) for a while or a connection to it that a
+relay black-holes for good, and a consumer that builds the cluster's picture from
+meshery.meshsync.core (tests/lib/broker_faults.py). Afterwards the picture must agree with
+kubesim's own state: every pod present with its resourceVersion, nothing deleted left over. Every wait is for state (the picture, /readyz, /metrics); the only
 timed part is how long the fault lasts.
 
 bench/soak runs the same scenarios longer, with more pods and a faster churn.
 """
 
+import json
 import signal
 import time
+import urllib.request
 
-from broker_faults import (Picture, compare, metric, metric_type, published_at_exit,
-                           server_conf_file, truth, wait_for_all, wait_for_picture)
+from broker_faults import (Picture, RssSampler, compare, kubesim_rv, metric, metric_type,
+                           published_at_exit, server_conf_file, truth, wait_for_all,
+                           wait_for_picture)
 from kubesim import Kubesim
 from nats_server import NatsServer, wait_until
 from test_broker_mode import Daemon, GatedProxy
@@ -24,10 +27,13 @@ PODS = 1000
 CHURN = 400  # events per second
 HANG = 12.0  # seconds the server stays stopped
 SEED = "11"
+# The black hole needs no pile-up to be meaningful: a few hundred pods at 100 writes/s.
+HOLE_PODS = 300
+HOLE_CHURN = 100
 
 
-def churning_sim():
-    return Kubesim(pods=PODS, namespaces=5, extra=["--churn", str(CHURN), "--seed", SEED])
+def churning_sim(pods=PODS, churn=CHURN):
+    return Kubesim(pods=pods, namespaces=5, extra=["--churn", str(churn), "--seed", SEED])
 
 
 def wait_ready(run, ready=True):
@@ -174,6 +180,77 @@ def test_killed_broker_loses_nothing(tmp_path):
         finally:
             picture.stop()
             proxy.close()
+
+
+def test_black_holed_broker_connection_loses_nothing(tmp_path):
+    """A NAT gateway that forgot the broker connection: the relay drops what either side
+    sends on it, closes nothing, and lets new connections through. No socket error ever
+    comes, so only the daemon's pings (every second, three missed) can give the connection
+    up; it must then reconnect on a new one and re-send what the dead one left unconfirmed."""
+    with churning_sim(HOLE_PODS, HOLE_CHURN) as sim, \
+            NatsServer("-c", server_conf_file()) as nats:
+        proxy = GatedProxy(nats.port)
+        picture = Picture(nats.port)
+        picture.start()
+        assert picture.subscribed.wait(30)
+        try:
+            with Daemon(str(tmp_path), sim.kubeconfig, proxy.url, "-outputResources",
+                        "pod", "--readiness=strict") as run:
+                first_rv = kubesim_rv(sim)
+                rss = RssSampler(run.proc.pid)
+                rss.start()
+                wait_ready(run)
+                assert_agrees(picture, sim, run, "the initial sync")
+                assert metric(metrics(run), "meshsync_broker_reconnects_total") == 0
+                before = picture.counts()
+
+                assert relayed_connections(nats) == 1
+                rss.phase = "during"
+                proxy.hole()
+                holed = time.monotonic()
+                # the held connection stays black-holed for good: only the pings can give it
+                # up (strict readiness then answers 503 until the reconnection, which waits
+                # the 2 s between attempts on the same server)
+                wait_ready(run, ready=False)
+                noticed = time.monotonic() - holed
+                wait_metric(run, "meshsync_broker_reconnects_total", lambda v: v >= 1,
+                            "the reconnection past the black hole")
+                back = time.monotonic() - holed
+                rss.phase = "after"
+                wait_until(lambda: relayed_connections(nats) == 2,
+                           "the held connection and the new one on the server",
+                           timeout=TIMEOUT, proc=run.proc, log=run.log)
+
+                wait_ready(run)
+                rv, state = assert_agrees(picture, sim, run, "after the black hole")
+                agreed = time.monotonic() - holed
+                text = metrics(run)
+                assert_broker_metrics(text)
+                # what the held connection swallowed was never confirmed: it went again
+                assert metric(text, "meshsync_broker_resent_messages_total") > 0
+                assert metric(text, "meshsync_broker_reconnects_total") == 1
+                after = picture.counts()
+                assert after["messages"] > before["messages"]
+                # the sampler ends with the daemon
+                published = assert_all_arrived(picture, run)
+                after = picture.counts()
+                print(f"black hole given up after {noticed:.1f} s, reconnected after "
+                      f"{back:.1f} s, picture agreed after {agreed:.1f} s (machine under "
+                      f"other load); {kubesim_rv(sim) - first_rv} kubesim events; RSS "
+                      f"before/during/after {rss.peak('before') // 1024}/"
+                      f"{rss.peak('during') // 1024}/{rss.peak('after') // 1024} MiB; {len(state)} pods at rv {rv}; {published} events published, "
+                      f"{after['messages']} messages, {after['duplicates']} duplicates; "
+                      f"re-sent {metric(text, 'meshsync_broker_resent_messages_total'):.0f}")
+        finally:
+            picture.stop()
+            proxy.close()
+
+
+def relayed_connections(nats):
+    """How many client connections nats-server holds besides the consumer's own."""
+    with urllib.request.urlopen(nats.monitor + "/connz", timeout=10) as resp:
+        connz = json.load(resp)
+    return sum(1 for conn in connz.get("connections", []) if conn.get("name") != "picture")
 
 
 def test_truth_is_one_consistent_list(tmp_path):
