@@ -72,6 +72,11 @@ class GatedProxy:
         side sends is dropped, no FIN, no RST); new connections are relayed."""
         self._command("hole")
 
+    def hole_after(self, nbytes):
+        """Black-hole the first connection on which the server sends more than @nbytes from
+        now on, as hole() does: an answer that stops arriving mid-body."""
+        self._command(f"hole-after {int(nbytes)}")
+
     def delay(self, ms):
         """Hold what passes either way @ms milliseconds, on current and new connections."""
         self._command(f"delay {int(ms)}")

@@ -10,6 +10,8 @@ it prints the port it listens on, then takes one command a line on stdin and ans
   hole  black-hole the current connections both ways, as a NAT gateway or a firewall that
         forgot them does: what either side sends is read and dropped, nothing is closed, no
         FIN or RST reaches either side; new connections are relayed both ways
+  hole-after BYTES  black-hole, as "hole" does, the first connection (from now on) on which
+        the server has sent more than BYTES: a list that stops arriving mid-body; once
   delay MS  hold what is read in either direction MS milliseconds before passing it on, on
         the current connections and new ones (0: pass at once): latency, for a kernel
         without the netem qdisc. Order is kept and reading goes on meanwhile (up to
@@ -85,6 +87,7 @@ class Relay:
         self.port = self.sock.getsockname()[1]
         self.pairs = []
         self.held = []  # black-holed: kept open, never relayed again
+        self.hole_after = None  # bytes from the server that black-hole a connection, once
         self.lock = threading.Lock()
         threading.Thread(target=self._accept, daemon=True).start()
 
@@ -104,16 +107,29 @@ class Relay:
                 continue
             muted = threading.Event()
             holed = threading.Event()
+            pair = (conn, up, muted, holed)
             with self.lock:
-                self.pairs.append((conn, up, muted, holed))
-            for a, b, m in ((conn, up, holed), (up, conn, muted)):
-                threading.Thread(target=self._pump, args=(a, b, m, holed),
+                self.pairs.append(pair)
+            for a, b, m, down in ((conn, up, holed, None), (up, conn, muted, pair)):
+                threading.Thread(target=self._pump, args=(a, b, m, holed, down),
                                  daemon=True).start()
 
-    def _pump(self, src, dst, muted, holed):
+    def _count(self, pair, passed):
+        """Black-holes @pair once the server has sent it more than hole_after bytes."""
+        with self.lock:
+            if self.hole_after is None or passed <= self.hole_after or pair not in self.pairs:
+                return
+            self.hole_after = None
+            pair[2].set()
+            pair[3].set()
+            self.pairs.remove(pair)
+            self.held.append(pair)
+
+    def _pump(self, src, dst, muted, holed, pair):
         """Reads @src; a sender of its own writes to @dst what is due, so that a delay holds
-        data back without stopping the reading."""
+        data back without stopping the reading. @pair is set for the server's direction."""
         line = Line()
+        passed = 0
         threading.Thread(target=self._send, args=(src, dst, line, holed),
                          daemon=True).start()
         try:
@@ -121,6 +137,9 @@ class Relay:
                 data = src.recv(CHUNK)
                 if not data:
                     break
+                if pair is not None:
+                    passed += len(data)
+                    self._count(pair, passed)
                 if not muted.is_set() and not line.put(time.monotonic() + self.delay, data):
                     return
         except OSError:
@@ -192,6 +211,9 @@ def main():
             relay.mute()
         elif command == "hole":
             relay.hole()
+        elif command.startswith("hole-after ") and command[11:].isdigit():
+            with relay.lock:
+                relay.hole_after = int(command[11:])
         elif command.startswith("delay ") and command[6:].isdigit():
             relay.delay = int(command[6:]) / 1000.0
         else:
