@@ -13,13 +13,13 @@ import yaml
 
 from kubesim import Kubesim
 from meshsync_run import TIMEOUT
-from nats_server import NatsServer, wait_until
+from nats_server import NatsServer, free_port, wait_until
 from test_broker_mode import Daemon, wait_for_listener
 from test_sessions import NS, collect, exec_errors, open_exec, pod_manifest
 from microsocks import Microsocks
 from holding_relay import HoldingRelay
 from stunnel import Stunnel
-from tinyproxy import Tinyproxy, free_port
+from tinyproxy import Tinyproxy
 
 PROXY_ENV = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy")
 

@@ -8,10 +8,8 @@ is `ca_file`."""
 import os
 import shutil
 import subprocess
-import tempfile
 
-from nats_server import wait_until
-from tinyproxy import accepts, free_port
+from proxy_process import ProxyProcess
 
 STUNNEL = shutil.which("stunnel4") or shutil.which("stunnel") or "/usr/bin/stunnel4"
 
@@ -21,9 +19,9 @@ def openssl(*args, cwd):
                    stderr=subprocess.DEVNULL)
 
 
-class Stunnel:
+class Stunnel(ProxyProcess):
     def __init__(self, upstream_port):
-        self.tmpdir = tempfile.mkdtemp(prefix="stunnel-test-")
+        super().__init__("stunnel")
         d = self.tmpdir
         openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
                 "-nodes", "-keyout", "ca.key", "-out", "ca.pem", "-days", "2",
@@ -36,8 +34,6 @@ class Stunnel:
                 "-CAcreateserial", "-out", "proxy.pem", "-days", "2", "-extfile", "ext.cnf",
                 cwd=d)
         self.ca_file = os.path.join(d, "ca.pem")
-        self.port = free_port()
-        self.logfile = os.path.join(d, "stunnel.log")
         conf = os.path.join(d, "stunnel.conf")
         with open(conf, "w", encoding="utf-8") as f:
             f.write(f"foreground = yes\npid =\noutput = {self.logfile}\ndebug = info\n"
@@ -45,31 +41,5 @@ class Stunnel:
                     f"connect = 127.0.0.1:{upstream_port}\n"
                     f"cert = {os.path.join(d, 'proxy.pem')}\n"
                     f"key = {os.path.join(d, 'proxy.key')}\n")
-        self.proc = subprocess.Popen([STUNNEL, conf], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
-        wait_until(lambda: accepts(self.port), f"stunnel listening on {self.port}",
-                   proc=self.proc, log=self.log)
+        self.start([STUNNEL, conf])
         self.url = f"https://127.0.0.1:{self.port}"
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
-
-    def log(self):
-        try:
-            with open(self.logfile, encoding="utf-8", errors="replace") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        shutil.rmtree(self.tmpdir, ignore_errors=True)
