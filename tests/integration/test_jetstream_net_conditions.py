@@ -62,6 +62,7 @@ def run_condition(tmp_path, before, after=None):
         picture = StreamPicture(nats.port)
         try:
             before(net, proxy)
+            first_rv = kubesim_rv(sim)
             with Daemon(str(tmp_path), sim.kubeconfig, proxy.url, "--jetstream",
                         "-outputResources", "pod") as run:
                 sampler = RssSampler(run.proc.pid)
@@ -82,6 +83,7 @@ def run_condition(tmp_path, before, after=None):
                     sampler.stopping = True
                     sampler.join()
                 assert run.terminate() == 0
+                writes = kubesim_rv(sim) - first_rv
                 published = published_at_exit(run.log())
         finally:
             picture.stop()
@@ -89,7 +91,8 @@ def run_condition(tmp_path, before, after=None):
                 picture.join()
             proxy.close()
         baseline = sampler.peak("sync")
-        peak = max(sampler.peak("fault"), sampler.peak("after"))
+        during, since = sampler.peak("fault"), sampler.peak("after")
+        peak = max(during, since)
         assert peak <= baseline + RSS_SLACK_KIB, (
             f"RSS rose from {baseline} KiB (initial sync) to {peak} KiB")
 
@@ -103,10 +106,11 @@ def run_condition(tmp_path, before, after=None):
         assert not any(diff.values()), diff
         resent = metric(text, "meshsync_jetstream_resent_total")
         print(f"{len(state)} pods at rv {rv} agreed {took:.1f} s after the churn window; "
-              f"{published} events published, {count} stored (last sequence {last_seq}), "
-              f"none twice; re-sent {resent:.0f}; RSS {baseline} KiB peak in the sync, "
-              f"{peak} KiB peak since; kubesim at rv {kubesim_rv(sim)}; watch restarts "
-              f"{metric(text, 'meshsync_watch_restarts_total')}")
+              f"{writes} kubesim writes while meshsync ran; {published} events published, "
+              f"{count} stored (last sequence {last_seq}), none twice; re-sent {resent:.0f}; "
+              f"RSS peak in the sync / the churn window / after it {baseline} / {during} / "
+              f"{since} KiB; watch restarts {metric(text, 'meshsync_watch_restarts_total')}, "
+              f"relists {metric(text, 'meshsync_relists_total')}")
 
 
 def nats_round_trip(port):
