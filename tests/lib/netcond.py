@@ -28,6 +28,11 @@ TABLE = "netcond"
 # The loopback of a fresh namespace is 64 KiB per packet; an Ethernet-sized MTU makes a
 # dropped segment as small as one on a real link, so a loss costs what it costs there.
 MTU = 1500
+# The MTU alone does not do it: loopback takes TCP's segmentation offload, so TCP hands it
+# packets of up to 64 KiB (about 43 segments) that pass the input hook whole, and a drop there
+# loses them all at once. One segment per packet makes each segment pass the hook, and be
+# dropped, on its own, as on a wire.
+GSO_MAX_SEGS = 1
 
 # What the daemon's resident set may add to its peak during the initial sync while a network
 # condition lasts and after it. What the API server could not send during a fault waits on
@@ -69,7 +74,8 @@ class PrivateNetwork:
             os.close(self._home)
             pytest.skip(f"no network namespace: {err}")
         try:
-            subprocess.run(["ip", "link", "set", "lo", "up", "mtu", str(MTU)], check=True)
+            subprocess.run(["ip", "link", "set", "lo", "up", "mtu", str(MTU),
+                            "gso_max_segs", str(GSO_MAX_SEGS)], check=True)
             self._nft(f"add table inet {TABLE}\n"
                       f"add chain inet {TABLE} input "
                       "{ type filter hook input priority 0; policy accept; }\n")
