@@ -17,6 +17,20 @@ from test_broker_faults import (SEED, assert_agrees, assert_all_arrived, metric,
 from test_broker_mode import Daemon
 
 
+def relayed(sim, nats, tmp_path):
+    """The relay in front of kubesim, a kubeconfig that goes through it, and the consumer's
+    picture subscribed."""
+    port = sim.url.rsplit(":", 1)[1].rstrip("/")
+    relay = GatedProxy(int(port))
+    config = tmp_path / "relayed.kubeconfig"
+    config.write_text(open(sim.kubeconfig, encoding="utf-8").read().replace(
+        f":{port}", f":{relay.port}"))
+    picture = Picture(nats.port)
+    picture.start()
+    assert picture.subscribed.wait(30)
+    return relay, config, picture
+
+
 def test_black_holed_watch(tmp_path):
     """A NAT gateway that forgets the daemon's connections: the relay between the daemon and
     kubesim drops everything on the connections it holds without closing them, while new
@@ -24,14 +38,7 @@ def test_black_holed_watch(tmp_path):
     not relisted, and the picture must agree again with the churn going on."""
     with Kubesim(pods=300, namespaces=5, extra=["--churn", "100", "--seed", SEED]) as sim, \
             NatsServer("-c", server_conf_file()) as nats:
-        port = sim.url.rsplit(":", 1)[1].rstrip("/")
-        relay = GatedProxy(int(port))
-        config = tmp_path / "relayed.kubeconfig"
-        config.write_text(open(sim.kubeconfig, encoding="utf-8").read().replace(
-            f":{port}", f":{relay.port}"))
-        picture = Picture(nats.port)
-        picture.start()
-        assert picture.subscribed.wait(30)
+        relay, config, picture = relayed(sim, nats, tmp_path)
         try:
             with Daemon(str(tmp_path), str(config), nats.url, "-outputResources",
                         "pod") as run:
@@ -63,15 +70,8 @@ def test_black_holed_initial_list(tmp_path):
     completes with the picture equal to the truth."""
     with Kubesim(pods=1000, namespaces=5, extra=["--churn", "20", "--seed", SEED]) as sim, \
             NatsServer("-c", server_conf_file()) as nats:
-        port = sim.url.rsplit(":", 1)[1].rstrip("/")
-        relay = GatedProxy(int(port))
+        relay, config, picture = relayed(sim, nats, tmp_path)
         relay.hole_after(128 * 1024)
-        config = tmp_path / "relayed.kubeconfig"
-        config.write_text(open(sim.kubeconfig, encoding="utf-8").read().replace(
-            f":{port}", f":{relay.port}"))
-        picture = Picture(nats.port)
-        picture.start()
-        assert picture.subscribed.wait(30)
         try:
             with Daemon(str(tmp_path), str(config), nats.url, "-outputResources",
                         "pod") as run:
