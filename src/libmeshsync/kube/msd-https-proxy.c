@@ -108,8 +108,9 @@ msd_https_proxy_register(void)
 	if (g_once_init_enter(&done)) {
 		/* loads GIO's own proxies first, so that the extension point exists and ours
 		 * is ranked against theirs */
-		g_autoptr(GProxy) builtin = g_proxy_get_default_for_protocol("https");
+		GProxy *builtin = g_proxy_get_default_for_protocol("https");
 
+		g_clear_object(&builtin);
 		g_io_extension_point_implement(G_PROXY_EXTENSION_POINT_NAME, MSD_TYPE_HTTPS_PROXY,
 		                               "https", 100);
 		g_once_init_leave(&done, 1);
