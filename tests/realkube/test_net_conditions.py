@@ -1,17 +1,19 @@
 # Copyright the meshsync authors
 # SPDX-License-Identifier: Apache-2.0
-"""The link between meshsync and a real API server cut for 30 s under churn, in a network
-namespace of the test's own (tests/lib/netcond.py): nftables drops every segment between
-meshsync and the relay in front of the server, on the connections meshsync holds and on new
-ones, while the churn writes to the server directly. Afterwards the consumer's picture must
-equal what the server lists, nothing the consumer held announced again as ADDED, and the
-daemon's resident set within RSS_SLACK_KIB (tests/lib/netcond.py)."""
+"""Network faults between meshsync and a real API server, under churn that writes to the
+server directly. The link cut for 30 s in a network namespace of the test's own
+(tests/lib/netcond.py): nftables drops every segment between meshsync and the relay in front
+of the server, on the connections meshsync holds and on new ones; afterwards the consumer's
+picture must equal what the server lists, nothing the consumer held announced again as ADDED,
+and the daemon's resident set within RSS_SLACK_KIB (tests/lib/netcond.py). And the relay
+black-holing the connections it holds (doc/durability.md, "Silent connections"). Both are
+mostly waited out, so this file runs beside the parallel tests (tests/realkube/meson.build)."""
 
 import time
 
 from broker_faults import RssSampler
 from netcond import RSS_SLACK_KIB, PrivateNetwork
-from realkube_run import Churn
+from realkube_run import TIMEOUT, Churn, wait_until
 from test_faults import Setup
 
 CUT_SECONDS = 30.0
@@ -52,3 +54,28 @@ def test_link_cut_30s(tmp_path):
               f"picture equal to the {len(state)} objects {converged:.1f} s after the "
               f"restore; RSS {baseline} KiB synced, {peak} KiB peak since; watch restarts "
               f"{s.daemon.metric('meshsync_watch_restarts_total')}")
+
+
+def test_black_holed_watch(tmp_path):
+    """The daemon's connections to the real API server black-holed by the relay (what either
+    side sends is dropped, nothing is closed) while churn writes through a connection of its
+    own: every silent watch is abandoned after its bound and resumed, and the picture equals
+    what the server lists again."""
+    with Setup(tmp_path, relay=True) as s:
+        relists = s.daemon.metric("meshsync_relists_total")
+        churn = Churn(s.rk.kubeconfig, ["churn-0", "churn-1"], rate=100).start()
+        try:
+            churn.wait_writes(200)
+            s.relay.hole()
+            holed_at = time.monotonic()
+            wait_until(lambda: s.daemon.metric("meshsync_watch_silences_total") >= 1,
+                       "a silent watch noticed", timeout=TIMEOUT)
+            noticed = time.monotonic() - holed_at
+            churn.wait_writes(churn.writes + 200)
+        finally:
+            churn.stop()
+        waited, state = s.settle("the cluster after the black hole")
+        assert "watch silent for" in s.daemon.log()
+        print(f"noticed {noticed:.1f} s after the hole; {churn.writes} writes; picture equal "
+              f"to the {len(state)} objects {waited:.2f} s after the churn; relists "
+              f"{relists} -> {s.daemon.metric('meshsync_relists_total')}")
