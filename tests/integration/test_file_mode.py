@@ -105,7 +105,9 @@ def test_filters(tmp_path, flags, kinds, namespaces):
 def test_stop_after_exits_zero(tmp_path):
     with Kubesim(**SMALL) as sim:
         view = cluster_view(sim)
-        with Meshsync(str(tmp_path), sim.kubeconfig, "-stopAfter", seconds(2)) as run:
+        # long enough for the small cluster's initial sync with the suite's other tests
+        # beside it (2 s was not, three at a time), short enough to wait for
+        with Meshsync(str(tmp_path), sim.kubeconfig, "-stopAfter", seconds(10)) as run:
             # nothing stops it but its own timer
             assert run.wait_exit() == 0, run.log()
             log = run.log()
