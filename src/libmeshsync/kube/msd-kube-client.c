@@ -119,6 +119,7 @@ typedef struct {
 	GSource *stall_timer;  /* (owned) (nullable): an answer (or a stream's headers) awaited */
 	gint64 heard_at;       /* monotonic µs: the request's start or its last bytes */
 	gint64 checked_at;     /* monotonic µs: the stall bound's last check */
+	gboolean written;      /* the request went out: the answer's wait has begun */
 	gboolean stalled;
 } MsdKubeRequest;
 
@@ -126,6 +127,8 @@ static gboolean msd_kube_client_accept_certificate_cb(SoupMessage *msg,
                                                       GTlsCertificate *peer,
                                                       GTlsCertificateFlags errors,
                                                       gpointer user_data);
+
+static void msd_kube_client_wrote_headers_cb(SoupMessage *msg, gpointer user_data);
 
 static void msd_kube_client_connect_event_cb(SoupMessage *msg,
                                              GSocketClientEvent event,
@@ -165,9 +168,12 @@ msd_kube_request_clear_message(MsdKubeRequest *req)
 {
 	msd_kube_request_stop_connect_timer(req);
 	msd_kube_request_stop_stall_timer(req);
-	if (req->msg != NULL)
+	if (req->msg != NULL) {
 		g_signal_handlers_disconnect_by_func(req->msg, msd_kube_client_connect_event_cb,
 		                                     req);
+		g_signal_handlers_disconnect_by_func(req->msg, msd_kube_client_wrote_headers_cb,
+		                                     req);
+	}
 	/* a stream handed out keeps the message alive longer than this request */
 	if (req->msg != NULL)
 		g_signal_handlers_disconnect_by_func(req->msg,
@@ -879,10 +885,14 @@ msd_kube_client_stall_check_cb(gpointer user_data)
 	gint64 silence = msd_silence_check(&req->heard_at, &req->checked_at, g_get_monotonic_time(),
 	                                   MSD_KUBE_CLIENT_STALL_CHECK_SECONDS * G_USEC_PER_SEC);
 
-	if (silence <= (gint64)self->stall_timeout * G_USEC_PER_SEC)
+	/* a request waiting for a connection (libsoup queues it behind others being made, as
+	 * in a burst of 50 sessions' TLS handshakes) is not waiting for an answer yet; a new
+	 * connection has its own bound */
+	if (!req->written || req->connect_timer != NULL) {
+		req->heard_at = g_get_monotonic_time();
 		return G_SOURCE_CONTINUE;
-	/* while a new connection is made, its own bound applies */
-	if (req->connect_timer != NULL)
+	}
+	if (silence <= (gint64)self->stall_timeout * G_USEC_PER_SEC)
 		return G_SOURCE_CONTINUE;
 	req->stalled = TRUE;
 	msd_kube_client_distrust_pool(self);
@@ -972,9 +982,21 @@ msd_kube_client_connect_ended(GTask *task, gboolean unchain)
 
 /* The stall bound for an answer: a whole body throughout, a stream until its headers. */
 static void
+msd_kube_client_wrote_headers_cb(SoupMessage *msg, gpointer user_data)
+{
+	MsdKubeRequest *req = user_data;
+
+	req->written = TRUE;
+	req->heard_at = g_get_monotonic_time();
+}
+
+static void
 msd_kube_client_arm_stall_bound(MsdKubeRequest *req)
 {
 	msd_kube_request_stop_stall_timer(req);
+	req->written = FALSE;
+	g_signal_connect(req->msg, "wrote-headers", G_CALLBACK(msd_kube_client_wrote_headers_cb),
+	                 req);
 	req->heard_at = g_get_monotonic_time();
 	req->checked_at = req->heard_at;
 	req->stall_timer = g_timeout_source_new_seconds(MSD_KUBE_CLIENT_STALL_CHECK_SECONDS);
