@@ -148,7 +148,7 @@ struct _MsdInformer {
 	gboolean watch_reopening;  /* a watch resumed at an old resourceVersion, not after a list */
 	GSource *resume_source;    /* (owned) (nullable): reading again after a pause */
 	GSource *silence_source;   /* (owned) (nullable): checks that the open watch still talks */
-	gint64 heard_at;           /* monotonic µs: the watch's last bytes, or its request */
+	gint64 heard_at;           /* monotonic µs: the watch's last bytes, or its headers */
 	gint64 silence_checked_at; /* monotonic µs: the silence bound's last check */
 	gboolean silence_resume;   /* the next watch follows a silent one: on a new connection */
 	gboolean long_watch;       /* the open watch is a streaming list: the server ends it late */
@@ -1426,8 +1426,8 @@ msd_informer_watch(MsdInformer *self, gboolean initial)
 	                (self->silence_resume ? MSD_KUBE_REQUEST_NEW_CONNECTION : 0),
 	        self->watch_cancellable, msd_informer_watch_open_cb, msd_informer_op_new(self));
 	self->silence_resume = FALSE;
-	/* the answer's headers are bounded as its body is: a request sent on a pooled connection
-	 * that was black-holed meanwhile would otherwise wait for the I/O timeout */
+	/* the body's silence is bounded here; the headers' wait is the kube client's (a request
+	 * written on a pooled connection black-holed meanwhile gets no answer at all) */
 	self->heard_at = g_get_monotonic_time();
 	self->silence_checked_at = self->heard_at;
 	self->silence_source = msd_engine_context_add_timeout(

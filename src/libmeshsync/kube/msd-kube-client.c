@@ -117,7 +117,7 @@ typedef struct {
 	gboolean proxy_negotiating; /* between a proxy's first byte and its tunnel */
 	GCancellable *chained; /* (owned) (nullable): the task's cancellable, chain_id is on it */
 	GSource *stall_timer;  /* (owned) (nullable): an answer (or a stream's headers) awaited */
-	gint64 heard_at;       /* monotonic µs: the request's start or its last bytes */
+	gint64 heard_at;       /* monotonic µs: the request written, or its last bytes */
 	gint64 checked_at;     /* monotonic µs: the stall bound's last check */
 	gboolean written;      /* the request went out: the answer's wait has begun */
 	gboolean stalled;
@@ -882,17 +882,15 @@ msd_kube_client_stall_check_cb(gpointer user_data)
 {
 	MsdKubeRequest *req = user_data;
 	MsdKubeClient *self = req->client;
-	gint64 silence = msd_silence_check(&req->heard_at, &req->checked_at, g_get_monotonic_time(),
-	                                   MSD_KUBE_CLIENT_STALL_CHECK_SECONDS * G_USEC_PER_SEC);
 
 	/* a request waiting for a connection (libsoup queues it behind others being made, as
-	 * in a burst of 50 sessions' TLS handshakes) is not waiting for an answer yet; a new
-	 * connection has its own bound */
-	if (!req->written || req->connect_timer != NULL) {
-		req->heard_at = g_get_monotonic_time();
+	 * in a burst of 50 sessions' TLS handshakes; a new one has its own bound) is not
+	 * waiting for an answer yet */
+	if (!req->written)
 		return G_SOURCE_CONTINUE;
-	}
-	if (silence <= (gint64)self->stall_timeout * G_USEC_PER_SEC)
+	if (msd_silence_check(&req->heard_at, &req->checked_at, g_get_monotonic_time(),
+	                      MSD_KUBE_CLIENT_STALL_CHECK_SECONDS * G_USEC_PER_SEC) <=
+	    (gint64)self->stall_timeout * G_USEC_PER_SEC)
 		return G_SOURCE_CONTINUE;
 	req->stalled = TRUE;
 	msd_kube_client_distrust_pool(self);
@@ -937,8 +935,6 @@ msd_kube_client_connect_event_cb(SoupMessage *msg,
 	} else if ((https && event == G_SOCKET_CLIENT_TLS_HANDSHAKED) ||
 	           (!https && event == G_SOCKET_CLIENT_COMPLETE)) {
 		msd_kube_request_stop_connect_timer(req);
-		/* the answer's wait starts once there is a connection to wait on */
-		req->heard_at = g_get_monotonic_time();
 	}
 }
 
@@ -980,7 +976,7 @@ msd_kube_client_connect_ended(GTask *task, gboolean unchain)
 	return req->connect_timed_out && !g_cancellable_is_cancelled(g_task_get_cancellable(task));
 }
 
-/* The stall bound for an answer: a whole body throughout, a stream until its headers. */
+/* The answer's wait starts when the request is written. */
 static void
 msd_kube_client_wrote_headers_cb(SoupMessage *msg, gpointer user_data)
 {
@@ -988,8 +984,10 @@ msd_kube_client_wrote_headers_cb(SoupMessage *msg, gpointer user_data)
 
 	req->written = TRUE;
 	req->heard_at = g_get_monotonic_time();
+	req->checked_at = req->heard_at;
 }
 
+/* The stall bound for an answer: a whole body throughout, a stream until its headers. */
 static void
 msd_kube_client_arm_stall_bound(MsdKubeRequest *req)
 {
@@ -997,8 +995,6 @@ msd_kube_client_arm_stall_bound(MsdKubeRequest *req)
 	req->written = FALSE;
 	g_signal_connect(req->msg, "wrote-headers", G_CALLBACK(msd_kube_client_wrote_headers_cb),
 	                 req);
-	req->heard_at = g_get_monotonic_time();
-	req->checked_at = req->heard_at;
 	req->stall_timer = g_timeout_source_new_seconds(MSD_KUBE_CLIENT_STALL_CHECK_SECONDS);
 	g_source_set_callback(req->stall_timer, msd_kube_client_stall_check_cb, req, NULL);
 	g_source_set_static_name(req->stall_timer, "[meshsync] kube request stall");
