@@ -193,6 +193,20 @@ def read_stream(server):
     return contents
 
 
+def assert_stream_whole(server, published, rv, state, truth_state):
+    """The stream read whole from @server once meshsync stopped: no Nats-Msg-Id stored twice,
+    every one of the @published events there, and the picture it makes equal to the truth at
+    @rv. Returns the StreamPicture read."""
+    final = read_stream(server)
+    assert final.stored_twice() == {}, "an event was stored twice"
+    # every event meshsync handed to the broker is in the stream
+    assert final.distinct_ids() == published, (
+        f"published {published}, the stream holds {final.distinct_ids()}")
+    diff = compare(final, rv, state, truth_state)
+    assert not any(diff.values()), diff
+    return final
+
+
 def sim_object(sim, uid):
     """What kubesim has for @uid now: (resourceVersion) or None when it is gone."""
     for item in sim.request("GET", "/api/v1/pods")[1]["items"]:
@@ -292,14 +306,8 @@ def test_minority_partition_loses_and_duplicates_nothing(tmp_path):
                 events = kubesim_rv(sim) - first_rv
 
                 # the stream as it is once meshsync stopped, read whole again
-                final = read_stream(n2)
+                final = assert_stream_whole(n2, published, rv, state, truth(sim)[1])
                 count, last_seq = final.sequences()
-                assert final.stored_twice() == {}, "an event was stored twice"
-                # every event meshsync handed to the broker is in the stream
-                assert final.distinct_ids() == published, (
-                    f"published {published}, the stream holds {final.distinct_ids()}")
-                diff = compare(final, rv, state, truth(sim)[1])
-                assert not any(diff.values()), diff
 
                 before, during = rss.peak("before"), rss.peak("cut")
                 assert (during - before) * 1024 < WINDOW_BYTES + SLACK_BYTES, (
