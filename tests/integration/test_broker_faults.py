@@ -243,7 +243,8 @@ def test_black_holed_broker_connection_loses_nothing(tmp_path):
                       f"{back:.1f} s, picture agreed after {agreed:.1f} s (machine under "
                       f"other load); {kubesim_rv(sim) - first_rv} kubesim events; RSS "
                       f"before/during/after {rss.peak('before') // 1024}/"
-                      f"{rss.peak('during') // 1024}/{rss.peak('after') // 1024} MiB; {len(state)} pods at rv {rv}; {published} events published, "
+                      f"{rss.peak('during') // 1024}/{rss.peak('after') // 1024} MiB; "
+                      f"{len(state)} pods at rv {rv}; {published} events published, "
                       f"{after['messages']} messages, {after['duplicates']} duplicates; "
                       f"re-sent {metric(text, 'meshsync_broker_resent_messages_total'):.0f}")
         finally:
