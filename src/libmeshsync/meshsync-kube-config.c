@@ -48,6 +48,7 @@ enum {
 	PROP_USER_NAME,
 	PROP_NAMESPACE,
 	PROP_TLS_SERVER_NAME,
+	PROP_DISABLE_COMPRESSION,
 	PROP_INSECURE_SKIP_TLS_VERIFY,
 	PROP_IN_CLUSTER,
 	PROP_SOURCE,
@@ -133,6 +134,9 @@ meshsync_kube_config_get_property(GObject *object, guint prop_id, GValue *value,
 		break;
 	case PROP_TLS_SERVER_NAME:
 		g_value_set_string(value, self->target.tls_server_name);
+		break;
+	case PROP_DISABLE_COMPRESSION:
+		g_value_set_boolean(value, self->target.disable_compression);
 		break;
 	case PROP_INSECURE_SKIP_TLS_VERIFY:
 		g_value_set_boolean(value, self->target.insecure_skip_tls_verify);
@@ -236,6 +240,16 @@ meshsync_kube_config_class_init(MeshSyncKubeConfigClass *klass)
 	 */
 	properties[PROP_TLS_SERVER_NAME] = g_param_spec_string(
 	        "tls-server-name", NULL, NULL, NULL, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+
+	/**
+	 * MeshSyncKubeConfig:disable-compression: (getter get_disable_compression)
+	 *
+	 * Whether answers are asked for uncompressed (the cluster's `disable-compression`):
+	 * gzip saves bandwidth on slow links and costs CPU on both ends of a fast one.
+	 */
+	properties[PROP_DISABLE_COMPRESSION] =
+	        g_param_spec_boolean("disable-compression", NULL, NULL, FALSE,
+	                             G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
 
 	/**
 	 * MeshSyncKubeConfig:insecure-skip-tls-verify: (getter get_insecure_skip_tls_verify)
@@ -550,6 +564,22 @@ meshsync_kube_config_get_tls_server_name(MeshSyncKubeConfig *self)
 {
 	g_return_val_if_fail(MESHSYNC_IS_KUBE_CONFIG(self), NULL);
 	return self->target.tls_server_name;
+}
+
+/**
+ * meshsync_kube_config_get_disable_compression: (get-property disable-compression)
+ * @self: a #MeshSyncKubeConfig
+ *
+ * Gets whether answers are asked for without gzip, as the cluster's `disable-compression`
+ * says (client-go's `DisableCompression`).
+ *
+ * Returns: %TRUE when the server is asked not to compress
+ */
+gboolean
+meshsync_kube_config_get_disable_compression(MeshSyncKubeConfig *self)
+{
+	g_return_val_if_fail(MESHSYNC_IS_KUBE_CONFIG(self), FALSE);
+	return self->target.disable_compression;
 }
 
 /**

@@ -50,6 +50,8 @@ const gchar *meshsync_kube_config_get_namespace(MeshSyncKubeConfig *self);
 MESHSYNC_AVAILABLE_IN_ALL
 const gchar *meshsync_kube_config_get_tls_server_name(MeshSyncKubeConfig *self);
 MESHSYNC_AVAILABLE_IN_ALL
+gboolean meshsync_kube_config_get_disable_compression(MeshSyncKubeConfig *self);
+MESHSYNC_AVAILABLE_IN_ALL
 gboolean meshsync_kube_config_get_insecure_skip_tls_verify(MeshSyncKubeConfig *self);
 MESHSYNC_AVAILABLE_IN_ALL
 gboolean meshsync_kube_config_get_http2(MeshSyncKubeConfig *self);

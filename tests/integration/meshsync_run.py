@@ -418,3 +418,15 @@ class Meshsync(DaemonProcess):
                                  "data": {"marker": "yes"}})
             self.wait_in_snapshot({marker["metadata"]["uid"]})
         return marker
+
+
+def uncompressed_kubeconfig(kubeconfig, path):
+    """A copy of @kubeconfig whose cluster says disable-compression: true (client-go's
+    DisableCompression): meshsync then never asks the server for gzip."""
+    with open(kubeconfig, encoding="utf-8") as f:
+        text = f.read()
+    text, n = re.subn(r"^( *)server: (.*)$", r"\1server: \2\n\1disable-compression: true",
+                      text, flags=re.M)
+    assert n == 1, text
+    path.write_text(text, encoding="utf-8")
+    return str(path)

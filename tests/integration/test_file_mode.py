@@ -8,6 +8,7 @@ meshsync_watch_restarts_total) and the files on disk; "nothing more to come" is 
 (a ConfigMap created last and waited for in the snapshot).
 """
 
+import json
 import os
 import re
 import signal
@@ -18,7 +19,7 @@ import pytest
 from kubesim import Kubesim
 from meshsync_run import (DAEMON, META_KEYS, TIMEOUT, TOP_KEYS, Meshsync, cluster_view,
                           daemon_env, env_allowing_warnings, extended_events, read_documents,
-                          seconds, snapshot_uid_counts, uid_counts)
+                          seconds, snapshot_uid_counts, uid_counts, uncompressed_kubeconfig)
 
 # Small clusters keep the suite fast; three team namespaces besides the system ones.
 SMALL = {"pods": 60, "namespaces": 3}
@@ -73,6 +74,27 @@ def test_snapshot_holds_every_object_once(tmp_path):
     assert {view[u][0] for u in view} == {doc["kind"] for doc in documents}
     assert {"Pod", "Deployment", "ReplicaSet", "Service", "ConfigMap", "Secret",
             "Namespace"} <= {doc["kind"] for doc in documents}
+
+
+def test_disable_compression_asks_for_plain_answers(tmp_path):
+    """The cluster's disable-compression: no request asks for gzip (kubesim gzips whoever
+    does, lists and streaming lists alike), and the snapshot is whole all the same."""
+    request_log = tmp_path / "requests.jsonl"
+    with Kubesim(extra=["--request-log", str(request_log)], **SMALL) as sim:
+        view = cluster_view(sim)
+        kubeconfig = uncompressed_kubeconfig(sim.kubeconfig, tmp_path / "kubeconfig")
+        with Meshsync(str(tmp_path), kubeconfig, "--stop-after-sync") as run:
+            assert run.wait_exit() == 0, run.log()
+        documents = read_documents(run.output_file)
+
+    encodings = []
+    with open(request_log, encoding="utf-8") as f:
+        for line in f:
+            headers = {k.lower(): v for k, v in json.loads(line)["headers"]}
+            encodings.append(headers.get("accept-encoding"))
+    assert len(encodings) > 10
+    assert not [e for e in encodings if e and "gzip" in e], encodings
+    assert set(uid_counts(documents)) == set(view)
 
 
 @pytest.mark.parametrize("flags, kinds, namespaces", [

@@ -69,8 +69,11 @@ msd_test_server_respond(MsdTestServer *self, SoupServerMessage *msg, guint statu
 	SoupMessageHeaders *headers = soup_server_message_get_response_headers(msg);
 	gsize size = 0;
 	gconstpointer data;
+	const gchar *accepts = soup_message_headers_get_one(
+	        soup_server_message_get_request_headers(msg), "Accept-Encoding");
 
-	if (self->gzip) {
+	/* as the API server does: gzip only for a client that asks for it */
+	if (self->gzip && accepts != NULL && strstr(accepts, "gzip") != NULL) {
 		payload = msd_test_server_gzip(body);
 		soup_message_headers_replace(headers, "Content-Encoding", "gzip");
 	} else {

@@ -84,7 +84,8 @@ struct _MsdKubeClient {
 	GList *ca_certificates; /* (owned) (element-type GTlsCertificate) (nullable): NULL means
 	                         * the system trust store */
 	gboolean insecure;
-	gboolean http2; /* offered in the TLS handshake (MeshSyncKubeConfig:http2) */
+	gboolean uncompressed; /* the cluster's disable-compression: gzip is not asked for */
+	gboolean http2;        /* offered in the TLS handshake (MeshSyncKubeConfig:http2) */
 	guint connect_timeout;
 	guint stall_timeout;
 	gint64 distrust_until; /* monotonic µs: until then, no request takes a pooled connection */
@@ -349,6 +350,7 @@ msd_kube_client_new(MeshSyncKubeConfig *config, GError **error)
 	if (port < 0)
 		port = g_strcmp0(g_uri_get_scheme(uri), "https") == 0 ? 443 : 80;
 	self->port = (guint16)port;
+	self->uncompressed = meshsync_kube_config_get_disable_compression(config);
 	if (meshsync_kube_config_get_tls_server_name(config) != NULL &&
 	    meshsync_kube_config_get_tls_server_name(config)[0] != '\0')
 		self->server_name = g_strdup(meshsync_kube_config_get_tls_server_name(config));
@@ -1191,7 +1193,12 @@ msd_kube_client_credentials_cb(GObject *source, GAsyncResult *result, gpointer u
 		soup_message_headers_replace(headers, "Accept", MSD_KUBE_ACCEPT_METADATA);
 	else
 		soup_message_headers_replace(headers, "Accept", MSD_KUBE_ACCEPT_METADATA_LIST);
-	soup_message_headers_replace(headers, "Accept-Encoding", "gzip");
+	/* without Accept-Encoding the server answers plain, as client-go's DisableCompression
+	 * asks; libsoup's decoder would add one of its own */
+	if (self->uncompressed)
+		soup_message_disable_feature(req->msg, SOUP_TYPE_CONTENT_DECODER);
+	else
+		soup_message_headers_replace(headers, "Accept-Encoding", "gzip");
 	if (req->fresh || g_get_monotonic_time() < self->distrust_until)
 		soup_message_add_flags(req->msg, SOUP_MESSAGE_NEW_CONNECTION);
 	/* not reusable: libsoup closes it when the answer ends instead of pooling it */

@@ -25,6 +25,7 @@ typedef struct {
 	gchar *tls_server_name; /* (nullable) */
 	gchar *proxy_url;       /* (nullable): the cluster's proxy-url, checked */
 	gboolean insecure_skip_tls_verify;
+	gboolean disable_compression; /* the cluster's disable-compression */
 	gboolean in_cluster;
 	gchar *source;
 	GBytes *ca_pem;              /* (nullable): validated PEM bundle; NULL = system trust */

@@ -47,6 +47,9 @@ msd_kubeconfig_context_load_cluster(MsdKubeTarget *target,
 	if (!msd_kubeconfig_entry_get_boolean(entry, "insecure-skip-tls-verify",
 	                                      &target->insecure_skip_tls_verify, error))
 		return FALSE;
+	if (!msd_kubeconfig_entry_get_boolean(entry, "disable-compression",
+	                                      &target->disable_compression, error))
+		return FALSE;
 	if (!msd_kubeconfig_entry_get_string(entry, "proxy-url", &target->proxy_url, error))
 		return FALSE;
 	if (target->proxy_url != NULL && target->proxy_url[0] == '\0')
