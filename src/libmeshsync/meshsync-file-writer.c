@@ -19,6 +19,7 @@
 #include "meshsync-file-writer-private.h"
 #include "output/msd-snapshot-scan.h"
 #include "output/msd-snapshot-yaml.h"
+#include "output/msd-write-thread.h"
 #include "util/msd-i18n.h"
 
 /**
@@ -47,10 +48,33 @@
  * Output is buffered; a failed write (full disk, permission) is reported as
  * %MESHSYNC_ERROR_WRITE naming the file, and every later call fails the same way, so a
  * truncated snapshot is never mistaken for a complete one.
+ *
+ * The YAML is rendered and written by a thread of the writer's own during bursts (an initial
+ * sync), so that the engine's loop reads and converts the next objects meanwhile. A write
+ * takes the event (a reference to the resource, which no one changes once it is delivered);
+ * an error of the thread is reported by the calls after it, as the buffered writes always
+ * were. [method@MeshSync.Writer.is_writable] is %FALSE while the thread is a full queue
+ * behind, and [method@MeshSync.Writer.flush] and [method@MeshSync.Writer.close] return once
+ * everything taken is written.
  */
 
 /* Enough to amortise the write calls; small enough that a crash loses little. */
 #define MESHSYNC_FILE_WRITER_BUFFER (256 * 1024)
+
+/* Events taken and not yet written: a pod's document is about 6 KB and takes some tens of
+ * microseconds, so the queue is a few milliseconds of work and holds no copies, only
+ * references to resources the engine's store holds anyway. */
+#define MESHSYNC_FILE_WRITER_QUEUE 1024
+/* Events that wait before the thread is woken: one thread switch per batch, none for the
+ * lone events of the steady state, which the loop writes itself when it flushes. */
+#define MESHSYNC_FILE_WRITER_BATCH 64
+
+/* One event on its way to the files. */
+typedef struct {
+	MeshSyncResource *resource; /* (owned) */
+	MeshSyncEventType event_type;
+	gboolean snapshot; /* also the snapshot's document (its first state) */
+} MeshSyncFileWriterJob;
 
 typedef struct {
 	gchar *path;
@@ -67,6 +91,9 @@ struct _MeshSyncFileWriter {
 	GHashTable *seen_uids;         /* (owned) (element-type utf8): first state written */
 	guint n_documents;
 	GError *failure; /* (owned) (nullable): the first write error, repeated afterwards */
+	/* (owned) (nullable): made at the first write, in the context that writes; the files'
+	 * streams and buffers belong to it between a write and the next wait */
+	MsdWriteThread *thread;
 };
 
 static void meshsync_file_writer_iface_init(MeshSyncWriterInterface *iface);
@@ -260,10 +287,9 @@ meshsync_file_writer_fail(MeshSyncFileWriter *self, GError *error, GError **out)
 }
 
 /* Appends the document of @resource (the extended record when @extended), then drains the
- * buffer once it is full. */
+ * buffer once it is full. Runs in the writer's thread, or in the loop while that is idle. */
 static gboolean
-meshsync_file_writer_append(MeshSyncFileWriter *self,
-                            MeshSyncSnapshotFile *file,
+meshsync_file_writer_append(MeshSyncSnapshotFile *file,
                             MeshSyncResource *resource,
                             gboolean extended,
                             MeshSyncEventType event_type,
@@ -285,9 +311,78 @@ meshsync_file_writer_append(MeshSyncFileWriter *self,
 		return FALSE;
 	}
 	if (file->pending->len >= MESHSYNC_FILE_WRITER_BUFFER &&
-	    !meshsync_snapshot_file_drain(file, FALSE, &local_error))
-		return meshsync_file_writer_fail(self, local_error, error);
+	    !meshsync_snapshot_file_drain(file, FALSE, error))
+		return FALSE;
 	return TRUE;
+}
+
+static void
+meshsync_file_writer_job_free(gpointer data)
+{
+	MeshSyncFileWriterJob *job = data;
+
+	g_object_unref(job->resource);
+	g_free(job);
+}
+
+/* The write itself, in the thread: a write error ends the output (the thread keeps it and
+ * the engine hears of it at its next call); a document the emitter could not make is left
+ * out and said so, as the engine says of an event a writer refused, and the rest goes on. */
+static gboolean
+meshsync_file_writer_job_run(gpointer item, gpointer user_data, GError **error)
+{
+	MeshSyncFileWriterJob *job = item;
+	MeshSyncFileWriter *self = user_data;
+	g_autoptr(GError) local_error = NULL;
+
+	if ((self->extended.path == NULL ||
+	     meshsync_file_writer_append(&self->extended, job->resource, TRUE, job->event_type,
+	                                 &local_error)) &&
+	    (!job->snapshot || meshsync_file_writer_append(&self->main, job->resource, FALSE,
+	                                                   job->event_type, &local_error)))
+		return TRUE;
+	if (g_error_matches(local_error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE)) {
+		g_propagate_error(error, g_steal_pointer(&local_error));
+		return FALSE;
+	}
+	g_message("%s %s %s/%s not written: %s", meshsync_event_type_to_string(job->event_type),
+	          meshsync_resource_get_kind(job->resource),
+	          meshsync_resource_get_namespace(job->resource) != NULL
+	                  ? meshsync_resource_get_namespace(job->resource)
+	                  : "",
+	          meshsync_resource_get_name(job->resource), local_error->message);
+	return TRUE;
+}
+
+/* In the loop: a failure of the thread becomes the writer's (a full queue has room again or
+ * the thread failed); either way the engine is to call again. */
+static gboolean
+meshsync_file_writer_thread_notify(gpointer user_data)
+{
+	meshsync_writer_writable_changed(MESHSYNC_WRITER(user_data));
+	return G_SOURCE_REMOVE;
+}
+
+/* Whether the writer has failed, the thread's failure included; sets @error to it. */
+static gboolean
+meshsync_file_writer_check_failed(MeshSyncFileWriter *self, GError **error)
+{
+	if (self->failure == NULL && self->thread != NULL)
+		msd_write_thread_has_failed(self->thread, &self->failure);
+	if (self->failure == NULL)
+		return FALSE;
+	g_propagate_error(error, g_error_copy(self->failure));
+	return TRUE;
+}
+
+/* Waits until the thread has written everything taken: the files are the loop's until the
+ * next write. */
+static gboolean
+meshsync_file_writer_wait(MeshSyncFileWriter *self, GError **error)
+{
+	if (self->thread != NULL)
+		msd_write_thread_wait(self->thread, NULL);
+	return !meshsync_file_writer_check_failed(self, error);
 }
 
 static gboolean
@@ -297,34 +392,54 @@ meshsync_file_writer_write(MeshSyncWriter *writer,
                            GError **error)
 {
 	MeshSyncFileWriter *self = MESHSYNC_FILE_WRITER(writer);
+	MeshSyncFileWriterJob *job;
 	const gchar *uid;
+	gboolean snapshot = TRUE;
 
-	if (self->failure != NULL) {
-		g_propagate_error(error, g_error_copy(self->failure));
+	if (meshsync_file_writer_check_failed(self, error))
 		return FALSE;
-	}
 	if (self->main.stream == NULL) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE,
 		            _("the snapshot %s is closed"), self->main.path);
 		return FALSE;
 	}
 
-	if (self->extended.path != NULL &&
-	    !meshsync_file_writer_append(self, &self->extended, resource, TRUE, event_type, error))
-		return FALSE;
-
 	/* The snapshot holds the first state of each object; objects without a uid are
 	 * always written, as upstream. */
 	uid = meshsync_resource_get_uid(resource);
-	if (uid != NULL && *uid != '\0' && g_hash_table_contains(self->seen_uids, uid))
+	if (uid != NULL && *uid != '\0') {
+		if (g_hash_table_contains(self->seen_uids, uid))
+			snapshot = FALSE;
+		else
+			g_hash_table_add(self->seen_uids, g_strdup(uid));
+	}
+	if (!snapshot && self->extended.path == NULL)
 		return TRUE;
-	if (!meshsync_file_writer_append(self, &self->main, resource, FALSE, event_type, error))
-		return FALSE;
-	/* Only once it is written: a document that could not be written is not "seen". */
-	if (uid != NULL && *uid != '\0')
-		g_hash_table_add(self->seen_uids, g_strdup(uid));
-	self->n_documents++;
+	if (snapshot)
+		self->n_documents++;
+
+	if (self->thread == NULL) {
+		g_autoptr(GMainContext) context = g_main_context_ref_thread_default();
+
+		self->thread = msd_write_thread_new(
+		        "meshsync-snapshot", MESHSYNC_FILE_WRITER_QUEUE, MESHSYNC_FILE_WRITER_BATCH,
+		        meshsync_file_writer_job_run, meshsync_file_writer_job_free,
+		        meshsync_file_writer_thread_notify, self, context);
+	}
+	job = g_new0(MeshSyncFileWriterJob, 1);
+	job->resource = g_object_ref(resource);
+	job->event_type = event_type;
+	job->snapshot = snapshot;
+	msd_write_thread_push(self->thread, job);
 	return TRUE;
+}
+
+static gboolean
+meshsync_file_writer_is_writable(MeshSyncWriter *writer)
+{
+	MeshSyncFileWriter *self = MESHSYNC_FILE_WRITER(writer);
+
+	return self->thread == NULL || !msd_write_thread_is_full(self->thread);
 }
 
 gboolean
@@ -340,10 +455,8 @@ meshsync_file_writer_flush(MeshSyncWriter *writer, GError **error)
 	MeshSyncFileWriter *self = MESHSYNC_FILE_WRITER(writer);
 	GError *local_error = NULL;
 
-	if (self->failure != NULL) {
-		g_propagate_error(error, g_error_copy(self->failure));
+	if (!meshsync_file_writer_wait(self, error))
 		return FALSE;
-	}
 	if (!meshsync_snapshot_file_drain(&self->extended, TRUE, &local_error) ||
 	    !meshsync_snapshot_file_drain(&self->main, TRUE, &local_error))
 		return meshsync_file_writer_fail(self, local_error, error);
@@ -358,6 +471,9 @@ meshsync_file_writer_close(MeshSyncWriter *writer, GError **error)
 	gboolean extended_ok;
 	gboolean main_ok;
 
+	/* whatever was taken is written before the files close */
+	meshsync_file_writer_wait(self, NULL);
+	g_clear_pointer(&self->thread, msd_write_thread_free);
 	if (self->failure != NULL) {
 		/* Release the files, but report the write that failed. */
 		meshsync_snapshot_file_close(&self->extended, NULL);
@@ -378,6 +494,7 @@ meshsync_file_writer_iface_init(MeshSyncWriterInterface *iface)
 	iface->write = meshsync_file_writer_write;
 	iface->flush = meshsync_file_writer_flush;
 	iface->close = meshsync_file_writer_close;
+	iface->is_writable = meshsync_file_writer_is_writable;
 }
 
 static void
@@ -391,6 +508,7 @@ meshsync_file_writer_finalize(GObject *object)
 		if (!meshsync_file_writer_close(MESHSYNC_WRITER(self), &error))
 			g_warning("%s", error->message);
 	}
+	g_clear_pointer(&self->thread, msd_write_thread_free);
 	meshsync_snapshot_file_clear(&self->main);
 	meshsync_snapshot_file_clear(&self->extended);
 	g_hash_table_unref(self->seen_uids);

@@ -16,6 +16,7 @@
 #include "meshsync-file-writer.h"
 #include "meshsync-resource.h"
 #include "output/msd-snapshot-scan.h"
+#include "output/msd-snapshot-yaml.h"
 
 static MeshSyncResource *
 make_pod(const gchar *name, const gchar *uid, const gchar *rv, MeshSyncEventType event_type)
@@ -178,6 +179,143 @@ test_file_writer_disk_full(void)
 	g_clear_error(&again);
 	g_assert_false(meshsync_writer_close(MESHSYNC_WRITER(writer), &again));
 	g_assert_error(again, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE);
+}
+
+/* Bursts go through the writer's thread: the files hold exactly what rendering each event in
+ * turn gives, in the order written, the snapshot the first state of each object and the
+ * extended file every event. */
+static void
+test_file_writer_thread_order(void)
+{
+	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *path = g_build_filename(dir, "snap.yaml", NULL);
+	g_autofree gchar *extended_path = g_build_filename(dir, "snap-extended.yaml", NULL);
+	g_autoptr(MeshSyncFileWriter) writer = NULL;
+	g_autoptr(GString) expected = g_string_new(NULL);
+	g_autoptr(GString) expected_extended = g_string_new(NULL);
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *text = NULL;
+	g_autofree gchar *extended_text = NULL;
+	const guint n = 1500;
+
+	writer = meshsync_file_writer_new(path, TRUE, &error);
+	g_assert_no_error(error);
+	for (guint round = 0; round < 2; round++) {
+		for (guint i = 0; i < n; i++) {
+			g_autofree gchar *name = g_strdup_printf("web-%u", i);
+			g_autofree gchar *uid = g_strdup_printf("u-%u", i);
+			g_autofree gchar *rv = g_strdup_printf("%u", round + 1);
+			MeshSyncEventType type = round == 0 ? MESHSYNC_EVENT_TYPE_ADDED
+			                                    : MESHSYNC_EVENT_TYPE_MODIFIED;
+			g_autoptr(MeshSyncResource) pod = make_pod(name, uid, rv, type);
+
+			g_assert_true(msd_snapshot_yaml_append_record(expected_extended, pod, type,
+			                                              &error));
+			if (round == 0)
+				g_assert_true(
+				        msd_snapshot_yaml_append_resource(expected, pod, &error));
+			g_assert_true(
+			        meshsync_writer_write(MESHSYNC_WRITER(writer), pod, type, &error));
+			g_assert_no_error(error);
+		}
+	}
+	g_assert_cmpuint(meshsync_file_writer_get_n_documents(writer), ==, n);
+	g_assert_true(meshsync_writer_flush(MESHSYNC_WRITER(writer), &error));
+	g_assert_no_error(error);
+	/* flush returns with everything taken in the files */
+	text = read_file(path);
+	extended_text = read_file(extended_path);
+	g_assert_cmpuint(strlen(text), ==, expected->len);
+	g_assert_true(memcmp(text, expected->str, expected->len) == 0);
+	g_assert_cmpuint(strlen(extended_text), ==, expected_extended->len);
+	g_assert_true(memcmp(extended_text, expected_extended->str, expected_extended->len) == 0);
+	g_assert_true(meshsync_writer_close(MESHSYNC_WRITER(writer), &error));
+	g_assert_no_error(error);
+	g_unlink(path);
+	g_unlink(extended_path);
+	g_rmdir(dir);
+}
+
+static void
+writable_changed_cb(MeshSyncWriter *writer, gpointer user_data)
+{
+	guint *count = user_data;
+
+	(*count)++;
+}
+
+/* A writer whose thread is a full queue behind says it is not writable, then tells the
+ * engine's context when it is again; nothing taken is lost. */
+static void
+test_file_writer_thread_backpressure(void)
+{
+	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *path = g_build_filename(dir, "snap.yaml", NULL);
+	g_autoptr(MeshSyncFileWriter) writer = NULL;
+	/* no uid: the snapshot takes every event of it */
+	g_autoptr(MeshSyncResource) pod = make_pod("web-0", NULL, "1", 0);
+	g_autoptr(GError) error = NULL;
+	g_autofree gchar *text = NULL;
+	guint changed = 0;
+	guint written = 0;
+
+	writer = meshsync_file_writer_new(path, FALSE, &error);
+	g_assert_no_error(error);
+	g_signal_connect(writer, "writable-changed", G_CALLBACK(writable_changed_cb), &changed);
+	/* a push costs far less than a document: the queue fills long before this bound */
+	while (meshsync_writer_is_writable(MESHSYNC_WRITER(writer)) && written < 1000000) {
+		g_assert_true(meshsync_writer_write(MESHSYNC_WRITER(writer), pod,
+		                                    MESHSYNC_EVENT_TYPE_ADDED, &error));
+		written++;
+	}
+	g_assert_false(meshsync_writer_is_writable(MESHSYNC_WRITER(writer)));
+	while (changed == 0)
+		g_main_context_iteration(NULL, TRUE);
+	g_assert_true(meshsync_writer_is_writable(MESHSYNC_WRITER(writer)));
+	g_assert_true(meshsync_writer_close(MESHSYNC_WRITER(writer), &error));
+	g_assert_no_error(error);
+	text = read_file(path);
+	g_assert_cmpuint(count_documents(text), ==, written);
+	g_unlink(path);
+	g_rmdir(dir);
+}
+
+/* A write error met by the thread (the buffer drained there) comes back on the engine's
+ * context and through the next calls, with the file's name and the system's reason. */
+static void
+test_file_writer_thread_disk_full(void)
+{
+	g_autoptr(MeshSyncFileWriter) writer = NULL;
+	g_autoptr(MeshSyncResource) pod = make_pod("web-0", NULL, "1", 0);
+	g_autoptr(GError) error = NULL;
+	guint changed = 0;
+
+	writer = meshsync_file_writer_new("/dev/full", FALSE, &error);
+	g_assert_no_error(error);
+	g_signal_connect(writer, "writable-changed", G_CALLBACK(writable_changed_cb), &changed);
+	/* well past the 256 KB buffer, so the thread drains it and fails */
+	for (guint i = 0; i < 4000 && error == NULL; i++) {
+		if (!meshsync_writer_is_writable(MESHSYNC_WRITER(writer)))
+			g_main_context_iteration(NULL, TRUE);
+		else
+			meshsync_writer_write(MESHSYNC_WRITER(writer), pod,
+			                      MESHSYNC_EVENT_TYPE_ADDED, &error);
+	}
+	if (error == NULL)
+		g_assert_false(meshsync_writer_flush(MESHSYNC_WRITER(writer), &error));
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE);
+	g_assert_nonnull(strstr(error->message, "/dev/full"));
+	g_assert_nonnull(strstr(error->message, "No space left on device"));
+	g_clear_error(&error);
+	/* the engine hears of it on its own context too */
+	while (changed == 0)
+		g_main_context_iteration(NULL, TRUE);
+	g_assert_false(meshsync_writer_write(MESHSYNC_WRITER(writer), pod,
+	                                     MESHSYNC_EVENT_TYPE_ADDED, &error));
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE);
+	g_clear_error(&error);
+	g_assert_false(meshsync_writer_close(MESHSYNC_WRITER(writer), &error));
+	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_WRITE);
 }
 
 static void
@@ -586,6 +724,9 @@ main(int argc, char **argv)
 	g_test_add_func("/writers/file/first-state-per-uid", test_file_writer_first_state_per_uid);
 	g_test_add_func("/writers/file/appends", test_file_writer_appends);
 	g_test_add_func("/writers/file/disk-full", test_file_writer_disk_full);
+	g_test_add_func("/writers/file/thread-order", test_file_writer_thread_order);
+	g_test_add_func("/writers/file/thread-backpressure", test_file_writer_thread_backpressure);
+	g_test_add_func("/writers/file/thread-disk-full", test_file_writer_thread_disk_full);
 	g_test_add_func("/writers/file/unwritable", test_file_writer_unwritable);
 	g_test_add_func("/writers/file/default-names", test_file_writer_default_names);
 	g_test_add_func("/writers/file/extended-names", test_file_writer_extended_names);
