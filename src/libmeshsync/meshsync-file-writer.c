@@ -94,6 +94,9 @@ struct _MeshSyncFileWriter {
 	/* (owned) (nullable): made at the first write, in the context that writes; the files'
 	 * streams and buffers belong to it between a write and the next wait */
 	MsdWriteThread *thread;
+	/* one processor to run on (taskset, a cgroup): a thread would only take turns with the
+	 * loop, so the loop writes every document itself */
+	gboolean inline_jobs;
 };
 
 static void meshsync_file_writer_iface_init(MeshSyncWriterInterface *iface);
@@ -418,6 +421,22 @@ meshsync_file_writer_write(MeshSyncWriter *writer,
 	if (snapshot)
 		self->n_documents++;
 
+	job = g_new0(MeshSyncFileWriterJob, 1);
+	job->resource = g_object_ref(resource);
+	job->event_type = event_type;
+	job->snapshot = snapshot;
+	if (self->inline_jobs) {
+		g_autoptr(GError) local_error = NULL;
+		gboolean written = meshsync_file_writer_job_run(job, self, &local_error);
+
+		meshsync_file_writer_job_free(job);
+		if (!written) {
+			/* every later call fails the same way, as after the thread's failure */
+			self->failure = g_error_copy(local_error);
+			g_propagate_error(error, g_steal_pointer(&local_error));
+		}
+		return written;
+	}
 	if (self->thread == NULL) {
 		g_autoptr(GMainContext) context = g_main_context_ref_thread_default();
 
@@ -426,10 +445,6 @@ meshsync_file_writer_write(MeshSyncWriter *writer,
 		        meshsync_file_writer_job_run, meshsync_file_writer_job_free,
 		        meshsync_file_writer_thread_notify, self, context);
 	}
-	job = g_new0(MeshSyncFileWriterJob, 1);
-	job->resource = g_object_ref(resource);
-	job->event_type = event_type;
-	job->snapshot = snapshot;
 	msd_write_thread_push(self->thread, job);
 	return TRUE;
 }
@@ -526,6 +541,7 @@ static void
 meshsync_file_writer_init(MeshSyncFileWriter *self)
 {
 	self->seen_uids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+	self->inline_jobs = g_get_num_processors() <= 1;
 }
 
 static gchar *
