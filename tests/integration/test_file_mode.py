@@ -76,6 +76,23 @@ def test_snapshot_holds_every_object_once(tmp_path):
             "Namespace"} <= {doc["kind"] for doc in documents}
 
 
+def test_one_processor_writes_the_snapshot_whole(tmp_path):
+    """On one processor (taskset) the snapshot writer keeps its documents on the loop instead
+    of handing them to its thread; the snapshot is the same."""
+    out = tmp_path / "snapshot.yaml"
+    with Kubesim(**SMALL) as sim:
+        view = cluster_view(sim)
+        run = subprocess.run(["taskset", "-c", "0", DAEMON, "-output", "file", "-outputFile",
+                              str(out), "--kubeconfig", sim.kubeconfig, "--stop-after-sync",
+                              "--health-port", "0", "--health-address", "127.0.0.1"],
+                             capture_output=True, text=True, timeout=TIMEOUT,
+                             env=daemon_env(), stdin=subprocess.DEVNULL, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    counts = uid_counts(read_documents(str(out)))
+    assert set(counts) == set(view) and set(counts.values()) == {1}
+    assert f"snapshot {out}: {len(view)} documents written" in run.stderr
+
+
 def test_disable_compression_asks_for_plain_answers(tmp_path):
     """The cluster's disable-compression: no request asks for gzip (kubesim gzips whoever
     does, lists and streaming lists alike), and the snapshot is whole all the same."""
