@@ -61,10 +61,21 @@ read_file(const gchar *path)
 	return g_steal_pointer(&contents);
 }
 
+/* A new directory for one test's files; the test stops here when none can be made. */
+static gchar *
+test_tmp_dir(void)
+{
+	g_autoptr(GError) error = NULL;
+	gchar *dir = g_dir_make_tmp(NULL, &error);
+
+	g_assert_no_error(error);
+	return dir;
+}
+
 static void
 test_file_writer_first_state_per_uid(void)
 {
-	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *dir = test_tmp_dir();
 	g_autofree gchar *path = g_build_filename(dir, "snap.yaml", NULL);
 	g_autofree gchar *extended_path = g_build_filename(dir, "snap-extended.yaml", NULL);
 	g_autoptr(MeshSyncFileWriter) writer = NULL;
@@ -132,7 +143,7 @@ test_file_writer_first_state_per_uid(void)
 static void
 test_file_writer_appends(void)
 {
-	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *dir = test_tmp_dir();
 	g_autofree gchar *path = g_build_filename(dir, "snap.yaml", NULL);
 	g_autoptr(MeshSyncFileWriter) writer = NULL;
 	g_autoptr(MeshSyncResource) pod = make_pod("web-0", "u-1", "1", 0);
@@ -187,7 +198,7 @@ test_file_writer_disk_full(void)
 static void
 test_file_writer_thread_order(void)
 {
-	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *dir = test_tmp_dir();
 	g_autofree gchar *path = g_build_filename(dir, "snap.yaml", NULL);
 	g_autofree gchar *extended_path = g_build_filename(dir, "snap-extended.yaml", NULL);
 	g_autoptr(MeshSyncFileWriter) writer = NULL;
@@ -249,7 +260,7 @@ writable_changed_cb(MeshSyncWriter *writer, gpointer user_data)
 static void
 test_file_writer_thread_backpressure(void)
 {
-	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *dir = test_tmp_dir();
 	g_autofree gchar *path = g_build_filename(dir, "snap.yaml", NULL);
 	g_autoptr(MeshSyncFileWriter) writer = NULL;
 	/* no uid: the snapshot takes every event of it */
@@ -333,7 +344,7 @@ test_file_writer_unwritable(void)
 static void
 test_file_writer_default_names(void)
 {
-	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *dir = test_tmp_dir();
 	g_autoptr(GDateTime) now = g_date_time_new_now_local();
 	g_autofree gchar *date = g_date_time_format(now, "%Y%m%d");
 	g_autofree gchar *first = NULL;
@@ -360,7 +371,7 @@ test_file_writer_default_names(void)
 static void
 test_file_writer_extended_names(void)
 {
-	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *dir = test_tmp_dir();
 	g_autofree gchar *plain = g_build_filename(dir, "out", NULL);
 	g_autofree gchar *plain_extended = g_build_filename(dir, "out-extended.yaml", NULL);
 	g_autofree gchar *yml = g_build_filename(dir, "snap.yml", NULL);
@@ -416,7 +427,7 @@ count_occurrences(const gchar *text, const gchar *needle)
 static void
 test_file_writer_continues_existing(void)
 {
-	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *dir = test_tmp_dir();
 	g_autofree gchar *path = g_build_filename(dir, "snap.yaml", NULL);
 	g_autofree gchar *extended_path = g_build_filename(dir, "snap-extended.yaml", NULL);
 	const gchar *const first[] = {
@@ -463,7 +474,7 @@ test_file_writer_continues_existing(void)
 static void
 test_file_writer_drops_partial_document(void)
 {
-	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *dir = test_tmp_dir();
 	g_autofree gchar *path = g_build_filename(dir, "snap.yaml", NULL);
 	g_autofree gchar *extended_path = g_build_filename(dir, "snap-extended.yaml", NULL);
 	const gchar *const uids[] = {"u-1", "u-2", "u-3", NULL};
@@ -520,7 +531,7 @@ test_file_writer_drops_partial_document(void)
 static void
 test_file_writer_refuses_foreign_tail(void)
 {
-	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *dir = test_tmp_dir();
 	g_autofree gchar *path = g_build_filename(dir, "notes.txt", NULL);
 	g_autoptr(MeshSyncFileWriter) writer = NULL;
 	g_autoptr(GError) error = NULL;
@@ -552,7 +563,7 @@ file_mode(const gchar *path)
 static void
 test_file_writer_private_mode(void)
 {
-	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *dir = test_tmp_dir();
 	g_autofree gchar *path = g_build_filename(dir, "snap.yaml", NULL);
 	g_autofree gchar *extended_path = g_build_filename(dir, "snap-extended.yaml", NULL);
 	const gchar *const uids[] = {"u-1", NULL};
@@ -618,7 +629,7 @@ test_snapshot_scan_scalar(void)
 static void
 test_snapshot_scan_layout(void)
 {
-	g_autofree gchar *dir = g_dir_make_tmp("scan-XXXXXX", NULL);
+	g_autofree gchar *dir = test_tmp_dir();
 	g_autofree gchar *path = g_build_filename(dir, "snap.yaml", NULL);
 	g_autoptr(GString) text = g_string_new(NULL);
 	g_autoptr(GHashTable) uids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -691,7 +702,7 @@ test_snapshot_scan_layout(void)
 static void
 test_composite_writer(void)
 {
-	g_autofree gchar *dir = g_dir_make_tmp("writer-XXXXXX", NULL);
+	g_autofree gchar *dir = test_tmp_dir();
 	g_autofree gchar *path = g_build_filename(dir, "snap.yaml", NULL);
 	g_autoptr(MeshSyncCompositeWriter) composite = meshsync_composite_writer_new();
 	g_autoptr(MeshSyncFileWriter) full = meshsync_file_writer_new("/dev/full", FALSE, NULL);
