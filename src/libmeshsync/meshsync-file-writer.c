@@ -430,12 +430,10 @@ meshsync_file_writer_write(MeshSyncWriter *writer,
 		gboolean written = meshsync_file_writer_job_run(job, self, &local_error);
 
 		meshsync_file_writer_job_free(job);
-		if (!written) {
-			/* every later call fails the same way, as after the thread's failure */
-			self->failure = g_error_copy(local_error);
-			g_propagate_error(error, g_steal_pointer(&local_error));
-		}
-		return written;
+		if (!written)
+			return meshsync_file_writer_fail(self, g_steal_pointer(&local_error),
+			                                 error);
+		return TRUE;
 	}
 	if (self->thread == NULL) {
 		g_autoptr(GMainContext) context = g_main_context_ref_thread_default();
