@@ -26,6 +26,7 @@
 #include "kube/msd-https-proxy.h"
 #include "kube/msd-inflate-input-stream.h"
 #include "kube/msd-proxy-resolver.h"
+#include "kube/msd-read-ahead-proxy.h"
 #include "util/msd-json-object.h"
 #include "util/msd-i18n.h"
 #include "util/msd-silence.h"
@@ -283,20 +284,30 @@ msd_kube_client_getenv_either(const gchar *upper, const gchar *lower)
 
 /* The cluster's proxy-url first, else HTTPS_PROXY, HTTP_PROXY and NO_PROXY, as client-go;
  * the desktop's proxy settings (GIO's default resolver) mean nothing to a cluster daemon.
- * Returns NULL, a direct connection, when none is set. */
+ * A direct https connection is read ahead under its TLS (msd-read-ahead-stream.c), which
+ * GIO lets only a proxy resolver arrange. Returns NULL, a plain direct connection, when
+ * no proxy is set and reading ahead is off (MESHSYNC_READ_AHEAD=0). */
 static GProxyResolver *
 msd_kube_client_proxy_resolver_new(MeshSyncKubeConfig *config)
 {
 	const gchar *proxy_url = meshsync_kube_config_get_proxy_url(config);
 	const gchar *https_proxy = msd_kube_client_getenv_either("HTTPS_PROXY", "https_proxy");
 	const gchar *http_proxy = msd_kube_client_getenv_either("HTTP_PROXY", "http_proxy");
+	MsdProxyResolver *resolver;
 
 	if (proxy_url != NULL)
 		return G_PROXY_RESOLVER(msd_proxy_resolver_new_fixed(proxy_url));
-	if (https_proxy == NULL && http_proxy == NULL)
-		return NULL;
-	return G_PROXY_RESOLVER(msd_proxy_resolver_new_from_env(
-	        https_proxy, http_proxy, msd_kube_client_getenv_either("NO_PROXY", "no_proxy")));
+	if (https_proxy == NULL && http_proxy == NULL) {
+		if (!msd_read_ahead_enabled())
+			return NULL;
+		resolver = msd_proxy_resolver_new_direct();
+	} else {
+		resolver = msd_proxy_resolver_new_from_env(
+		        https_proxy, http_proxy,
+		        msd_kube_client_getenv_either("NO_PROXY", "no_proxy"));
+	}
+	msd_proxy_resolver_set_read_ahead(resolver, msd_read_ahead_enabled());
+	return G_PROXY_RESOLVER(resolver);
 }
 
 /**
@@ -649,7 +660,8 @@ msd_kube_client_proxy_for(MsdKubeClient *self, const gchar *url)
 	if (self->proxy == NULL)
 		return NULL;
 	proxies = g_proxy_resolver_lookup(self->proxy, url, NULL, NULL);
-	if (proxies == NULL || proxies[0] == NULL || g_str_equal(proxies[0], "direct://"))
+	if (proxies == NULL || proxies[0] == NULL || g_str_equal(proxies[0], "direct://") ||
+	    msd_read_ahead_proxy_uri_is(proxies[0]))
 		return NULL;
 	return msd_proxy_resolver_redact(proxies[0]);
 }
@@ -683,6 +695,16 @@ msd_kube_client_transport_error(MsdKubeRequest *req, const GError *error)
 		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
 		                   _("GET %s through proxy %s (cluster %s): %s"), req->url, proxy,
 		                   cluster != NULL ? cluster : "-", error->message);
+	}
+	if (proxy == NULL) {
+		g_autofree gchar *direct = msd_read_ahead_direct_message(error->message);
+
+		if (direct != NULL) {
+			g_autoptr(GError) reworded =
+			        g_error_new_literal(error->domain, error->code, direct);
+
+			return msd_kube_client_transport_error(req, reworded);
+		}
 	}
 	if (req->tls_reason != NULL)
 		return g_error_new(MESHSYNC_ERROR, MESHSYNC_ERROR_TLS, _("GET %s: %s"), req->url,

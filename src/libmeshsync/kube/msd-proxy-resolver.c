@@ -20,6 +20,7 @@
 
 #include "meshsync-error.h"
 #include "kube/msd-proxy-resolver.h"
+#include "kube/msd-read-ahead-proxy.h"
 #include "util/msd-i18n.h"
 
 typedef enum {
@@ -43,7 +44,8 @@ struct _MsdProxyResolver {
 	gchar *https_proxy; /* (owned) (nullable) */
 	gchar *http_proxy;  /* (owned) (nullable) */
 	gboolean bypass_all;
-	GPtrArray *rules; /* (owned) (element-type MsdNoProxyRule) */
+	GPtrArray *rules;    /* (owned) (element-type MsdNoProxyRule) */
+	gboolean read_ahead; /* a direct https connection is read ahead */
 };
 
 static void msd_proxy_resolver_iface_init(GProxyResolverInterface *iface);
@@ -247,6 +249,34 @@ msd_proxy_resolver_new_fixed(const gchar *url)
 }
 
 /**
+ * msd_proxy_resolver_new_direct:
+ *
+ * Returns: (transfer full): a resolver that sends every request direct
+ */
+MsdProxyResolver *
+msd_proxy_resolver_new_direct(void)
+{
+	return g_object_new(MSD_TYPE_PROXY_RESOLVER, NULL);
+}
+
+/**
+ * msd_proxy_resolver_set_read_ahead:
+ * @self: a #MsdProxyResolver
+ * @read_ahead: whether direct https connections are read ahead
+ *
+ * Answers MSD_READ_AHEAD_PROTOCOL://host:port, not direct://, for an https or wss URI that
+ * goes direct (msd-read-ahead-proxy.c registers what GIO then uses).
+ */
+void
+msd_proxy_resolver_set_read_ahead(MsdProxyResolver *self, gboolean read_ahead)
+{
+	g_return_if_fail(MSD_IS_PROXY_RESOLVER(self));
+	self->read_ahead = read_ahead;
+	if (read_ahead)
+		msd_read_ahead_proxy_register();
+}
+
+/**
  * msd_proxy_resolver_new_from_env:
  * @https_proxy: (nullable): HTTPS_PROXY
  * @http_proxy: (nullable): HTTP_PROXY
@@ -355,7 +385,16 @@ msd_proxy_resolver_lookup(GProxyResolver *resolver,
 			proxy = https ? self->https_proxy : self->http_proxy;
 	}
 	result = g_new0(gchar *, 2);
-	result[0] = g_strdup(proxy != NULL ? proxy : "direct://");
+	if (proxy != NULL)
+		result[0] = g_strdup(proxy);
+	else if (self->read_ahead && parsed != NULL && g_uri_get_host(parsed) != NULL &&
+	         (g_strcmp0(g_uri_get_scheme(parsed), "https") == 0 ||
+	          g_strcmp0(g_uri_get_scheme(parsed), "wss") == 0))
+		result[0] = msd_read_ahead_proxy_uri(
+		        g_uri_get_host(parsed),
+		        g_uri_get_port(parsed) > 0 ? g_uri_get_port(parsed) : 443);
+	else
+		result[0] = g_strdup("direct://");
 	return result;
 }
 

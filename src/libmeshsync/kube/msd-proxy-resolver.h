@@ -15,6 +15,8 @@ G_DECLARE_FINAL_TYPE(MsdProxyResolver, msd_proxy_resolver, MSD, PROXY_RESOLVER, 
 gchar *msd_proxy_resolver_redact(const gchar *url);
 gboolean msd_proxy_resolver_check_url(const gchar *url, const gchar *field, GError **error);
 MsdProxyResolver *msd_proxy_resolver_new_fixed(const gchar *url);
+MsdProxyResolver *msd_proxy_resolver_new_direct(void);
+void msd_proxy_resolver_set_read_ahead(MsdProxyResolver *self, gboolean read_ahead);
 MsdProxyResolver *msd_proxy_resolver_new_from_env(const gchar *https_proxy,
                                                   const gchar *http_proxy,
                                                   const gchar *no_proxy);
