@@ -210,7 +210,11 @@ test_read_ahead_resolver(void)
 		g_assert_cmpstr(proxied[0], ==, "http://proxy:3128");
 		g_assert_cmpstr(bypassed[0], ==, "meshsync-read-ahead://internal.example:6443");
 	}
-	g_assert_true(g_proxy_get_default_for_protocol(MSD_READ_AHEAD_PROTOCOL) != NULL);
+	{
+		g_autoptr(GProxy) proxy = g_proxy_get_default_for_protocol(MSD_READ_AHEAD_PROTOCOL);
+
+		g_assert_true(MSD_IS_READ_AHEAD_PROXY(proxy));
+	}
 }
 
 /* GIO's wording of a failed connection "through a proxy" is put back as for a direct one. */
