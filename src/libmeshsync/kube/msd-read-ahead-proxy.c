@@ -42,6 +42,9 @@ msd_read_ahead_proxy_connect(GProxy *proxy,
 {
 	if (g_cancellable_set_error_if_cancelled(cancellable, error))
 		return NULL;
+	g_debug("connection to %s:%u read ahead under TLS",
+	        g_proxy_address_get_destination_hostname(proxy_address),
+	        g_proxy_address_get_destination_port(proxy_address));
 	return msd_read_ahead_connection_new(connection);
 }
 
@@ -116,10 +119,13 @@ msd_read_ahead_proxy_register(void)
 	}
 }
 
+/* Off unless asked for: with it on, one fresh-clone CI run saw the 200-session test under
+ * valgrind stop answering for 10 minutes, which the same test passed in three other runs;
+ * until that is explained, the default connection is the one with the long green record. */
 gboolean
 msd_read_ahead_enabled(void)
 {
-	return g_strcmp0(g_getenv("MESHSYNC_READ_AHEAD"), "0") != 0;
+	return g_strcmp0(g_getenv("MESHSYNC_READ_AHEAD"), "1") == 0;
 }
 
 gchar *
