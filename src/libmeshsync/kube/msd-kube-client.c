@@ -293,12 +293,13 @@ msd_kube_client_proxy_resolver_new(MeshSyncKubeConfig *config)
 	const gchar *proxy_url = meshsync_kube_config_get_proxy_url(config);
 	const gchar *https_proxy = msd_kube_client_getenv_either("HTTPS_PROXY", "https_proxy");
 	const gchar *http_proxy = msd_kube_client_getenv_either("HTTP_PROXY", "http_proxy");
+	gboolean read_ahead = msd_read_ahead_enabled();
 	MsdProxyResolver *resolver;
 
 	if (proxy_url != NULL)
 		return G_PROXY_RESOLVER(msd_proxy_resolver_new_fixed(proxy_url));
 	if (https_proxy == NULL && http_proxy == NULL) {
-		if (!msd_read_ahead_enabled())
+		if (!read_ahead)
 			return NULL;
 		resolver = msd_proxy_resolver_new_direct();
 	} else {
@@ -306,7 +307,7 @@ msd_kube_client_proxy_resolver_new(MeshSyncKubeConfig *config)
 		        https_proxy, http_proxy,
 		        msd_kube_client_getenv_either("NO_PROXY", "no_proxy"));
 	}
-	msd_proxy_resolver_set_read_ahead(resolver, msd_read_ahead_enabled());
+	msd_proxy_resolver_set_read_ahead(resolver, read_ahead);
 	return G_PROXY_RESOLVER(resolver);
 }
 

@@ -366,33 +366,32 @@ msd_proxy_resolver_lookup(GProxyResolver *resolver,
 {
 	MsdProxyResolver *self = MSD_PROXY_RESOLVER(resolver);
 	g_autoptr(GUri) parsed = NULL;
+	const gchar *host = NULL;
 	const gchar *proxy = NULL;
+	gboolean https = FALSE;
+	gint port = -1;
 	gchar **result;
 
 	if (g_cancellable_set_error_if_cancelled(cancellable, error))
 		return NULL;
 	parsed = g_uri_parse(uri, G_URI_FLAGS_NONE, NULL);
-	if (self->fixed != NULL) {
-		proxy = self->fixed;
-	} else if (parsed != NULL && g_uri_get_host(parsed) != NULL) {
-		gint port = g_uri_get_port(parsed);
-		gboolean https = g_strcmp0(g_uri_get_scheme(parsed), "https") == 0 ||
-		                 g_strcmp0(g_uri_get_scheme(parsed), "wss") == 0;
-
+	if (parsed != NULL && g_uri_get_host(parsed) != NULL) {
+		host = g_uri_get_host(parsed);
+		https = g_strcmp0(g_uri_get_scheme(parsed), "https") == 0 ||
+		        g_strcmp0(g_uri_get_scheme(parsed), "wss") == 0;
+		port = g_uri_get_port(parsed);
 		if (port < 0)
 			port = https ? 443 : 80;
-		if (!msd_proxy_resolver_bypasses(self, g_uri_get_host(parsed), (guint16)port))
-			proxy = https ? self->https_proxy : self->http_proxy;
 	}
+	if (self->fixed != NULL)
+		proxy = self->fixed;
+	else if (host != NULL && !msd_proxy_resolver_bypasses(self, host, (guint16)port))
+		proxy = https ? self->https_proxy : self->http_proxy;
 	result = g_new0(gchar *, 2);
 	if (proxy != NULL)
 		result[0] = g_strdup(proxy);
-	else if (self->read_ahead && parsed != NULL && g_uri_get_host(parsed) != NULL &&
-	         (g_strcmp0(g_uri_get_scheme(parsed), "https") == 0 ||
-	          g_strcmp0(g_uri_get_scheme(parsed), "wss") == 0))
-		result[0] = msd_read_ahead_proxy_uri(
-		        g_uri_get_host(parsed),
-		        g_uri_get_port(parsed) > 0 ? g_uri_get_port(parsed) : 443);
+	else if (self->read_ahead && host != NULL && https)
+		result[0] = msd_read_ahead_proxy_uri(host, port);
 	else
 		result[0] = g_strdup("direct://");
 	return result;
