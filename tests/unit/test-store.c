@@ -105,6 +105,85 @@ test_store_entry_fields(void)
 	g_assert_cmpstr(node->resource_version, ==, "");
 }
 
+/* The identity strings as the server meant them: escapes decoded, a number's text kept. */
+static void
+test_store_entry_fields_decoded(void)
+{
+	g_autoptr(MsdStoreEntry) pod =
+	        entry_new("{\"metadata\":{\"name\":\"w\\u0065b\",\"namespace\":\"s\\/p\",\"uid\":"
+	                  "\"\",\"resourceVersion\":7}}");
+
+	g_assert_cmpstr(pod->name, ==, "web");
+	g_assert_cmpstr(pod->namespace_, ==, "s/p");
+	g_assert_cmpstr(pod->resource_version, ==, "7");
+	/* an empty uid is none: the object is keyed by namespace and name */
+	g_assert_cmpstr(pod->uid, ==, "s/p/web");
+}
+
+/* An object deleted and created again under its name, seen in either order: the name leads
+ * to whichever entry holds it now, and to nothing once both are gone. */
+static void
+test_store_namesake(void)
+{
+	g_autoptr(MsdStore) store = msd_store_new();
+	g_autoptr(MsdStoreEntry) old = entry_new("{\"metadata\":{\"name\":\"a\",\"namespace\":"
+	                                         "\"ns\",\"uid\":\"u1\",\"resourceVersion\":"
+	                                         "\"1\"}}");
+	g_autoptr(MsdStoreEntry) old_v2 = entry_new("{\"metadata\":{\"name\":\"a\",\"namespace\":"
+	                                            "\"ns\",\"uid\":\"u1\",\"resourceVersion\":"
+	                                            "\"3\"}}");
+	g_autoptr(MsdStoreEntry) new = entry_new("{\"metadata\":{\"name\":\"a\",\"namespace\":"
+	                                         "\"ns\",\"uid\":\"u2\",\"resourceVersion\":"
+	                                         "\"2\"}}");
+	g_autoptr(MsdStoreEntry) gone = NULL;
+	g_autoptr(MsdStoreEntry) displaced = NULL;
+	g_autoptr(GPtrArray) deleted = NULL;
+
+	msd_store_upsert(store, old);
+	/* the new object's ADDED comes before the old one's DELETED */
+	msd_store_upsert(store, new);
+	g_assert_true(msd_store_lookup_by_name(store, "ns", "a") == new);
+	/* the old one's last update does not take the name back from the new one */
+	msd_store_upsert(store, old_v2);
+	g_assert_true(msd_store_lookup_by_name(store, "ns", "a") == old_v2);
+	gone = msd_store_delete(store, "u1");
+	g_assert_true(gone == old_v2);
+	/* the name was the old one's last: gone with it, the new one is reached by uid */
+	g_assert_null(msd_store_lookup_by_name(store, "ns", "a"));
+	g_assert_true(msd_store_lookup(store, "u2") == new);
+	g_clear_pointer(&gone, msd_store_entry_unref);
+
+	/* a relist that finds the name under another uid displaces the holder */
+	msd_store_upsert(store, old);
+	g_assert_true(msd_store_lookup_by_name(store, "ns", "a") == old);
+	msd_store_begin_relist(store);
+	g_assert_cmpint(msd_store_relist_upsert(store, new, &displaced), ==, MSD_STORE_UNCHANGED);
+	g_assert_null(displaced);
+	{
+		g_autoptr(MsdStoreEntry) newer = entry_new(
+		        "{\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\",\"uid\":\"u3\","
+		        "\"resourceVersion\":\"4\"}}");
+		g_autoptr(MsdStoreEntry) namesake = entry_new(
+		        "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"u4\","
+		        "\"resourceVersion\":\"5\"}}");
+
+		g_assert_cmpint(msd_store_relist_upsert(store, newer, &displaced), ==,
+		                MSD_STORE_ADDED);
+		g_assert_null(displaced);
+		/* "a" is held by u1 (not listed yet by this relist): u4 displaces it */
+		g_assert_cmpint(msd_store_relist_upsert(store, namesake, &displaced), ==,
+		                MSD_STORE_ADDED);
+		g_assert_nonnull(displaced);
+		g_assert_cmpstr(displaced->uid, ==, "u1");
+		g_assert_true(msd_store_lookup_by_name(store, "ns", "a") == namesake);
+		deleted = msd_store_end_relist(store);
+		/* u2 was listed (unchanged), u3 and u4 added: nothing else is left over */
+		g_assert_cmpuint(deleted->len, ==, 0);
+		g_assert_cmpuint(msd_store_get_size(store), ==, 3);
+		g_assert_true(msd_store_lookup_by_name(store, "ns", "b") == newer);
+	}
+}
+
 /* List items carry no kind or apiVersion; the informer puts them back in. */
 static void
 test_store_entry_kind_injected(void)
@@ -352,6 +431,8 @@ main(int argc, char **argv)
 	g_test_add_func("/store/managed-fields-removed", test_store_managed_fields_removed);
 	g_test_add_func("/store/object-without-name", test_store_object_without_name);
 	g_test_add_func("/store/entry-fields", test_store_entry_fields);
+	g_test_add_func("/store/entry-fields-decoded", test_store_entry_fields_decoded);
+	g_test_add_func("/store/namesake", test_store_namesake);
 	g_test_add_func("/store/kind-injected", test_store_entry_kind_injected);
 	g_test_add_func("/store/metadata-only", test_store_entry_metadata_only);
 	g_test_add_func("/store/upsert", test_store_upsert);

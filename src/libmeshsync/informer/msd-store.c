@@ -17,7 +17,9 @@ struct _MsdStore {
 	GObject parent_instance;
 
 	GHashTable *by_uid; /* (owned): entry->uid (borrowed) -> MsdStoreEntry (owned) */
-	GHashTable *by_key; /* (owned): "<namespace>/<name>" (owned) -> uid (owned) */
+	/* (owned): the entries of by_uid (borrowed) as a set hashed by namespace and name; an
+	 * entry leaves it before it leaves by_uid */
+	GHashTable *by_key;
 	guint64 bytes_held;
 	guint64 json_bytes;
 	MsdStoreCodec *codec; /* (owned) (nullable): set when the store compresses */
@@ -26,15 +28,83 @@ struct _MsdStore {
 
 G_DEFINE_FINAL_TYPE(MsdStore, msd_store, G_TYPE_OBJECT)
 
+/* The strings of an entry live in its own allocation, after the struct: a store of a
+ * million objects is a million entries, and each allocation less is one malloc and free less
+ * per object and its header and rounding less in memory. */
 static void
 msd_store_entry_clear(MsdStoreEntry *entry)
 {
 	g_bytes_unref(entry->held);
 	g_clear_pointer(&entry->dict, msd_store_dict_unref);
-	g_free(entry->uid);
-	g_free(entry->namespace_);
-	g_free(entry->name);
-	g_free(entry->resource_version);
+}
+
+/* One of an entry's strings, borrowed from the tokens when they hold it as it reads. */
+typedef struct {
+	const gchar *text;
+	gsize length;
+	gchar *owned; /* (owned) (nullable): a decoded copy @text points into */
+} MsdStoreText;
+
+static void
+msd_store_text_clear(MsdStoreText *text)
+{
+	g_clear_pointer(&text->owned, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(MsdStoreText, msd_store_text_clear)
+
+static void
+msd_store_text_set_owned(MsdStoreText *text, gchar *owned)
+{
+	g_free(text->owned);
+	text->owned = owned;
+	text->text = owned;
+	text->length = owned != NULL ? strlen(owned) : 0;
+}
+
+/* What msd_json_tokens_dup_string() would give for @index (NULL: no value, or a container),
+ * without a copy for a plain string. */
+static gboolean
+msd_store_text_from_token(MsdStoreText *text, const MsdJsonTokens *tokens, gint index)
+{
+	if (msd_json_tokens_is_string(tokens, index) && tokens->tokens[index].plain) {
+		const MsdJsonToken *t = &tokens->tokens[index];
+
+		g_clear_pointer(&text->owned, g_free);
+		text->text = tokens->data + t->start;
+		text->length = (gsize)(t->end - t->start);
+		return TRUE;
+	}
+	msd_store_text_set_owned(text, msd_json_tokens_dup_string(tokens, index));
+	return text->text != NULL;
+}
+
+static gchar *
+msd_store_text_copy(gchar *out, const MsdStoreText *text, gchar **field)
+{
+	*field = out;
+	if (text->length > 0)
+		memcpy(out, text->text, text->length);
+	out[text->length] = '\0';
+	return out + text->length + 1;
+}
+
+static MsdStoreEntry *
+msd_store_entry_alloc(const MsdStoreText *uid,
+                      const MsdStoreText *namespace_,
+                      const MsdStoreText *name,
+                      const MsdStoreText *resource_version)
+{
+	gsize strings =
+	        uid->length + namespace_->length + name->length + resource_version->length + 4;
+	MsdStoreEntry *entry = g_atomic_rc_box_alloc0(sizeof(MsdStoreEntry) + strings);
+	gchar *out = (gchar *)(entry + 1);
+
+	out = msd_store_text_copy(out, uid, &entry->uid);
+	out = msd_store_text_copy(out, namespace_, &entry->namespace_);
+	out = msd_store_text_copy(out, name, &entry->name);
+	msd_store_text_copy(out, resource_version, &entry->resource_version);
+	return entry;
 }
 
 MsdStoreEntry *
@@ -213,10 +283,10 @@ msd_store_entry_new_metadata(const MsdJsonTokens *tokens,
                              gint metadata,
                              const gchar *kind,
                              const gchar *api_version,
-                             gchar **uid,
-                             gchar **namespace_,
-                             gchar **name,
-                             gchar **resource_version)
+                             const MsdStoreText *uid,
+                             const MsdStoreText *namespace_,
+                             const MsdStoreText *name,
+                             const MsdStoreText *resource_version)
 {
 	static const gchar tail[] = ",\"spec\":{},\"status\":{}}";
 	const gchar *start = tokens->data + tokens->tokens[metadata].start;
@@ -239,13 +309,9 @@ msd_store_entry_new_metadata(const MsdJsonTokens *tokens,
 	memcpy(out, tail, sizeof(tail) - 1);
 	out += sizeof(tail) - 1;
 
-	entry = g_atomic_rc_box_new0(MsdStoreEntry);
+	entry = msd_store_entry_alloc(uid, namespace_, name, resource_version);
 	entry->size = (gsize)(out - buffer);
 	entry->held = g_bytes_new_take(g_realloc(buffer, entry->size), entry->size);
-	entry->uid = g_steal_pointer(uid);
-	entry->namespace_ = g_steal_pointer(namespace_);
-	entry->name = g_steal_pointer(name);
-	entry->resource_version = g_steal_pointer(resource_version);
 	return entry;
 }
 
@@ -267,10 +333,10 @@ msd_store_entry_new_full(const MsdJsonTokens *tokens,
                          gboolean metadata_only,
                          GError **error)
 {
-	g_autofree gchar *uid = NULL;
-	g_autofree gchar *name = NULL;
-	g_autofree gchar *namespace_ = NULL;
-	g_autofree gchar *resource_version = NULL;
+	g_auto(MsdStoreText) uid = {NULL, 0, NULL};
+	g_auto(MsdStoreText) name = {NULL, 0, NULL};
+	g_auto(MsdStoreText) namespace_ = {NULL, 0, NULL};
+	g_auto(MsdStoreText) resource_version = {NULL, 0, NULL};
 	g_autoptr(GString) prefix = NULL;
 	MsdStoreEntry *entry;
 	const gchar *start;
@@ -294,27 +360,27 @@ msd_store_entry_new_full(const MsdJsonTokens *tokens,
 		return NULL;
 	}
 	name_index = msd_json_tokens_member(tokens, (guint)metadata, "name");
-	if (msd_json_tokens_is_string(tokens, name_index))
-		name = msd_json_tokens_dup_string(tokens, name_index);
-	if (name == NULL || name[0] == '\0') {
+	if (!msd_json_tokens_is_string(tokens, name_index) ||
+	    !msd_store_text_from_token(&name, tokens, name_index) || name.length == 0 ||
+	    name.text[0] == '\0') {
 		g_set_error_literal(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		                    _("object has no metadata.name"));
 		return NULL;
 	}
-	namespace_ = msd_json_tokens_dup_string(
-	        tokens, msd_json_tokens_member(tokens, (guint)metadata, "namespace"));
-	if (namespace_ == NULL)
-		namespace_ = g_strdup("");
-	resource_version = msd_json_tokens_dup_string(
-	        tokens, msd_json_tokens_member(tokens, (guint)metadata, "resourceVersion"));
-	if (resource_version == NULL)
-		resource_version = g_strdup("");
-	uid = msd_json_tokens_dup_string(tokens,
-	                                 msd_json_tokens_member(tokens, (guint)metadata, "uid"));
-	if (uid == NULL || uid[0] == '\0') {
-		g_free(uid);
-		uid = g_strdup_printf("%s/%s", namespace_, name);
-	}
+	if (!msd_store_text_from_token(
+	            &namespace_, tokens,
+	            msd_json_tokens_member(tokens, (guint)metadata, "namespace")))
+		namespace_.text = "";
+	if (!msd_store_text_from_token(
+	            &resource_version, tokens,
+	            msd_json_tokens_member(tokens, (guint)metadata, "resourceVersion")))
+		resource_version.text = "";
+	if (!msd_store_text_from_token(&uid, tokens,
+	                               msd_json_tokens_member(tokens, (guint)metadata, "uid")) ||
+	    uid.length == 0 || uid.text[0] == '\0')
+		msd_store_text_set_owned(&uid, g_strdup_printf("%.*s/%.*s", (gint)namespace_.length,
+		                                               namespace_.text, (gint)name.length,
+		                                               name.text));
 
 	if (metadata_only)
 		return msd_store_entry_new_metadata(tokens, metadata, kind, api_version, &uid,
@@ -361,13 +427,9 @@ msd_store_entry_new_full(const MsdJsonTokens *tokens,
 		out = msd_store_copy_compact(out, start, end, cut_start, cut_end);
 	}
 
-	entry = g_atomic_rc_box_new0(MsdStoreEntry);
+	entry = msd_store_entry_alloc(&uid, &namespace_, &name, &resource_version);
 	entry->size = (gsize)(out - buffer);
 	entry->held = g_bytes_new_take(g_realloc(buffer, entry->size), entry->size);
-	entry->uid = g_steal_pointer(&uid);
-	entry->namespace_ = g_steal_pointer(&namespace_);
-	entry->name = g_steal_pointer(&name);
-	entry->resource_version = g_steal_pointer(&resource_version);
 	return entry;
 }
 
@@ -422,10 +484,33 @@ msd_store_entry_new_from_json(const gchar *data, gsize length, GError **error)
 	return msd_store_entry_new_from_tokens(&tokens, 0, NULL, NULL, error);
 }
 
-static gchar *
-msd_store_key(const gchar *namespace_, const gchar *name)
+/* by_key's hash and equality: an entry's namespace and name */
+static guint
+msd_store_key_hash(gconstpointer key)
 {
-	return g_strconcat(namespace_ != NULL ? namespace_ : "", "/", name, NULL);
+	const MsdStoreEntry *entry = key;
+
+	return g_str_hash(entry->namespace_) * 33 + g_str_hash(entry->name);
+}
+
+static gboolean
+msd_store_key_equal(gconstpointer a, gconstpointer b)
+{
+	const MsdStoreEntry *x = a;
+	const MsdStoreEntry *y = b;
+
+	return strcmp(x->name, y->name) == 0 && strcmp(x->namespace_, y->namespace_) == 0;
+}
+
+/* (transfer none) (nullable): the entry stored under @namespace_ and @name */
+static MsdStoreEntry *
+msd_store_key_lookup(MsdStore *self, const gchar *namespace_, const gchar *name)
+{
+	MsdStoreEntry probe = {0};
+
+	probe.namespace_ = (gchar *)(namespace_ != NULL ? namespace_ : "");
+	probe.name = (gchar *)name;
+	return g_hash_table_lookup(self->by_key, &probe);
 }
 
 static void
@@ -456,7 +541,7 @@ static void
 msd_store_init(MsdStore *self)
 {
 	self->by_uid = msd_store_new_uid_table();
-	self->by_key = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+	self->by_key = g_hash_table_new(msd_store_key_hash, msd_store_key_equal);
 }
 
 /**
@@ -512,19 +597,18 @@ msd_store_account(MsdStore *self, MsdStoreEntry *entry, gboolean add)
 static void
 msd_store_index_add(MsdStore *self, MsdStoreEntry *entry)
 {
-	g_hash_table_replace(self->by_key, msd_store_key(entry->namespace_, entry->name),
-	                     g_strdup(entry->uid));
+	/* a namesake held before (another uid) gives way, as its key */
+	g_hash_table_add(self->by_key, entry);
 }
 
 static void
 msd_store_index_remove(MsdStore *self, MsdStoreEntry *entry)
 {
-	g_autofree gchar *key = msd_store_key(entry->namespace_, entry->name);
-	const gchar *uid = g_hash_table_lookup(self->by_key, key);
+	MsdStoreEntry *holder = g_hash_table_lookup(self->by_key, entry);
 
 	/* a recreated object may already own the name under its new uid */
-	if (g_strcmp0(uid, entry->uid) == 0)
-		g_hash_table_remove(self->by_key, key);
+	if (holder != NULL && strcmp(holder->uid, entry->uid) == 0)
+		g_hash_table_remove(self->by_key, holder);
 }
 
 /**
@@ -618,10 +702,7 @@ msd_store_relist_upsert(MsdStore *self, MsdStoreEntry *entry, MsdStoreEntry **di
 	*displaced = NULL;
 	old = g_hash_table_lookup(self->by_uid, entry->uid);
 	if (old == NULL) {
-		g_autofree gchar *key = msd_store_key(entry->namespace_, entry->name);
-		const gchar *holder = g_hash_table_lookup(self->by_key, key);
-		MsdStoreEntry *other =
-		        holder != NULL ? g_hash_table_lookup(self->by_uid, holder) : NULL;
+		MsdStoreEntry *other = g_hash_table_lookup(self->by_key, entry);
 
 		if (other != NULL && other->relist_mark != self->mark)
 			*displaced = msd_store_steal(self, other->uid);
@@ -776,13 +857,9 @@ msd_store_lookup(MsdStore *self, const gchar *uid)
 MsdStoreEntry *
 msd_store_lookup_by_name(MsdStore *self, const gchar *namespace_, const gchar *name)
 {
-	g_autofree gchar *key = NULL;
-	const gchar *uid;
-
 	g_return_val_if_fail(MSD_IS_STORE(self), NULL);
-	key = msd_store_key(namespace_, name);
-	uid = g_hash_table_lookup(self->by_key, key);
-	return uid != NULL ? g_hash_table_lookup(self->by_uid, uid) : NULL;
+	g_return_val_if_fail(name != NULL, NULL);
+	return msd_store_key_lookup(self, namespace_, name);
 }
 
 guint

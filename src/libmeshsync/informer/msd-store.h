@@ -24,10 +24,11 @@ typedef struct {
 	MsdStoreDict *dict;  /* (owned) (nullable): the dictionary @held was compressed with */
 	gsize size;          /* the JSON's length */
 	gboolean compressed; /* @held is a zstd frame, read through msd_store_entry_dup_object() */
-	gchar *uid;          /* (owned): metadata.uid, or "<namespace>/<name>" without one */
-	gchar *namespace_;   /* (owned): "" for cluster-scoped objects */
-	gchar *name;         /* (owned) */
-	gchar *resource_version; /* (owned): opaque, compared for equality only */
+	/* the strings are in the entry's own allocation, after it: read-only */
+	gchar *uid;        /* metadata.uid, or "<namespace>/<name>" without one */
+	gchar *namespace_; /* "" for cluster-scoped objects */
+	gchar *name;
+	gchar *resource_version; /* opaque, compared for equality only */
 	guint32 relist_mark;     /* the store's own: the relist that last saw this object */
 } MsdStoreEntry;
 
