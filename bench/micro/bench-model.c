@@ -177,7 +177,7 @@ NOINLINE static void
 bench_stage_yaml(Bench *b, MeshSyncResource *res)
 {
 	g_string_truncate(b->yaml, 0);
-	if (!msd_snapshot_yaml_append_resource(b->yaml, res, NULL))
+	if (!msd_snapshot_yaml_append_resource(b->yaml, res, NULL, NULL))
 		g_error("no YAML");
 }
 #endif

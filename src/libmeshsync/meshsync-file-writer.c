@@ -80,7 +80,10 @@ typedef struct {
 	gchar *path;
 	GOutputStream *stream; /* (owned) (nullable): NULL once closed */
 	GString *pending;      /* (owned) */
-	gboolean created;      /* this writer created the file */
+	/* (owned): the renderer's, by one thread at a time (the writer thread, or the loop
+	 * while it is idle) */
+	MsdSnapshotBuffers *buffers;
+	gboolean created; /* this writer created the file */
 } MeshSyncSnapshotFile;
 
 struct _MeshSyncFileWriter {
@@ -220,6 +223,7 @@ meshsync_snapshot_file_open(MeshSyncSnapshotFile *file,
 	file->path = g_strdup(path);
 	file->stream = g_unix_output_stream_new(fd, TRUE);
 	file->pending = g_string_sized_new(MESHSYNC_FILE_WRITER_BUFFER);
+	file->buffers = msd_snapshot_buffers_new();
 	return TRUE;
 }
 
@@ -278,6 +282,7 @@ meshsync_snapshot_file_clear(MeshSyncSnapshotFile *file)
 	if (file->pending != NULL)
 		g_string_free(file->pending, TRUE);
 	file->pending = NULL;
+	g_clear_pointer(&file->buffers, msd_snapshot_buffers_free);
 }
 
 static gboolean
@@ -304,9 +309,10 @@ meshsync_file_writer_append(MeshSyncSnapshotFile *file,
 	/* straight from the resource's fields: no JSON is written or parsed for the YAML */
 	if (extended)
 		ok = msd_snapshot_yaml_append_record(file->pending, resource, event_type,
-		                                     &local_error);
+		                                     file->buffers, &local_error);
 	else
-		ok = msd_snapshot_yaml_append_resource(file->pending, resource, &local_error);
+		ok = msd_snapshot_yaml_append_resource(file->pending, resource, file->buffers,
+		                                       &local_error);
 	if (!ok) {
 		/* The emitter only fails on a bug, not on bad input. */
 		g_prefix_error(&local_error, "%s: ", file->path);

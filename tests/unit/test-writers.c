@@ -221,10 +221,10 @@ test_file_writer_thread_order(void)
 			g_autoptr(MeshSyncResource) pod = make_pod(name, uid, rv, type);
 
 			g_assert_true(msd_snapshot_yaml_append_record(expected_extended, pod, type,
-			                                              &error));
+			                                              NULL, &error));
 			if (round == 0)
-				g_assert_true(
-				        msd_snapshot_yaml_append_resource(expected, pod, &error));
+				g_assert_true(msd_snapshot_yaml_append_resource(expected, pod, NULL,
+				                                                &error));
 			g_assert_true(
 			        meshsync_writer_write(MESHSYNC_WRITER(writer), pod, type, &error));
 			g_assert_no_error(error);

@@ -28,6 +28,24 @@ G_BEGIN_DECLS
  * failed one never leaves half its text in @out. Every call returns FALSE with the error
  * given to begin() set, or with unsupported set.
  */
+/*
+ * The buffers a document's emitter grows, kept from one document to the next by whoever
+ * writes many in a row (the snapshot writer): documents after the first grow nothing, and
+ * the snapshot's thread does not reallocate blocks the engine's loop allocated first (each
+ * such call takes that allocator arena's lock, which the loop holds often). Used by one
+ * document at a time.
+ */
+typedef struct {
+	GString *scratch; /* (owned) */
+	GArray *ucs4;     /* (owned) */
+	GArray *frames;   /* (owned) */
+	GString *decoded; /* (owned) */
+} MsdSnapshotBuffers;
+
+MsdSnapshotBuffers *msd_snapshot_buffers_new(void);
+void msd_snapshot_buffers_free(MsdSnapshotBuffers *self);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsdSnapshotBuffers, msd_snapshot_buffers_free)
+
 typedef struct {
 	gboolean reference;
 	gboolean unsupported;
@@ -38,13 +56,16 @@ typedef struct {
 	GString *out; /* (unowned) */
 	gsize start;
 	GError **error;
-	GString *scratch; /* (owned): decoded text of the string being emitted */
-	GArray *ucs4;     /* (owned) gunichar: the keys of the mapping being sorted */
+	GString *scratch;            /* decoded text of the string being emitted */
+	GArray *ucs4;                /* gunichar: the keys of the mapping being sorted */
+	MsdSnapshotBuffers *buffers; /* (nullable): scratch and ucs4 are its, else owned */
 } MsdSnapshotEmitter;
 
+/* @buffers (nullable): buffers to borrow rather than allocate */
 gboolean msd_snapshot_emitter_begin(MsdSnapshotEmitter *ctx,
                                     GString *out,
                                     gboolean reference,
+                                    MsdSnapshotBuffers *buffers,
                                     GError **error);
 gboolean msd_snapshot_emitter_finish(MsdSnapshotEmitter *ctx);
 void msd_snapshot_emitter_clear(MsdSnapshotEmitter *ctx);

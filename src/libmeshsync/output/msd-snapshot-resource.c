@@ -130,7 +130,7 @@ typedef struct {
 	MsdSnapshotEmitter *e;
 	const MsdModel *m;
 	const gchar *component_metadata;
-	GString *decoded; /* (owned): a wire-form field decoded */
+	GString *decoded; /* (unowned): a wire-form field decoded */
 } Writer;
 
 /* The length of the run of ASCII bytes other than NUL that @p starts with, 16 at a time: the
@@ -452,9 +452,14 @@ write_document(Writer *w, MsdSnapshotEmitter *e, const gchar *event_type)
 
 /* Through the block writer, or libyaml's emitter when it leaves the document to it. */
 static gboolean
-append_document(GString *out, MeshSyncResource *resource, const gchar *event_type, GError **error)
+append_document(GString *out,
+                MeshSyncResource *resource,
+                const gchar *event_type,
+                MsdSnapshotBuffers *buffers,
+                GError **error)
 {
-	g_autoptr(GString) decoded = g_string_new(NULL);
+	g_autoptr(GString) own = buffers == NULL ? g_string_new(NULL) : NULL;
+	GString *decoded = buffers != NULL ? buffers->decoded : own;
 	gboolean reference = FALSE;
 
 	sort_entries_once();
@@ -463,7 +468,7 @@ append_document(GString *out, MeshSyncResource *resource, const gchar *event_typ
 		Writer w = {&e, meshsync_resource_get_model(resource),
 		            meshsync_resource_get_component_metadata(resource), decoded};
 
-		if (msd_snapshot_emitter_begin(&e, out, reference, error) &&
+		if (msd_snapshot_emitter_begin(&e, out, reference, buffers, error) &&
 		    write_document(&w, &e, event_type))
 			return TRUE;
 		if (!e.unsupported)
@@ -473,16 +478,21 @@ append_document(GString *out, MeshSyncResource *resource, const gchar *event_typ
 }
 
 gboolean
-msd_snapshot_yaml_append_resource(GString *out, MeshSyncResource *resource, GError **error)
+msd_snapshot_yaml_append_resource(GString *out,
+                                  MeshSyncResource *resource,
+                                  MsdSnapshotBuffers *buffers,
+                                  GError **error)
 {
-	return append_document(out, resource, NULL, error);
+	return append_document(out, resource, NULL, buffers, error);
 }
 
 gboolean
 msd_snapshot_yaml_append_record(GString *out,
                                 MeshSyncResource *resource,
                                 MeshSyncEventType event_type,
+                                MsdSnapshotBuffers *buffers,
                                 GError **error)
 {
-	return append_document(out, resource, meshsync_event_type_to_string(event_type), error);
+	return append_document(out, resource, meshsync_event_type_to_string(event_type), buffers,
+	                       error);
 }

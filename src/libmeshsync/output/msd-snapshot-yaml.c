@@ -528,10 +528,35 @@ msd_snapshot_write_cb(void *data, unsigned char *buffer, size_t size)
 	return 1;
 }
 
+MsdSnapshotBuffers *
+msd_snapshot_buffers_new(void)
+{
+	MsdSnapshotBuffers *self = g_new0(MsdSnapshotBuffers, 1);
+
+	self->scratch = g_string_new(NULL);
+	self->ucs4 = g_array_new(FALSE, FALSE, sizeof(gunichar));
+	self->frames = msd_yaml_block_writer_frames_new();
+	self->decoded = g_string_new(NULL);
+	return self;
+}
+
+void
+msd_snapshot_buffers_free(MsdSnapshotBuffers *self)
+{
+	if (self == NULL)
+		return;
+	g_string_free(self->scratch, TRUE);
+	g_array_unref(self->ucs4);
+	g_array_unref(self->frames);
+	g_string_free(self->decoded, TRUE);
+	g_free(self);
+}
+
 gboolean
 msd_snapshot_emitter_begin(MsdSnapshotEmitter *ctx,
                            GString *out,
                            gboolean reference,
+                           MsdSnapshotBuffers *buffers,
                            GError **error)
 {
 	yaml_event_t event;
@@ -541,10 +566,19 @@ msd_snapshot_emitter_begin(MsdSnapshotEmitter *ctx,
 	ctx->start = out->len;
 	ctx->error = error;
 	ctx->reference = reference;
-	ctx->scratch = g_string_new(NULL);
-	ctx->ucs4 = g_array_new(FALSE, FALSE, sizeof(gunichar));
+	ctx->buffers = buffers;
+	if (buffers != NULL) {
+		ctx->scratch = buffers->scratch;
+		ctx->ucs4 = buffers->ucs4;
+		g_string_truncate(ctx->scratch, 0);
+		g_array_set_size(ctx->ucs4, 0);
+	} else {
+		ctx->scratch = g_string_new(NULL);
+		ctx->ucs4 = g_array_new(FALSE, FALSE, sizeof(gunichar));
+	}
 	if (!reference) {
-		msd_yaml_block_writer_init(&ctx->block, out);
+		msd_yaml_block_writer_init(&ctx->block, out,
+		                           buffers != NULL ? buffers->frames : NULL);
 		return TRUE;
 	}
 	if (!yaml_emitter_initialize(&ctx->emitter)) {
@@ -592,9 +626,9 @@ msd_snapshot_emitter_clear(MsdSnapshotEmitter *ctx)
 	if (ctx->initialized)
 		yaml_emitter_delete(&ctx->emitter);
 	msd_yaml_block_writer_clear(&ctx->block);
-	if (ctx->scratch != NULL)
+	if (ctx->scratch != NULL && ctx->buffers == NULL)
 		g_string_free(ctx->scratch, TRUE);
-	if (ctx->ucs4 != NULL)
+	if (ctx->ucs4 != NULL && ctx->buffers == NULL)
 		g_array_unref(ctx->ucs4);
 	/* Never leave half a document behind. */
 	if (!ctx->finished && ctx->out != NULL)
@@ -613,7 +647,7 @@ msd_snapshot_yaml_append_with(
 	for (;;) {
 		g_auto(MsdSnapshotEmitter) ctx = {0};
 
-		if (msd_snapshot_emitter_begin(&ctx, out, reference, error) &&
+		if (msd_snapshot_emitter_begin(&ctx, out, reference, NULL, error) &&
 		    msd_snapshot_emitter_json(&ctx, &tokens, 0) &&
 		    msd_snapshot_emitter_finish(&ctx))
 			return TRUE;

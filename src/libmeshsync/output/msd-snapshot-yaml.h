@@ -8,6 +8,7 @@
 #include <glib.h>
 
 #include "meshsync-resource.h"
+#include "output/msd-snapshot-emitter.h"
 
 G_BEGIN_DECLS
 
@@ -26,15 +27,19 @@ gboolean
 msd_snapshot_yaml_append_reference(GString *out, const gchar *json, gsize length, GError **error);
 
 /* The document of @resource, byte for byte what msd_snapshot_yaml_append() makes of its wire
- * JSON, made from the resource's fields without writing or reading any JSON. */
-gboolean
-msd_snapshot_yaml_append_resource(GString *out, MeshSyncResource *resource, GError **error);
+ * JSON, made from the resource's fields without writing or reading any JSON. @buffers
+ * (nullable): the caller's, kept from one document to the next. */
+gboolean msd_snapshot_yaml_append_resource(GString *out,
+                                           MeshSyncResource *resource,
+                                           MsdSnapshotBuffers *buffers,
+                                           GError **error);
 
 /* The extended file's record of one event, {"EventType": ..., "Object": <resource>}, as
  * msd_snapshot_yaml_append() makes it of that JSON. */
 gboolean msd_snapshot_yaml_append_record(GString *out,
                                          MeshSyncResource *resource,
                                          MeshSyncEventType event_type,
+                                         MsdSnapshotBuffers *buffers,
                                          GError **error);
 
 /* go-yaml v2's key order: runes compared one by one; a non-letter sorts before a letter, and

@@ -16,6 +16,11 @@ G_BEGIN_DECLS
  * waits (msd_write_thread_wait()) is processed by the loop itself, while the thread is idle.
  * At no time do both threads process items, so @func needs no lock of its own.
  *
+ * Items are released (@item_free) by the loop, at its next call, never by the thread: they
+ * are the loop's allocations, and the allocator makes a thread that frees another's memory
+ * wait for that thread's arena lock. Pushed items not yet released number at most twice the
+ * capacity.
+ *
  * The first error of @func is kept: the items after it are dropped unprocessed, and every
  * later wait returns a copy of it. @notify runs in @context (the engine's), never in the
  * thread: after a failure, and when a full queue has room again.

@@ -451,8 +451,14 @@ write_literal(MsdYamlBlockWriter *self, const gchar *s, gsize n)
 	return TRUE;
 }
 
+GArray *
+msd_yaml_block_writer_frames_new(void)
+{
+	return g_array_new(FALSE, FALSE, sizeof(Frame));
+}
+
 void
-msd_yaml_block_writer_init(MsdYamlBlockWriter *self, GString *out)
+msd_yaml_block_writer_init(MsdYamlBlockWriter *self, GString *out, GArray *frames)
 {
 	init_classes_once();
 	memset(self, 0, sizeof(*self));
@@ -460,13 +466,19 @@ msd_yaml_block_writer_init(MsdYamlBlockWriter *self, GString *out)
 	self->indent = -1;
 	self->whitespace = TRUE;
 	self->indention = TRUE;
-	self->frames = g_array_new(FALSE, FALSE, sizeof(Frame));
+	if (frames != NULL) {
+		g_array_set_size(frames, 0);
+		self->frames = frames;
+		self->frames_borrowed = TRUE;
+	} else {
+		self->frames = msd_yaml_block_writer_frames_new();
+	}
 }
 
 void
 msd_yaml_block_writer_clear(MsdYamlBlockWriter *self)
 {
-	if (self->frames != NULL)
+	if (self->frames != NULL && !self->frames_borrowed)
 		g_array_unref(self->frames);
 	memset(self, 0, sizeof(*self));
 }

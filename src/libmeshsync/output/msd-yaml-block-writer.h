@@ -36,10 +36,14 @@ typedef struct {
 	gboolean indention;
 	guint8 pending;              /* a collection started, not yet known to be empty */
 	gboolean pending_in_mapping; /* that collection is a mapping's value */
-	GArray *frames;              /* (owned) the open block collections */
+	GArray *frames;              /* the open block collections: owned unless borrowed */
+	gboolean frames_borrowed;
 } MsdYamlBlockWriter;
 
-void msd_yaml_block_writer_init(MsdYamlBlockWriter *self, GString *out);
+/* @frames (nullable): an array of the writer's to use, emptied, and left to its owner */
+void msd_yaml_block_writer_init(MsdYamlBlockWriter *self, GString *out, GArray *frames);
+/* (transfer full): an array for msd_yaml_block_writer_init() to borrow */
+GArray *msd_yaml_block_writer_frames_new(void);
 void msd_yaml_block_writer_clear(MsdYamlBlockWriter *self);
 
 gboolean msd_yaml_block_writer_scalar(MsdYamlBlockWriter *self,
