@@ -413,10 +413,9 @@ test_cut_member(const gchar *object, const gchar *key)
 }
 
 gchar *
-test_add_managed_fields(const gchar *object, gsize size)
+test_metadata_insert(const gchar *object, const gchar *members, gboolean last)
 {
 	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
-	g_autoptr(GString) fields = g_string_new("\"managedFields\": [");
 	GString *out;
 	gint meta;
 	gsize at;
@@ -425,6 +424,23 @@ test_add_managed_fields(const gchar *object, gsize size)
 	meta = msd_json_tokens_member(&doc, 0, "metadata");
 	if (!msd_json_tokens_is_object(&doc, meta))
 		return g_strdup(object);
+	/* after the opening brace, or before the closing one */
+	at = last ? (gsize)doc.tokens[meta].end - 1 : (gsize)doc.tokens[meta].start + 1;
+	out = g_string_new_len(object, (gssize)at);
+	if (last && doc.tokens[meta].size > 0)
+		g_string_append_c(out, ',');
+	g_string_append(out, members);
+	if (!last && doc.tokens[meta].size > 0)
+		g_string_append_c(out, ',');
+	g_string_append(out, object + at);
+	return g_string_free(out, FALSE);
+}
+
+gchar *
+test_add_managed_fields(const gchar *object, gsize size)
+{
+	g_autoptr(GString) fields = g_string_new("\"managedFields\": [");
+
 	for (guint i = 0; fields->len < size || i == 0; i++) {
 		if (i > 0)
 			g_string_append_c(fields, ',');
@@ -438,11 +454,5 @@ test_add_managed_fields(const gchar *object, gsize size)
 		        i, i % 60);
 	}
 	g_string_append_c(fields, ']');
-	if (doc.tokens[meta].size > 0)
-		g_string_append_c(fields, ',');
-	at = (gsize)doc.tokens[meta].start + 1;
-	out = g_string_new_len(object, (gssize)at);
-	g_string_append(out, fields->str);
-	g_string_append(out, object + at);
-	return g_string_free(out, FALSE);
+	return test_metadata_insert(object, fields->str, FALSE);
 }

@@ -27,6 +27,10 @@ const gchar *test_random_default(GRand *rand);
 /* @object's text with the members named @key (exact) of its top level cut out. */
 gchar *test_cut_member(const gchar *object, const gchar *key);
 
+/* @object's text with @members (JSON members, comma-separated) put into its metadata object,
+ * first or @last, when it has one (else a copy). */
+gchar *test_metadata_insert(const gchar *object, const gchar *members, gboolean last);
+
 /* @object's text with `"managedFields":[...]` of @size bytes or so put first in its
  * metadata object, when it has one (else a copy). */
 gchar *test_add_managed_fields(const gchar *object, gsize size);

@@ -9,7 +9,6 @@
 
 #include "informer/msd-store-codec.h"
 #include "informer/msd-store.h"
-#include "util/msd-json-tokens.h"
 #include "test-random-object.h"
 
 /* @object with metadata.uid and metadata.resourceVersion set (last in metadata: the last of
@@ -17,22 +16,10 @@
 static gchar *
 with_identity(const gchar *object, const gchar *uid, const gchar *rv)
 {
-	g_auto(MsdJsonTokens) doc = MSD_JSON_TOKENS_INIT;
-	GString *out;
-	gint meta;
-	gsize at;
+	g_autofree gchar *members =
+	        g_strdup_printf("\"uid\":\"%s\",\"resourceVersion\":\"%s\"", uid, rv);
 
-	g_assert_true(msd_json_tokens_parse(&doc, object, strlen(object), NULL));
-	meta = msd_json_tokens_member(&doc, 0, "metadata");
-	if (!msd_json_tokens_is_object(&doc, meta))
-		return g_strdup(object);
-	/* the closing brace of metadata */
-	at = (gsize)doc.tokens[meta].end - 1;
-	out = g_string_new_len(object, (gssize)at);
-	g_string_append_printf(out, "%s\"uid\":\"%s\",\"resourceVersion\":\"%s\"",
-	                       doc.tokens[meta].size > 0 ? "," : "", uid, rv);
-	g_string_append(out, object + at);
-	return g_string_free(out, FALSE);
+	return test_metadata_insert(object, members, TRUE);
 }
 
 /* An object of one of a few shapes the informers store, different in each @i. */

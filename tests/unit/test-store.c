@@ -21,6 +21,18 @@ entry_new(const gchar *json)
 	return entry;
 }
 
+/* An object of nothing but its identity. */
+static MsdStoreEntry *
+named_entry(const gchar *namespace_, const gchar *name, const gchar *uid, const gchar *rv)
+{
+	g_autofree gchar *json = g_strdup_printf(
+	        "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"uid\":\"%s\","
+	        "\"resourceVersion\":\"%s\"}}",
+	        name, namespace_, uid, rv);
+
+	return entry_new(json);
+}
+
 static void
 assert_bytes(GBytes *bytes, const gchar *expected)
 {
@@ -120,21 +132,15 @@ test_store_entry_fields_decoded(void)
 	g_assert_cmpstr(pod->uid, ==, "s/p/web");
 }
 
-/* An object deleted and created again under its name, seen in either order: the name leads
- * to whichever entry holds it now, and to nothing once both are gone. */
+/* An object deleted and created again under its name, its events seen out of order: the
+ * name leads to the entry stored under it last, and to nothing once that one is deleted. */
 static void
 test_store_namesake(void)
 {
 	g_autoptr(MsdStore) store = msd_store_new();
-	g_autoptr(MsdStoreEntry) old = entry_new("{\"metadata\":{\"name\":\"a\",\"namespace\":"
-	                                         "\"ns\",\"uid\":\"u1\",\"resourceVersion\":"
-	                                         "\"1\"}}");
-	g_autoptr(MsdStoreEntry) old_v2 = entry_new("{\"metadata\":{\"name\":\"a\",\"namespace\":"
-	                                            "\"ns\",\"uid\":\"u1\",\"resourceVersion\":"
-	                                            "\"3\"}}");
-	g_autoptr(MsdStoreEntry) new = entry_new("{\"metadata\":{\"name\":\"a\",\"namespace\":"
-	                                         "\"ns\",\"uid\":\"u2\",\"resourceVersion\":"
-	                                         "\"2\"}}");
+	g_autoptr(MsdStoreEntry) old = named_entry("ns", "a", "u1", "1");
+	g_autoptr(MsdStoreEntry) old_v2 = named_entry("ns", "a", "u1", "3");
+	g_autoptr(MsdStoreEntry) new = named_entry("ns", "a", "u2", "2");
 	g_autoptr(MsdStoreEntry) gone = NULL;
 	g_autoptr(MsdStoreEntry) displaced = NULL;
 	g_autoptr(GPtrArray) deleted = NULL;
@@ -160,12 +166,8 @@ test_store_namesake(void)
 	g_assert_cmpint(msd_store_relist_upsert(store, new, &displaced), ==, MSD_STORE_UNCHANGED);
 	g_assert_null(displaced);
 	{
-		g_autoptr(MsdStoreEntry) newer = entry_new(
-		        "{\"metadata\":{\"name\":\"b\",\"namespace\":\"ns\",\"uid\":\"u3\","
-		        "\"resourceVersion\":\"4\"}}");
-		g_autoptr(MsdStoreEntry) namesake = entry_new(
-		        "{\"metadata\":{\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"u4\","
-		        "\"resourceVersion\":\"5\"}}");
+		g_autoptr(MsdStoreEntry) newer = named_entry("ns", "b", "u3", "4");
+		g_autoptr(MsdStoreEntry) namesake = named_entry("ns", "a", "u4", "5");
 
 		g_assert_cmpint(msd_store_relist_upsert(store, newer, &displaced), ==,
 		                MSD_STORE_ADDED);
