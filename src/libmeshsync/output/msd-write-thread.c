@@ -74,45 +74,51 @@ msd_write_thread_queue_append(GQueue *to, GQueue *from)
 	g_queue_init(from);
 }
 
-/* Releases what the thread processed, on the loop: an item is memory the loop allocated, and
- * freeing it in the thread made both contend for the allocator's arena lock, item after
- * item (tens of thousands of futex waits on each side in a 100,000-pod snapshot). */
+/* What the thread processed, for the loop to release: an item is memory the loop allocated,
+ * and freeing it in the thread made both contend for the allocator's arena lock, item after
+ * item (tens of thousands of futex waits on each side in a 100,000-pod snapshot). The list
+ * is the one the loop pushed them with, so the thread allocates and frees no node either. */
+static GQueue
+msd_write_thread_take_done_locked(MsdWriteThread *self)
+{
+	GQueue done = self->done;
+
+	g_queue_init(&self->done);
+	return done;
+}
+
 static void
 msd_write_thread_release_done(MsdWriteThread *self)
 {
 	GQueue done;
 
 	g_mutex_lock(&self->lock);
-	done = self->done;
-	g_queue_init(&self->done);
+	done = msd_write_thread_take_done_locked(self);
 	g_mutex_unlock(&self->lock);
 	g_queue_clear_full(&done, self->item_free);
 }
 
-/* Processes @batch in order, by whichever thread owns the processing now, and leaves the
- * processed items in @processed. After the first failure the rest is dropped: the output is
- * incomplete from there on, and writing later documents after a hole would hide it. TRUE
- * when this batch failed. */
+/* Processes @batch in order, by whichever thread owns the processing now; the items stay in
+ * @batch. After the first failure the rest is dropped: the output is incomplete from there
+ * on, and writing later documents after a hole would hide it. TRUE when this batch failed. */
 static gboolean
-msd_write_thread_process(MsdWriteThread *self, GQueue *batch, GQueue *processed)
+msd_write_thread_process(MsdWriteThread *self, GQueue *batch)
 {
 	gboolean failed;
 	gboolean failed_here = FALSE;
-	gpointer item;
 
 	g_mutex_lock(&self->lock);
 	failed = self->failure != NULL;
 	g_mutex_unlock(&self->lock);
-	while ((item = g_queue_pop_head(batch)) != NULL) {
+	for (GList *l = batch->head; l != NULL && !failed; l = l->next) {
 		GError *error = NULL;
 
-		if (!failed && !self->func(item, self->user_data, &error)) {
+		if (!self->func(l->data, self->user_data, &error)) {
 			g_mutex_lock(&self->lock);
 			self->failure = error;
 			g_mutex_unlock(&self->lock);
 			failed = failed_here = TRUE;
 		}
-		g_queue_push_tail(processed, item);
 	}
 	return failed_here;
 }
@@ -125,7 +131,6 @@ msd_write_thread_run(gpointer data)
 	g_mutex_lock(&self->lock);
 	for (;;) {
 		GQueue batch = G_QUEUE_INIT;
-		GQueue processed = G_QUEUE_INIT;
 		gboolean failed;
 
 		while (!self->running && !self->stopping)
@@ -142,11 +147,11 @@ msd_write_thread_run(gpointer data)
 		self->in_flight = batch.length;
 		g_mutex_unlock(&self->lock);
 
-		failed = msd_write_thread_process(self, &batch, &processed);
+		failed = msd_write_thread_process(self, &batch);
 
 		g_mutex_lock(&self->lock);
 		self->in_flight = 0;
-		msd_write_thread_queue_append(&self->done, &processed);
+		msd_write_thread_queue_append(&self->done, &batch);
 		if (failed || (self->want_room && self->items.length <= self->capacity / 2)) {
 			self->want_room = FALSE;
 			msd_write_thread_schedule_notify_locked(self);
@@ -201,8 +206,7 @@ msd_write_thread_push(MsdWriteThread *self, gpointer item)
 	GQueue done;
 
 	g_mutex_lock(&self->lock);
-	done = self->done;
-	g_queue_init(&self->done);
+	done = msd_write_thread_take_done_locked(self);
 	while (self->failure == NULL && self->items.length + self->in_flight >= self->capacity) {
 		self->running = TRUE;
 		g_cond_signal(&self->work);
@@ -232,8 +236,7 @@ msd_write_thread_is_full(MsdWriteThread *self)
 	gboolean full;
 
 	g_mutex_lock(&self->lock);
-	done = self->done;
-	g_queue_init(&self->done);
+	done = msd_write_thread_take_done_locked(self);
 	full = self->failure == NULL && self->items.length + self->in_flight >= self->capacity;
 	if (full)
 		self->want_room = TRUE;
@@ -265,7 +268,6 @@ gboolean
 msd_write_thread_wait(MsdWriteThread *self, GError **error)
 {
 	GQueue rest = G_QUEUE_INIT;
-	GQueue processed = G_QUEUE_INIT;
 
 	g_mutex_lock(&self->lock);
 	while (self->running)
@@ -275,8 +277,8 @@ msd_write_thread_wait(MsdWriteThread *self, GError **error)
 	g_mutex_unlock(&self->lock);
 
 	msd_write_thread_release_done(self);
-	msd_write_thread_process(self, &rest, &processed);
-	g_queue_clear_full(&processed, self->item_free);
+	msd_write_thread_process(self, &rest);
+	g_queue_clear_full(&rest, self->item_free);
 	return !msd_write_thread_has_failed(self, error);
 }
 
