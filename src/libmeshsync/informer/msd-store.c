@@ -29,8 +29,8 @@ struct _MsdStore {
 G_DEFINE_FINAL_TYPE(MsdStore, msd_store, G_TYPE_OBJECT)
 
 /* The strings of an entry live in its own allocation, after the struct: a store of a
- * million objects is a million entries, and each allocation less is one malloc and free less
- * per object and its header and rounding less in memory. */
+ * million objects is a million entries, and every allocation saved per entry is a million
+ * mallocs and frees saved, and a million allocation headers and roundings of memory. */
 static void
 msd_store_entry_clear(MsdStoreEntry *entry)
 {
