@@ -14,6 +14,24 @@
 G_BEGIN_DECLS
 
 /*
+ * The buffers a document's emitter grows. Whoever writes many documents in a row (the
+ * snapshot writer) keeps them from one to the next, so that documents after the first grow
+ * nothing and the snapshot's thread never reallocates a block the engine's loop allocated
+ * first (each such call takes that allocator arena's lock, which the loop holds often);
+ * other callers make them for one document. Used by one document at a time.
+ */
+typedef struct {
+	GString *scratch; /* (owned) */
+	GArray *ucs4;     /* (owned) */
+	GArray *frames;   /* (owned) */
+	GString *decoded; /* (owned) */
+} MsdSnapshotBuffers;
+
+MsdSnapshotBuffers *msd_snapshot_buffers_new(void);
+void msd_snapshot_buffers_free(MsdSnapshotBuffers *self);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsdSnapshotBuffers, msd_snapshot_buffers_free)
+
+/*
  * One snapshot document being emitted, with go-yaml v2's choices of style
  * (msd-snapshot-yaml.h). Shared by the two producers of documents: JSON text
  * (msd_snapshot_yaml_append()) and a resource's model (msd-snapshot-resource.c).
@@ -28,24 +46,6 @@ G_BEGIN_DECLS
  * failed one never leaves half its text in @out. Every call returns FALSE with the error
  * given to begin() set, or with unsupported set.
  */
-/*
- * The buffers a document's emitter grows, kept from one document to the next by whoever
- * writes many in a row (the snapshot writer): documents after the first grow nothing, and
- * the snapshot's thread does not reallocate blocks the engine's loop allocated first (each
- * such call takes that allocator arena's lock, which the loop holds often). Used by one
- * document at a time.
- */
-typedef struct {
-	GString *scratch; /* (owned) */
-	GArray *ucs4;     /* (owned) */
-	GArray *frames;   /* (owned) */
-	GString *decoded; /* (owned) */
-} MsdSnapshotBuffers;
-
-MsdSnapshotBuffers *msd_snapshot_buffers_new(void);
-void msd_snapshot_buffers_free(MsdSnapshotBuffers *self);
-G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsdSnapshotBuffers, msd_snapshot_buffers_free)
-
 typedef struct {
 	gboolean reference;
 	gboolean unsupported;
@@ -56,12 +56,11 @@ typedef struct {
 	GString *out; /* (unowned) */
 	gsize start;
 	GError **error;
-	GString *scratch;            /* decoded text of the string being emitted */
-	GArray *ucs4;                /* gunichar: the keys of the mapping being sorted */
-	MsdSnapshotBuffers *buffers; /* (nullable): scratch and ucs4 are its, else owned */
+	GString *scratch; /* (unowned): decoded text of the string being emitted */
+	GArray *ucs4;     /* (unowned) gunichar: the keys of the mapping being sorted */
 } MsdSnapshotEmitter;
 
-/* @buffers (nullable): buffers to borrow rather than allocate */
+/* @buffers: the emitter's working buffers, borrowed for the document */
 gboolean msd_snapshot_emitter_begin(MsdSnapshotEmitter *ctx,
                                     GString *out,
                                     gboolean reference,

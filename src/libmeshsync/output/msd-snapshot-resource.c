@@ -458,15 +458,16 @@ append_document(GString *out,
                 MsdSnapshotBuffers *buffers,
                 GError **error)
 {
-	g_autoptr(GString) own = buffers == NULL ? g_string_new(NULL) : NULL;
-	GString *decoded = buffers != NULL ? buffers->decoded : own;
+	g_autoptr(MsdSnapshotBuffers) own = buffers == NULL ? msd_snapshot_buffers_new() : NULL;
 	gboolean reference = FALSE;
 
+	if (buffers == NULL)
+		buffers = own;
 	sort_entries_once();
 	for (;;) {
 		g_auto(MsdSnapshotEmitter) e = {0};
 		Writer w = {&e, meshsync_resource_get_model(resource),
-		            meshsync_resource_get_component_metadata(resource), decoded};
+		            meshsync_resource_get_component_metadata(resource), buffers->decoded};
 
 		if (msd_snapshot_emitter_begin(&e, out, reference, buffers, error) &&
 		    write_document(&w, &e, event_type))

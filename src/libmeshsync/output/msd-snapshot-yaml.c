@@ -566,19 +566,12 @@ msd_snapshot_emitter_begin(MsdSnapshotEmitter *ctx,
 	ctx->start = out->len;
 	ctx->error = error;
 	ctx->reference = reference;
-	ctx->buffers = buffers;
-	if (buffers != NULL) {
-		ctx->scratch = buffers->scratch;
-		ctx->ucs4 = buffers->ucs4;
-		g_string_truncate(ctx->scratch, 0);
-		g_array_set_size(ctx->ucs4, 0);
-	} else {
-		ctx->scratch = g_string_new(NULL);
-		ctx->ucs4 = g_array_new(FALSE, FALSE, sizeof(gunichar));
-	}
+	ctx->scratch = buffers->scratch;
+	ctx->ucs4 = buffers->ucs4;
+	g_string_truncate(ctx->scratch, 0);
+	g_array_set_size(ctx->ucs4, 0);
 	if (!reference) {
-		msd_yaml_block_writer_init(&ctx->block, out,
-		                           buffers != NULL ? buffers->frames : NULL);
+		msd_yaml_block_writer_init(&ctx->block, out, buffers->frames);
 		return TRUE;
 	}
 	if (!yaml_emitter_initialize(&ctx->emitter)) {
@@ -626,10 +619,6 @@ msd_snapshot_emitter_clear(MsdSnapshotEmitter *ctx)
 	if (ctx->initialized)
 		yaml_emitter_delete(&ctx->emitter);
 	msd_yaml_block_writer_clear(&ctx->block);
-	if (ctx->scratch != NULL && ctx->buffers == NULL)
-		g_string_free(ctx->scratch, TRUE);
-	if (ctx->ucs4 != NULL && ctx->buffers == NULL)
-		g_array_unref(ctx->ucs4);
 	/* Never leave half a document behind. */
 	if (!ctx->finished && ctx->out != NULL)
 		g_string_truncate(ctx->out, ctx->start);
@@ -641,13 +630,15 @@ msd_snapshot_yaml_append_with(
         GString *out, const gchar *json, gsize length, gboolean reference, GError **error)
 {
 	g_auto(MsdJsonTokens) tokens = MSD_JSON_TOKENS_INIT;
+	g_autoptr(MsdSnapshotBuffers) buffers = NULL;
 
 	if (!msd_json_tokens_parse(&tokens, json, length, error))
 		return FALSE;
+	buffers = msd_snapshot_buffers_new();
 	for (;;) {
 		g_auto(MsdSnapshotEmitter) ctx = {0};
 
-		if (msd_snapshot_emitter_begin(&ctx, out, reference, NULL, error) &&
+		if (msd_snapshot_emitter_begin(&ctx, out, reference, buffers, error) &&
 		    msd_snapshot_emitter_json(&ctx, &tokens, 0) &&
 		    msd_snapshot_emitter_finish(&ctx))
 			return TRUE;

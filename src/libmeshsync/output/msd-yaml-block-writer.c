@@ -466,20 +466,13 @@ msd_yaml_block_writer_init(MsdYamlBlockWriter *self, GString *out, GArray *frame
 	self->indent = -1;
 	self->whitespace = TRUE;
 	self->indention = TRUE;
-	if (frames != NULL) {
-		g_array_set_size(frames, 0);
-		self->frames = frames;
-		self->frames_borrowed = TRUE;
-	} else {
-		self->frames = msd_yaml_block_writer_frames_new();
-	}
+	g_array_set_size(frames, 0);
+	self->frames = frames;
 }
 
 void
 msd_yaml_block_writer_clear(MsdYamlBlockWriter *self)
 {
-	if (self->frames != NULL && !self->frames_borrowed)
-		g_array_unref(self->frames);
 	memset(self, 0, sizeof(*self));
 }
 

@@ -36,11 +36,11 @@ typedef struct {
 	gboolean indention;
 	guint8 pending;              /* a collection started, not yet known to be empty */
 	gboolean pending_in_mapping; /* that collection is a mapping's value */
-	GArray *frames;              /* the open block collections: owned unless borrowed */
-	gboolean frames_borrowed;
+	GArray *frames;              /* (unowned) the open block collections */
 } MsdYamlBlockWriter;
 
-/* @frames (nullable): an array of the writer's to use, emptied, and left to its owner */
+/* @frames: an array from msd_yaml_block_writer_frames_new() for the writer to use (emptied
+ * first); its owner keeps it from one document to the next */
 void msd_yaml_block_writer_init(MsdYamlBlockWriter *self, GString *out, GArray *frames);
 /* (transfer full): an array for msd_yaml_block_writer_init() to borrow */
 GArray *msd_yaml_block_writer_frames_new(void);
