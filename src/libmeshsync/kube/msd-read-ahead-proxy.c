@@ -120,7 +120,7 @@ msd_read_ahead_proxy_register(void)
 }
 
 /* Off unless asked for: with it on, one fresh-clone CI run saw the 200-session test under
- * valgrind stop answering for 10 minutes, which the same test passed in three other runs;
+ * valgrind stop answering for 10 minutes, which the same test passed in eight other runs;
  * until that is explained, the default connection is the one with the long green record. */
 gboolean
 msd_read_ahead_enabled(void)
