@@ -10,9 +10,12 @@ import json
 import os
 import shutil
 import signal
+import socket
 import ssl
 import subprocess
 import tempfile
+import threading
+import time
 import urllib.error
 import urllib.request
 
@@ -55,12 +58,18 @@ class Realkube:
             raise
 
     def _start(self):
+        self._spawn()
+        self._read_url()
+
+    def _spawn(self):
         argv = [REALKUBE, "--port", str(self.port), "--data-dir", self.data_dir,
                 "--write-kubeconfig", self.kubeconfig,
                 "--write-restricted-kubeconfig", self.restricted_kubeconfig,
                 "--token", self.token, "--restricted-token", self.restricted_token] + self.extra
         self.proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=self.stderr,
                                      stdin=subprocess.DEVNULL, text=True)
+
+    def _read_url(self):
         line = self.proc.stdout.readline().strip()
         if not line.startswith("http"):
             self.proc.kill()
@@ -118,6 +127,50 @@ class Realkube:
         shutil.rmtree(os.path.join(self.data_dir, "etcd"))
         self._start()
         return status
+
+    def replace_cluster_starved(self, share=(5, 60)):
+        """replace_cluster() on a starved CPU, as on a loaded node: until it is ready, the new
+        server runs @share[0] ms of every @share[0] + @share[1] (SIGSTOP and SIGCONT), so that
+        its port accepts connections long before its post-start hooks have installed every
+        API group in discovery. Returns the stop's exit status once the port accepts
+        connections; wait_ready() ends the starvation when /readyz is ok."""
+        status = self._terminate()
+        shutil.rmtree(os.path.join(self.data_dir, "etcd"))
+        self._spawn()
+        proc, self._starved = self.proc, threading.Event()
+
+        def starve(done=self._starved):
+            while not done.is_set() and proc.poll() is None:
+                time.sleep(share[0] / 1000)
+                proc.send_signal(signal.SIGSTOP)
+                time.sleep(share[1] / 1000)
+                proc.send_signal(signal.SIGCONT)
+
+        self._starver = threading.Thread(target=starve, daemon=True)
+        self._starver.start()
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return status
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    self._starved.set()
+                    self._starver.join()
+                    proc.kill()
+                    raise RuntimeError(f"meshsync-realkube did not listen:\n{self.log()}")
+                time.sleep(0.05)
+
+    def wait_ready(self):
+        """After replace_cluster_starved(): waits for the server's /readyz (its URL line),
+        then lets it run freely."""
+        try:
+            self._read_url()
+        finally:
+            self._starved.set()
+            self._starver.join()
+            if self.proc.poll() is None:
+                self.proc.send_signal(signal.SIGCONT)
 
     def stop(self):
         """Stops the server and removes its data; returns the stop's exit status."""

@@ -211,3 +211,37 @@ def test_replaced_cluster(tmp_path):
         assert not set(deleted) & set(state), "an object of the new cluster retracted"
         print(f"{len(old_uids)} old objects retracted, {len(state)} new ones pictured "
               f"{waited:.2f} s after the new cluster was seeded")
+
+
+def test_started_beside_a_starting_server(tmp_path):
+    """meshsync started while its API server is still starting (on a loaded node: the port
+    answers, the post-start hooks have not yet put RBAC, storage or networking into
+    discovery): it waits for /readyz instead of skipping the types a partial discovery lacks,
+    so the picture becomes the whole cluster, ClusterRoles and StorageClasses included."""
+    rk = start_realkube(QUICK_STOP)
+    nats = consumer = daemon = None
+    try:
+        # a copy: the server writes its own again once it is ready
+        kubeconfig = kubeconfig_for(rk, str(tmp_path / "starting.kubeconfig"))
+        nats = nats_server()
+        consumer = Consumer(nats.port)
+        consumer.start()
+        wait_for_subscription(consumer)
+        assert rk.replace_cluster_starved() == 0
+        daemon = Daemon(str(tmp_path), kubeconfig, nats.url)
+        rk.wait_ready()
+        client = kube_seed.Client(rk.kubeconfig)
+        kube_seed.seed_pods(rk.kubeconfig, 60, namespaces=2, threads=4, prefix="late")
+        daemon.wait_synced()
+        waited, state = wait_picture(consumer, lambda: truth(client),
+                                     "the whole cluster, ClusterRoles included", daemon=daemon)
+        kinds = {record[4] for record in consumer.events_since(0)}
+        assert "ClusterRole" in kinds, sorted(kinds)
+    finally:
+        if daemon is not None:
+            daemon.__exit__(None, None, None)
+        if consumer is not None:
+            consumer.close()
+        if nats is not None:
+            nats.stop()
+        rk.stop()

@@ -322,6 +322,47 @@ test_kube_client_error_from_status(void)
 	g_assert_cmpstr(error_empty->message, ==, "GET https://h/x: 500 Internal Server Error");
 }
 
+/* kube-apiserver's /readyz while it starts: one check a line, the failing ones named */
+static void
+test_kube_client_error_from_health_check(void)
+{
+	const gchar readyz[] = "[+]ping ok\n[+]etcd ok\n"
+	                       "[-]poststarthook/rbac/bootstrap-roles failed: reason withheld\n"
+	                       "[+]poststarthook/start-apiserver-admission-initializer ok\n"
+	                       "[-]poststarthook/apiservice-discovery-controller failed: reason "
+	                       "withheld\nreadyz check failed\n";
+	const gchar passing[] = "[+]ping ok\n[+]etcd ok\n";
+	g_autoptr(GBytes) failing_body = g_bytes_new_static(readyz, strlen(readyz));
+	g_autoptr(GBytes) passing_body = g_bytes_new_static(passing, strlen(passing));
+	g_autoptr(GString) many = g_string_new(NULL);
+	g_autoptr(GBytes) many_body = NULL;
+	g_autoptr(GError) failing = NULL;
+	g_autoptr(GError) odd = NULL;
+	g_autoptr(GError) overlong = NULL;
+
+	failing = msd_kube_client_error_from_status("GET https://h/readyz", 500, failing_body);
+	g_assert_error(failing, MESHSYNC_ERROR, MESHSYNC_ERROR_HTTP);
+	g_assert_cmpstr(failing->message, ==,
+	                "GET https://h/readyz: 500 Internal Server Error: failing checks: "
+	                "poststarthook/rbac/bootstrap-roles, "
+	                "poststarthook/apiservice-discovery-controller");
+	g_assert_cmpuint(msd_kube_client_error_get_status(failing), ==, 500);
+
+	/* a 500 whose list names no failing check: its first line, as any plain text */
+	odd = msd_kube_client_error_from_status("GET https://h/readyz", 500, passing_body);
+	g_assert_cmpstr(odd->message, ==,
+	                "GET https://h/readyz: 500 Internal Server Error: "
+	                "[+]ping ok");
+
+	/* a hostile list is cut, not copied whole into every retry's message */
+	for (guint i = 0; i < 10000; i++)
+		g_string_append_printf(many, "[-]check-%u failed: reason withheld\n", i);
+	many_body = g_bytes_new(many->str, many->len);
+	overlong = msd_kube_client_error_from_status("GET https://h/readyz", 500, many_body);
+	g_assert_true(g_str_has_suffix(overlong->message, ", ..."));
+	g_assert_cmpuint(strlen(overlong->message), <, 400);
+}
+
 static void
 test_kube_client_connection_refused(void)
 {
@@ -791,6 +832,8 @@ main(int argc, char **argv)
 	g_test_add_func("/kube-client/status/error-from-status",
 	                test_kube_client_error_from_status);
 	g_test_add_func("/kube-client/status/error-status", test_kube_client_error_status);
+	g_test_add_func("/kube-client/status/health-check",
+	                test_kube_client_error_from_health_check);
 	g_test_add_func("/kube-client/connection-refused", test_kube_client_connection_refused);
 	g_test_add_func("/kube-client/gzip", test_kube_client_gzip);
 	g_test_add_func("/kube-client/disable-compression", test_kube_client_disable_compression);

@@ -32,6 +32,9 @@
 #define MSD_RUN_SETUP_RESYNC_DELAY_MS 5000
 #define MSD_RUN_SETUP_RETRY_MIN_MS    800
 #define MSD_RUN_SETUP_RETRY_MAX_MS    30000
+/* How long a run waits for /readyz before it syncs what a server serves all the same */
+#define MSD_RUN_SETUP_READY_WAIT_US (120 * G_USEC_PER_SEC)
+#define MSD_RUN_SETUP_READY_POLL_MS 1000
 
 #define MSD_CR_PATH "/apis/meshery.io/v1alpha1/namespaces/meshery/meshsyncs/meshery-meshsync"
 /* One consistent read answers both questions: kube-system's uid (which cluster is this?) and
@@ -84,6 +87,7 @@ struct _MsdRunSetup {
 	                           * of runs torn down since the last complete one, whose objects
 	                           * were published and may be gone by the next */
 	gint64 run_started_us;
+	gint64 not_ready_since_us; /* the first of the /readyz failures in a row, or 0 */
 	gdouble initial_sync_seconds;
 
 	gboolean started;
@@ -1101,14 +1105,88 @@ msd_run_setup_discovery_cb(GObject *source, GAsyncResult *result, gpointer user_
 	msd_run_setup_choose_watch_config(self);
 }
 
+/* Whether an answer of /readyz says the server is still starting (or stopping): a 5xx or a
+ * 429. Anything else (401, 403, 404: the endpoint hidden or absent; a connection or TLS
+ * failure, which discovery reports in its own words) leaves the question to discovery. */
+static gboolean
+msd_run_setup_not_ready(const GError *error)
+{
+	guint status = msd_kube_client_error_get_status(error);
+
+	return status >= 500 || status == 429;
+}
+
+static void msd_run_setup_check_readiness(MsdRunSetup *self);
+
+static gboolean
+msd_run_setup_readiness_retry_cb(gpointer user_data)
+{
+	MsdRunSetup *self = user_data;
+
+	msd_source_clear(&self->retry_source);
+	msd_run_setup_check_readiness(self);
+	return G_SOURCE_REMOVE;
+}
+
+static void
+msd_run_setup_readiness_cb(GObject *source, GAsyncResult *result, gpointer user_data)
+{
+	g_autoptr(MsdRunSetup) self = user_data;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GBytes) body =
+	        msd_kube_client_get_finish(MSD_KUBE_CLIENT(source), result, &error);
+	gint64 now = g_get_monotonic_time();
+	const gchar *server = msd_kube_client_get_server(self->client);
+
+	if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED))
+		return;
+	if (body == NULL && msd_run_setup_not_ready(error)) {
+		if (self->not_ready_since_us == 0) {
+			self->not_ready_since_us = now;
+			g_message("the API server at %s is not ready yet (%s): waiting for it",
+			          server, error->message);
+		}
+		if (now - self->not_ready_since_us < MSD_RUN_SETUP_READY_WAIT_US) {
+			/* a starting server gets ready within seconds: asked every second, not on
+			 * the growing delay of a server that cannot be reached */
+			self->retry_source = msd_engine_context_add_timeout(
+			        self->engine, G_PRIORITY_DEFAULT, MSD_RUN_SETUP_READY_POLL_MS,
+			        "[meshsync] API server readiness", msd_run_setup_readiness_retry_cb,
+			        self, NULL);
+			return;
+		}
+		/* a check that never passes (a broken webhook's, an etcd member's) must not keep
+		 * the cluster out of sight for good */
+		g_message("the API server at %s still says it is not ready after %" G_GINT64_FORMAT
+		          " s (%s): syncing what it serves",
+		          server, (now - self->not_ready_since_us) / G_USEC_PER_SEC,
+		          error->message);
+	} else if (self->not_ready_since_us != 0) {
+		g_info("the API server at %s is ready after %.1f s", server,
+		       (gdouble)(now - self->not_ready_since_us) / G_USEC_PER_SEC);
+	}
+	self->not_ready_since_us = 0;
+	self->discovery = meshsync_discovery_new_for_client(self->client);
+	meshsync_discovery_run_async(self->discovery, self->cancellable, msd_run_setup_discovery_cb,
+	                             g_object_ref(self));
+}
+
+static void
+msd_run_setup_check_readiness(MsdRunSetup *self)
+{
+	msd_kube_client_get_async(self->client, "/readyz", self->cancellable,
+	                          msd_run_setup_readiness_cb, g_object_ref(self));
+}
+
+/* A server that is still starting answers before all its APIs are installed: its discovery
+ * lacks whole groups (RBAC, storage, networking) until its post-start hooks are done, and the
+ * types it lacks would be skipped for the whole run. So a run begins once /readyz says so. */
 static void
 msd_run_setup_begin_run(MsdRunSetup *self)
 {
 	self->cancellable = g_cancellable_new();
 	self->run_started_us = g_get_monotonic_time();
-	self->discovery = meshsync_discovery_new_for_client(self->client);
-	meshsync_discovery_run_async(self->discovery, self->cancellable, msd_run_setup_discovery_cb,
-	                             g_object_ref(self));
+	msd_run_setup_check_readiness(self);
 }
 
 static gboolean

@@ -463,6 +463,48 @@ msd_kube_client_get_server(MsdKubeClient *self)
 	return self->server;
 }
 
+static gboolean
+msd_kube_client_is_check_list(const gchar *text, gsize size)
+{
+	return size >= 3 && (strncmp(text, "[+]", 3) == 0 || strncmp(text, "[-]", 3) == 0);
+}
+
+/* A health endpoint's answer (/readyz, /livez, /healthz) lists one check a line, "[+]name ok"
+ * or "[-]name failed: reason withheld": the failing names are what says why. NULL when the
+ * list names no failing check. */
+static gchar *
+msd_kube_client_failed_checks(const gchar *text, gsize size)
+{
+	g_autoptr(GString) failed = NULL;
+	const gchar *end = text + size;
+
+	for (const gchar *line = text; line < end;) {
+		const gchar *nl = memchr(line, '\n', (gsize)(end - line));
+		const gchar *stop = nl != NULL ? nl : end;
+
+		if (stop - line > 3 && strncmp(line, "[-]", 3) == 0) {
+			const gchar *name = line + 3;
+			const gchar *space = memchr(name, ' ', (gsize)(stop - name));
+			gsize length = (gsize)((space != NULL ? space : stop) - name);
+
+			if (failed == NULL)
+				failed = g_string_new("failing checks: ");
+			else
+				g_string_append(failed, ", ");
+			/* a server's list is short; a hostile one is cut at the error's bound */
+			if (failed->len + length > MSD_KUBE_CLIENT_ERROR_BODY_MAX) {
+				g_string_append(failed, "...");
+				break;
+			}
+			g_string_append_len(failed, name, (gssize)length);
+		}
+		line = stop + 1;
+	}
+	if (failed == NULL || !g_utf8_validate(failed->str, (gssize)failed->len, NULL))
+		return NULL;
+	return g_string_free(g_steal_pointer(&failed), FALSE);
+}
+
 static gchar *
 msd_kube_client_status_message(GBytes *body)
 {
@@ -486,8 +528,14 @@ msd_kube_client_status_message(GBytes *body)
 		return g_strdup(msd_json_object_get_string(obj, "message"));
 	}
 
-	if (data[0] == '{' || data[0] == '[')
+	if (msd_kube_client_is_check_list(data, size)) {
+		gchar *checks = msd_kube_client_failed_checks(data, size);
+
+		if (checks != NULL)
+			return checks;
+	} else if (data[0] == '{' || data[0] == '[') {
 		return NULL;
+	}
 
 	/* a plain-text answer (an aggregated API's proxy, a load balancer): quote its first
 	 * line if it is readable text */

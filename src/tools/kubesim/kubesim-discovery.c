@@ -406,6 +406,9 @@ kubesim_discovery_handle(KubesimServer *self, SoupServerMessage *msg, const gcha
 	}
 	if (g_strcmp0(path, "/healthz") == 0 || g_strcmp0(path, "/readyz") == 0 ||
 	    g_strcmp0(path, "/livez") == 0) {
+		/* the real server's health checks say nosniff, as its errors do */
+		soup_message_headers_replace(soup_server_message_get_response_headers(msg),
+		                             "X-Content-Type-Options", "nosniff");
 		kubesim_respond_text(msg, 200, "ok");
 		return TRUE;
 	}
