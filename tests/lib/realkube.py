@@ -128,7 +128,7 @@ class Realkube:
         self._start()
         return status
 
-    def replace_cluster_starved(self, share=(5, 60)):
+    def replace_cluster_starved(self, share=(10, 40)):
         """replace_cluster() on a starved CPU, as on a loaded node: until it is ready, the new
         server runs @share[0] ms of every @share[0] + @share[1] (SIGSTOP and SIGCONT), so that
         its port accepts connections long before its post-start hooks have installed every

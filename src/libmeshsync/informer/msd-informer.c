@@ -1281,12 +1281,26 @@ msd_informer_silence_cb(gpointer user_data)
 		msd_informer_abandon_watch(self);
 		return G_SOURCE_REMOVE;
 	}
-	/* the server was asked to end this watch well before the bound: its connection is lost */
-	msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
-	                 "%s: watch silent for %" G_GINT64_FORMAT
-	                 " s; resuming at resourceVersion %s",
-	                 self->name, (now - self->heard_at) / G_USEC_PER_SEC,
-	                 self->resource_version != NULL ? self->resource_version : "");
+	if (self->long_watch) {
+		/* a streaming list's tail that had events: the real server's bookmark comes only
+		 * about once a minute, so this is a type that went quiet after a burst as often as
+		 * a lost connection; said as such, and resumed on a new connection either way */
+		msd_informer_log(
+		        self, G_LOG_LEVEL_INFO,
+		        "%s: watch silent for %" G_GINT64_FORMAT
+		        " s after its streaming list's last event (quiet, or its connection "
+		        "lost); resuming at resourceVersion %s on a new connection",
+		        self->name, (now - self->heard_at) / G_USEC_PER_SEC,
+		        self->resource_version != NULL ? self->resource_version : "");
+	} else {
+		/* the server was asked to end this watch well before the bound: its connection
+		 * is lost */
+		msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
+		                 "%s: watch silent for %" G_GINT64_FORMAT
+		                 " s; resuming at resourceVersion %s",
+		                 self->name, (now - self->heard_at) / G_USEC_PER_SEC,
+		                 self->resource_version != NULL ? self->resource_version : "");
+	}
 	msd_informer_close_watch(self);
 	self->counters.watch_restarts++;
 	self->watch_reopening = TRUE;
