@@ -161,14 +161,17 @@ def test_apiserver_restart_mid_churn(tmp_path):
 
 def test_replaced_cluster(tmp_path):
     """Another cluster at the same URL (a fresh etcd behind the same certificates and
-    tokens): meshsync notices it (kube-system's uid changed), retracts every object of the
-    old cluster exactly once under the old cluster_id, and the picture becomes the new
-    cluster, published under the new cluster_id and never retracted."""
+    tokens), starting slowly as on a loaded node, so that meshsync meets it before it is
+    ready (its discovery still without RBAC, storage and networking): meshsync notices it
+    (kube-system's uid changed), retracts every object of the old cluster exactly once under
+    the old cluster_id, waits for the new server's /readyz, and the picture becomes the new
+    cluster, every type of it, published under the new cluster_id and never retracted."""
     with Setup(tmp_path, QUICK_STOP) as s:
         old_cluster = cluster_uid(s.client)
         old_uids = set(s.consumer.picture())
         mark = s.consumer.event_count()
-        assert s.rk.replace_cluster() == 0
+        assert s.rk.replace_cluster_starved() == 0
+        s.rk.wait_ready()
         kube_seed.seed_pods(s.rk.kubeconfig, 150, namespaces=2, threads=4, prefix="new")
         new_cluster = cluster_uid(s.client)
         assert new_cluster != old_cluster
