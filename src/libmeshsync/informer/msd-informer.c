@@ -1281,26 +1281,18 @@ msd_informer_silence_cb(gpointer user_data)
 		msd_informer_abandon_watch(self);
 		return G_SOURCE_REMOVE;
 	}
-	if (self->long_watch) {
-		/* a streaming list's tail that had events: the real server's bookmark comes only
-		 * about once a minute, so this is a type that went quiet after a burst as often as
-		 * a lost connection; said as such, and resumed on a new connection either way */
-		msd_informer_log(
-		        self, G_LOG_LEVEL_INFO,
-		        "%s: watch silent for %" G_GINT64_FORMAT
-		        " s after its streaming list's last event (quiet, or its connection "
-		        "lost); resuming at resourceVersion %s on a new connection",
-		        self->name, (now - self->heard_at) / G_USEC_PER_SEC,
-		        self->resource_version != NULL ? self->resource_version : "");
-	} else {
-		/* the server was asked to end this watch well before the bound: its connection
-		 * is lost */
-		msd_informer_log(self, G_LOG_LEVEL_MESSAGE,
-		                 "%s: watch silent for %" G_GINT64_FORMAT
-		                 " s; resuming at resourceVersion %s",
-		                 self->name, (now - self->heard_at) / G_USEC_PER_SEC,
-		                 self->resource_version != NULL ? self->resource_version : "");
-	}
+	/* a short watch was asked to end well before the bound: its connection is lost. A
+	 * streaming list's tail that had events may only have gone quiet after a burst (the real
+	 * server bookmarks such a long watch about once a minute): said as such. Either way it
+	 * resumes on a new connection. */
+	msd_informer_log(self, self->long_watch ? G_LOG_LEVEL_INFO : G_LOG_LEVEL_MESSAGE,
+	                 "%s: watch silent for %" G_GINT64_FORMAT
+	                 " s%s; resuming at resourceVersion %s on a new connection",
+	                 self->name, (now - self->heard_at) / G_USEC_PER_SEC,
+	                 self->long_watch ? " after its streaming list's last event (quiet, or "
+	                                    "its connection lost)"
+	                                  : "",
+	                 self->resource_version != NULL ? self->resource_version : "");
 	msd_informer_close_watch(self);
 	self->counters.watch_restarts++;
 	self->watch_reopening = TRUE;
