@@ -142,6 +142,101 @@ test_read_ahead_buffered_is_readable(void)
 	g_assert_cmpint(n, ==, 0);
 }
 
+typedef struct {
+	GString *got;
+	guint empty_wakeups; /* dispatched with nothing to read */
+} KeptReader;
+
+/* Reads three bytes at a time and stays attached, as GIO's TLS connection and libsoup's
+ * WebSocket input keep their source across reads. */
+static gboolean
+kept_reader_cb(GObject *stream, gpointer user_data)
+{
+	KeptReader *r = user_data;
+	g_autoptr(GError) error = NULL;
+	gchar out[3];
+	gssize n = g_pollable_input_stream_read_nonblocking(G_POLLABLE_INPUT_STREAM(stream), out,
+	                                                    sizeof(out), NULL, &error);
+
+	if (n > 0)
+		g_string_append_len(r->got, out, n);
+	else
+		r->empty_wakeups++;
+	return G_SOURCE_CONTINUE;
+}
+
+/* Runs the iterations that need no waiting: every ready source is dispatched. */
+static void
+run_ready(void)
+{
+	for (guint i = 0; i < 16; i++)
+		g_main_context_iteration(NULL, FALSE);
+}
+
+/* One source kept attached while the buffer fills and empties: it wakes for bytes read ahead
+ * while the pipe is empty, and sleeps once they are read. Made with the buffer empty, a
+ * source on the pipe alone slept on seven bytes already read; made with bytes waiting, a
+ * source that fired at once went on firing with none left. */
+static void
+test_read_ahead_kept_source(void)
+{
+	gint fds[2];
+	g_autoptr(GInputStream) base = NULL;
+	g_autoptr(GInputStream) stream = NULL;
+	g_autoptr(GSource) source = NULL;
+	g_autoptr(GSource) again = NULL;
+	KeptReader r = {g_string_new(NULL), 0};
+
+	g_assert_no_errno(pipe(fds));
+	base = g_unix_input_stream_new(fds[0], TRUE);
+	stream = msd_read_ahead_input_stream_new(base);
+
+	/* made while nothing waits anywhere */
+	source = g_pollable_input_stream_create_source(G_POLLABLE_INPUT_STREAM(stream), NULL);
+	g_source_set_callback(source, G_SOURCE_FUNC(kept_reader_cb), &r, NULL);
+	g_source_attach(source, NULL);
+	run_ready();
+	g_assert_cmpuint(r.got->len, ==, 0);
+	g_assert_cmpuint(r.empty_wakeups, ==, 0);
+
+	/* the first read takes all ten bytes off the pipe; the other seven come from the buffer */
+	g_assert_cmpint(write(fds[1], "0123456789", 10), ==, 10);
+	while (r.got->len == 0)
+		g_main_context_iteration(NULL, TRUE);
+	run_ready();
+	g_assert_cmpstr(r.got->str, ==, "0123456789");
+	g_assert_cmpuint(r.empty_wakeups, ==, 0);
+	g_source_destroy(source);
+
+	/* made while five bytes wait in the buffer: it fires for them, then sleeps */
+	g_string_truncate(r.got, 0);
+	g_assert_cmpint(write(fds[1], "abcdefgh", 8), ==, 8);
+	{
+		g_autoptr(GError) error = NULL;
+		gchar out[3];
+
+		g_assert_cmpint(g_input_stream_read(stream, out, 3, NULL, &error), ==, 3);
+		g_assert_no_error(error);
+	}
+	again = g_pollable_input_stream_create_source(G_POLLABLE_INPUT_STREAM(stream), NULL);
+	g_source_set_callback(again, G_SOURCE_FUNC(kept_reader_cb), &r, NULL);
+	g_source_attach(again, NULL);
+	run_ready();
+	g_assert_cmpstr(r.got->str, ==, "defgh");
+	g_assert_cmpuint(r.empty_wakeups, ==, 0);
+	run_ready();
+	g_assert_cmpuint(r.empty_wakeups, ==, 0);
+
+	/* new bytes on the pipe wake it again */
+	g_assert_cmpint(write(fds[1], "XY", 2), ==, 2);
+	while (r.got->len < 7)
+		g_main_context_iteration(NULL, TRUE);
+	g_assert_cmpstr(r.got->str, ==, "defghXY");
+	g_source_destroy(again);
+	close(fds[1]);
+	g_string_free(r.got, TRUE);
+}
+
 /* The connection wraps the input only; closing it closes what it wraps. */
 static void
 test_read_ahead_connection(void)
@@ -325,6 +420,7 @@ main(int argc, char **argv)
 	g_test_init(&argc, &argv, NULL);
 	g_test_add_func("/read-ahead/small-reads", test_read_ahead_small_reads);
 	g_test_add_func("/read-ahead/buffered-is-readable", test_read_ahead_buffered_is_readable);
+	g_test_add_func("/read-ahead/kept-source", test_read_ahead_kept_source);
 	g_test_add_func("/read-ahead/connection", test_read_ahead_connection);
 	g_test_add_func("/read-ahead/resolver", test_read_ahead_resolver);
 	g_test_add_func("/read-ahead/through-soup", test_read_ahead_through_soup);
