@@ -284,9 +284,9 @@ msd_kube_client_getenv_either(const gchar *upper, const gchar *lower)
 
 /* The cluster's proxy-url first, else HTTPS_PROXY, HTTP_PROXY and NO_PROXY, as client-go;
  * the desktop's proxy settings (GIO's default resolver) mean nothing to a cluster daemon.
- * With MESHSYNC_READ_AHEAD=1 a direct https connection is read ahead under its TLS
- * (msd-read-ahead-stream.c), which GIO lets only a proxy resolver arrange. Returns NULL, a
- * plain direct connection, when no proxy is set and reading ahead is off (the default). */
+ * A direct https connection is read ahead under its TLS (msd-read-ahead-stream.c), which
+ * GIO lets only a proxy resolver arrange. Returns NULL, a plain direct connection, when no
+ * proxy is set and reading ahead is off (MESHSYNC_READ_AHEAD=0). */
 static GProxyResolver *
 msd_kube_client_proxy_resolver_new(MeshSyncKubeConfig *config)
 {

@@ -17,7 +17,7 @@ G_DECLARE_FINAL_TYPE(MsdReadAheadProxy, msd_read_ahead_proxy, MSD, READ_AHEAD_PR
 
 /* Makes #MsdReadAheadProxy GIO's proxy for MSD_READ_AHEAD_PROTOCOL. Idempotent. */
 void msd_read_ahead_proxy_register(void);
-/* Whether reading ahead is on: when MESHSYNC_READ_AHEAD=1. */
+/* Whether reading ahead is on: unless MESHSYNC_READ_AHEAD=0. */
 gboolean msd_read_ahead_enabled(void);
 /* The "proxy" URI a resolver answers for a direct connection to @host:@port read ahead. */
 gchar *msd_read_ahead_proxy_uri(const gchar *host, gint port);
