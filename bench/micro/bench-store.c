@@ -68,7 +68,7 @@ load(const gchar *path, Items *items, GError **error)
 static const guint8 *
 plain_data(MsdStoreEntry *entry)
 {
-	return g_bytes_get_data(entry->held, NULL);
+	return entry->held;
 }
 
 static void

@@ -253,8 +253,9 @@ msd_store_codec_sample(MsdStoreCodec *self, const guint8 *data, gsize size)
 	}
 }
 
-GBytes *
-msd_store_codec_compress(MsdStoreCodec *self, const guint8 *data, gsize size, MsdStoreDict **dict)
+guint8 *
+msd_store_codec_compress_frame(
+        MsdStoreCodec *self, const guint8 *data, gsize size, MsdStoreDict **dict, gsize *frame_size)
 {
 	MsdStoreCodecThread *thread = msd_store_codec_get_thread();
 	ZSTD_CCtx *cctx = thread->cctx;
@@ -265,8 +266,10 @@ msd_store_codec_compress(MsdStoreCodec *self, const guint8 *data, gsize size, Ms
 
 	g_return_val_if_fail(self != NULL, NULL);
 	g_return_val_if_fail(dict != NULL, NULL);
+	g_return_val_if_fail(frame_size != NULL, NULL);
 
 	*dict = NULL;
+	*frame_size = 0;
 	msd_store_codec_sample(self, data, size);
 
 	ZSTD_CCtx_reset(cctx, ZSTD_reset_session_and_parameters);
@@ -291,7 +294,19 @@ msd_store_codec_compress(MsdStoreCodec *self, const guint8 *data, gsize size, Ms
 		return NULL;
 	if (self->dict != NULL)
 		*dict = msd_store_dict_ref(self->dict);
-	return g_bytes_new(frame, length);
+	*frame_size = length;
+	if (own != NULL)
+		return g_realloc(g_steal_pointer(&own), length);
+	return g_memdup2(frame, length);
+}
+
+GBytes *
+msd_store_codec_compress(MsdStoreCodec *self, const guint8 *data, gsize size, MsdStoreDict **dict)
+{
+	gsize length = 0;
+	guint8 *frame = msd_store_codec_compress_frame(self, data, size, dict, &length);
+
+	return frame != NULL ? g_bytes_new_take(frame, length) : NULL;
 }
 
 GBytes *

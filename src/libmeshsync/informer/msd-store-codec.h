@@ -41,6 +41,13 @@ void msd_store_codec_set_level(MsdStoreCodec *self, gint level);
  * to the dictionary used, or NULL. */
 GBytes *
 msd_store_codec_compress(MsdStoreCodec *self, const guint8 *data, gsize size, MsdStoreDict **dict);
+/* The same, the frame in a block of its own (g_free() it) of *@frame_size bytes: a store
+ * entry holds that, one allocation where a GBytes is two. */
+guint8 *msd_store_codec_compress_frame(MsdStoreCodec *self,
+                                       const guint8 *data,
+                                       gsize size,
+                                       MsdStoreDict **dict,
+                                       gsize *frame_size);
 /* Trains a new dictionary version from the samples held now and makes it current; FALSE (and
  * the current one stays) when there are too few samples to train on. The codec trains by
  * itself as objects arrive; this is for a caller that knows better, and for tests. */

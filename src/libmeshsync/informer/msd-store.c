@@ -34,7 +34,7 @@ G_DEFINE_FINAL_TYPE(MsdStore, msd_store, G_TYPE_OBJECT)
 static void
 msd_store_entry_clear(MsdStoreEntry *entry)
 {
-	g_bytes_unref(entry->held);
+	g_free(entry->held);
 	g_clear_pointer(&entry->dict, msd_store_dict_unref);
 }
 
@@ -128,15 +128,14 @@ msd_store_entry_unref(MsdStoreEntry *entry)
 GBytes *
 msd_store_entry_dup_object(const MsdStoreEntry *entry)
 {
-	gsize frame_size = 0;
-	const guint8 *frame;
-
 	g_return_val_if_fail(entry != NULL, NULL);
 
+	/* the JSON is the entry's, which lives as long as the bytes: nothing copied */
 	if (!entry->compressed)
-		return g_bytes_ref(entry->held);
-	frame = g_bytes_get_data(entry->held, &frame_size);
-	return msd_store_codec_decompress(entry->dict, frame, frame_size, entry->size);
+		return g_bytes_new_with_free_func(entry->held, entry->size,
+		                                  (GDestroyNotify)msd_store_entry_unref,
+		                                  msd_store_entry_ref((MsdStoreEntry *)entry));
+	return msd_store_codec_decompress(entry->dict, entry->held, entry->held_size, entry->size);
 }
 
 /* Compresses @entry's JSON in place: only before the entry is stored, while its maker alone
@@ -145,16 +144,17 @@ static void
 msd_store_entry_compress(MsdStoreEntry *entry, MsdStoreCodec *codec)
 {
 	MsdStoreDict *dict = NULL;
-	GBytes *frame;
+	gsize frame_size = 0;
+	guint8 *frame;
 
 	if (entry->compressed)
 		return;
-	frame = msd_store_codec_compress(codec, g_bytes_get_data(entry->held, NULL), entry->size,
-	                                 &dict);
+	frame = msd_store_codec_compress_frame(codec, entry->held, entry->size, &dict, &frame_size);
 	if (frame == NULL)
 		return;
-	g_bytes_unref(entry->held);
+	g_free(entry->held);
 	entry->held = frame;
+	entry->held_size = frame_size;
 	entry->dict = dict;
 	entry->compressed = TRUE;
 }
@@ -311,7 +311,8 @@ msd_store_entry_new_metadata(const MsdJsonTokens *tokens,
 
 	entry = msd_store_entry_alloc(uid, namespace_, name, resource_version);
 	entry->size = (gsize)(out - buffer);
-	entry->held = g_bytes_new_take(g_realloc(buffer, entry->size), entry->size);
+	entry->held = g_realloc(buffer, entry->size);
+	entry->held_size = entry->size;
 	return entry;
 }
 
@@ -429,7 +430,8 @@ msd_store_entry_new_full(const MsdJsonTokens *tokens,
 
 	entry = msd_store_entry_alloc(&uid, &namespace_, &name, &resource_version);
 	entry->size = (gsize)(out - buffer);
-	entry->held = g_bytes_new_take(g_realloc(buffer, entry->size), entry->size);
+	entry->held = g_realloc(buffer, entry->size);
+	entry->held_size = entry->size;
 	return entry;
 }
 
@@ -583,7 +585,7 @@ msd_store_get_dict(MsdStore *self)
 static void
 msd_store_account(MsdStore *self, MsdStoreEntry *entry, gboolean add)
 {
-	guint64 held = g_bytes_get_size(entry->held);
+	guint64 held = entry->held_size;
 
 	if (add) {
 		self->bytes_held += held;

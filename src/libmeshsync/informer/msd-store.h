@@ -20,7 +20,8 @@ G_BEGIN_DECLS
  * JSON is read with msd_store_entry_dup_object(), the one place that decompresses.
  */
 typedef struct {
-	GBytes *held;        /* (owned): the JSON, or its zstd frame when @compressed */
+	guint8 *held;        /* (owned): the JSON, or its zstd frame when @compressed */
+	gsize held_size;     /* @held's length: @size, or the frame's */
 	MsdStoreDict *dict;  /* (owned) (nullable): the dictionary @held was compressed with */
 	gsize size;          /* the JSON's length */
 	gboolean compressed; /* @held is a zstd frame, read through msd_store_entry_dup_object() */
