@@ -182,9 +182,10 @@ msd_run_setup_set_ready(MsdRunSetup *self, gboolean ready)
 	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_READY]);
 }
 
-/* Tears the current run down. */
+/* Tears the current run down; @next_run: another follows, which answers informer-store from
+ * this one's objects until it is complete (at the set-up's stop nothing asks any more). */
 static void
-msd_run_setup_end_run(MsdRunSetup *self)
+msd_run_setup_end_run(MsdRunSetup *self, gboolean next_run)
 {
 	gboolean had_run = self->run != NULL;
 
@@ -197,7 +198,7 @@ msd_run_setup_end_run(MsdRunSetup *self)
 		/* Until the next run is complete, informer-store is answered from this one, as
 		 * upstream answers from its previous stores during a resync. The stored copies
 		 * are shared, not copied; they cost memory only as long as both runs hold them. */
-		if (self->ready) {
+		if (self->ready && next_run) {
 			g_clear_pointer(&self->last_complete, g_ptr_array_unref);
 			self->last_complete = msd_run_setup_collect_objects(self);
 		}
@@ -262,7 +263,7 @@ msd_run_setup_retry_later(MsdRunSetup *self, const GError *error)
 	guint retry_max_ms = MSD_RUN_SETUP_RETRY_MAX_MS;
 	guint delay;
 
-	msd_run_setup_end_run(self);
+	msd_run_setup_end_run(self, TRUE);
 	if (options->retry_initial_ms != 0) {
 		retry_min_ms = MAX(options->retry_initial_ms, 2);
 		retry_max_ms = MAX(options->retry_max_ms, retry_min_ms);
@@ -461,7 +462,7 @@ msd_run_setup_cluster_replaced(MsdRunSetup *self, const gchar *uid)
 	g_free(self->cluster_id);
 	self->cluster_id = g_strdup(uid);
 	g_object_notify_by_pspec(G_OBJECT(self), props[PROP_CLUSTER_ID]);
-	msd_run_setup_end_run(self);
+	msd_run_setup_end_run(self, FALSE);
 	/* what the replaced cluster held was just retracted: nobody may be told it again */
 	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
 	g_clear_pointer(&self->torn_down, g_ptr_array_unref);
@@ -1196,7 +1197,7 @@ msd_run_setup_resync_cb(gpointer user_data)
 
 	msd_source_clear(&self->resync_source);
 	g_info("resync: tearing the run down and listing again");
-	msd_run_setup_end_run(self);
+	msd_run_setup_end_run(self, TRUE);
 	self->retry_ms = 0;
 	msd_run_setup_begin_run(self);
 	return G_SOURCE_REMOVE;
@@ -1356,7 +1357,7 @@ msd_run_setup_stop(MsdRunSetup *self)
 		msd_reconciler_stop(self->reconciler);
 	}
 	g_clear_object(&self->reconciler);
-	msd_run_setup_end_run(self);
+	msd_run_setup_end_run(self, FALSE);
 	g_clear_pointer(&self->last_complete, g_ptr_array_unref);
 	g_clear_pointer(&self->torn_down, g_ptr_array_unref);
 	if (self->crd_follower != NULL) {
