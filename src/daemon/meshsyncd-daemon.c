@@ -17,6 +17,7 @@
 #include "meshsyncd-dbus-service.h"
 #include "meshsyncd-notify.h"
 #include "meshsyncd-one-shot.h"
+#include "meshsyncd-tls-trust.h"
 
 typedef struct {
 	GMainLoop *loop;            /* (owned) */
@@ -264,6 +265,7 @@ meshsyncd_daemon_new_service(const MeshsyncdDaemonOptions *options, GError **err
 	config = meshsync_kube_config_load(options->kubeconfig, options->context, error);
 	if (config == NULL)
 		return NULL;
+	meshsyncd_tls_trust_cluster_only(config);
 	meshsync_kube_config_set_http2(
 	        config, options->kube_http2 ||
 	                        meshsyncd_daemon_parse_go_bool(g_getenv("MESHSYNC_KUBE_HTTP2")));

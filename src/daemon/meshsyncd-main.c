@@ -21,6 +21,7 @@
 #include "meshsyncd-go-flags.h"
 #include "meshsyncd-log.h"
 #include "meshsyncd-resource-table.h"
+#include "meshsyncd-tls-trust.h"
 #include "util/msd-localedir.h"
 
 /* DEBUG=true (any case) or DEBUG=1, as upstream. */
@@ -144,6 +145,7 @@ meshsyncd_main_list_resources(const gchar *kubeconfig, const gchar *kube_context
 		g_printerr("meshsync: %s\n", error->message);
 		return EXIT_FAILURE;
 	}
+	meshsyncd_tls_trust_cluster_only(config);
 	discovery = meshsync_discovery_new(config, &error);
 	if (discovery == NULL) {
 		g_printerr("meshsync: %s\n", error->message);
