@@ -88,8 +88,8 @@ bench_stage_store_copy(Bench *b)
 NOINLINE static MeshSyncResource *
 bench_stage_old_convert(Bench *b)
 {
-	gsize len = b->entry->held_size;
-	const gchar *copy = (const gchar *)b->entry->held;
+	gsize len = 0;
+	const gchar *copy = g_bytes_get_data(b->entry->json, &len);
 
 	return meshsync_resource_new_from_json(copy, (gssize)len, MESHSYNC_EVENT_TYPE_MODIFIED,
 	                                       CLUSTER_ID, NULL);

@@ -68,7 +68,7 @@ load(const gchar *path, Items *items, GError **error)
 static const guint8 *
 plain_data(MsdStoreEntry *entry)
 {
-	return entry->held;
+	return g_bytes_get_data(entry->json, NULL);
 }
 
 static void

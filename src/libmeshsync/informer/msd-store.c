@@ -34,7 +34,8 @@ G_DEFINE_FINAL_TYPE(MsdStore, msd_store, G_TYPE_OBJECT)
 static void
 msd_store_entry_clear(MsdStoreEntry *entry)
 {
-	g_free(entry->held);
+	g_clear_pointer(&entry->json, g_bytes_unref);
+	g_free(entry->frame);
 	g_clear_pointer(&entry->dict, msd_store_dict_unref);
 }
 
@@ -130,12 +131,9 @@ msd_store_entry_dup_object(const MsdStoreEntry *entry)
 {
 	g_return_val_if_fail(entry != NULL, NULL);
 
-	/* the JSON is the entry's, which lives as long as the bytes: nothing copied */
 	if (!entry->compressed)
-		return g_bytes_new_with_free_func(entry->held, entry->size,
-		                                  (GDestroyNotify)msd_store_entry_unref,
-		                                  msd_store_entry_ref((MsdStoreEntry *)entry));
-	return msd_store_codec_decompress(entry->dict, entry->held, entry->held_size, entry->size);
+		return g_bytes_ref(entry->json);
+	return msd_store_codec_decompress(entry->dict, entry->frame, entry->held_size, entry->size);
 }
 
 /* Compresses @entry's JSON in place: only before the entry is stored, while its maker alone
@@ -149,11 +147,13 @@ msd_store_entry_compress(MsdStoreEntry *entry, MsdStoreCodec *codec)
 
 	if (entry->compressed)
 		return;
-	frame = msd_store_codec_compress_frame(codec, entry->held, entry->size, &dict, &frame_size);
+	frame = msd_store_codec_compress_frame(codec, g_bytes_get_data(entry->json, NULL),
+	                                       entry->size, &dict, &frame_size);
 	if (frame == NULL)
 		return;
-	g_free(entry->held);
-	entry->held = frame;
+	/* the JSON may outlive the entry's hold on it (a reader's copy of the bytes) */
+	g_clear_pointer(&entry->json, g_bytes_unref);
+	entry->frame = frame;
 	entry->held_size = frame_size;
 	entry->dict = dict;
 	entry->compressed = TRUE;
@@ -311,7 +311,7 @@ msd_store_entry_new_metadata(const MsdJsonTokens *tokens,
 
 	entry = msd_store_entry_alloc(uid, namespace_, name, resource_version);
 	entry->size = (gsize)(out - buffer);
-	entry->held = g_realloc(buffer, entry->size);
+	entry->json = g_bytes_new_take(g_realloc(buffer, entry->size), entry->size);
 	entry->held_size = entry->size;
 	return entry;
 }
@@ -430,7 +430,7 @@ msd_store_entry_new_full(const MsdJsonTokens *tokens,
 
 	entry = msd_store_entry_alloc(&uid, &namespace_, &name, &resource_version);
 	entry->size = (gsize)(out - buffer);
-	entry->held = g_realloc(buffer, entry->size);
+	entry->json = g_bytes_new_take(g_realloc(buffer, entry->size), entry->size);
 	entry->held_size = entry->size;
 	return entry;
 }

@@ -20,11 +20,12 @@ G_BEGIN_DECLS
  * JSON is read with msd_store_entry_dup_object(), the one place that decompresses.
  */
 typedef struct {
-	guint8 *held;        /* (owned): the JSON, or its zstd frame when @compressed */
-	gsize held_size;     /* @held's length: @size, or the frame's */
-	MsdStoreDict *dict;  /* (owned) (nullable): the dictionary @held was compressed with */
+	GBytes *json;        /* (owned) (nullable): the JSON, unless @compressed */
+	guint8 *frame;       /* (owned) (nullable): its zstd frame, when @compressed */
+	gsize held_size;     /* what the entry holds of the object: @size, or the frame's */
+	MsdStoreDict *dict;  /* (owned) (nullable): the dictionary @frame was compressed with */
 	gsize size;          /* the JSON's length */
-	gboolean compressed; /* @held is a zstd frame, read through msd_store_entry_dup_object() */
+	gboolean compressed; /* @frame, not @json: read through msd_store_entry_dup_object() */
 	/* the strings are in the entry's own allocation, after it: read-only */
 	gchar *uid;        /* metadata.uid, or "<namespace>/<name>" without one */
 	gchar *namespace_; /* "" for cluster-scoped objects */
