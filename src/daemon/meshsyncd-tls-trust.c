@@ -52,6 +52,7 @@ meshsyncd_tls_trust_cluster_only(MeshSyncKubeConfig *config)
 		return FALSE;
 	none = g_object_new(MESHSYNCD_TYPE_NO_TRUST, NULL);
 	g_tls_backend_set_default_database(g_tls_backend_get_default(), none);
-	g_debug("the cluster's kubeconfig names its CA: no other trust for this process");
+	g_debug("the kubeconfig names the cluster's CA or skips verification: no other "
+	        "trust for this process");
 	return TRUE;
 }

@@ -90,11 +90,11 @@ static void
 test_tls_trust_insecure(void)
 {
 	g_autoptr(MeshSyncKubeConfig) config = config_new(", insecure-skip-tls-verify: true");
+	g_autoptr(GTlsDatabase) database = NULL;
 
 	g_assert_true(meshsyncd_tls_trust_cluster_only(config));
-	g_assert_true(MESHSYNCD_IS_NO_TRUST(
-	        g_tls_backend_get_default_database(g_tls_backend_get_default())));
-	g_object_unref(g_tls_backend_get_default_database(g_tls_backend_get_default()));
+	database = new_connection_database();
+	g_assert_true(MESHSYNCD_IS_NO_TRUST(database));
 }
 
 int

@@ -94,21 +94,30 @@ fires_now(GInputStream *stream)
 	return fired;
 }
 
+/* A read-ahead stream over a pipe's reading end (the pipe stands for the socket); the writing
+ * end goes to *@write_fd. */
+static GInputStream *
+pipe_stream_new(gint *write_fd)
+{
+	gint fds[2];
+	g_autoptr(GInputStream) base = NULL;
+
+	g_assert_no_errno(pipe(fds));
+	*write_fd = fds[1];
+	base = g_unix_input_stream_new(fds[0], TRUE);
+	return msd_read_ahead_input_stream_new(base);
+}
+
 /* Bytes read ahead are readable while the socket (a pipe here) has nothing: a poll on the
  * socket alone would wait for bytes that already came. */
 static void
 test_read_ahead_buffered_is_readable(void)
 {
-	gint fds[2];
-	g_autoptr(GInputStream) base = NULL;
-	g_autoptr(GInputStream) stream = NULL;
+	gint writer;
+	g_autoptr(GInputStream) stream = pipe_stream_new(&writer);
 	g_autoptr(GError) error = NULL;
 	gchar out[16];
 	gssize n;
-
-	g_assert_no_errno(pipe(fds));
-	base = g_unix_input_stream_new(fds[0], TRUE);
-	stream = msd_read_ahead_input_stream_new(base);
 	g_assert_true(g_pollable_input_stream_can_poll(G_POLLABLE_INPUT_STREAM(stream)));
 	g_assert_false(g_pollable_input_stream_is_readable(G_POLLABLE_INPUT_STREAM(stream)));
 	g_assert_false(fires_now(stream));
@@ -118,7 +127,7 @@ test_read_ahead_buffered_is_readable(void)
 	g_assert_cmpint(n, ==, -1);
 	g_clear_error(&error);
 
-	g_assert_cmpint(write(fds[1], "0123456789", 10), ==, 10);
+	g_assert_cmpint(write(writer, "0123456789", 10), ==, 10);
 	n = g_pollable_input_stream_read_nonblocking(G_POLLABLE_INPUT_STREAM(stream), out, 3, NULL,
 	                                             &error);
 	g_assert_no_error(error);
@@ -135,7 +144,7 @@ test_read_ahead_buffered_is_readable(void)
 	g_assert_false(g_pollable_input_stream_is_readable(G_POLLABLE_INPUT_STREAM(stream)));
 
 	/* the writer's end closes: the end of the stream, once */
-	close(fds[1]);
+	close(writer);
 	g_assert_true(fires_now(stream));
 	n = g_input_stream_read(stream, out, sizeof(out), NULL, &error);
 	g_assert_no_error(error);
@@ -180,16 +189,11 @@ run_ready(void)
 static void
 test_read_ahead_kept_source(void)
 {
-	gint fds[2];
-	g_autoptr(GInputStream) base = NULL;
-	g_autoptr(GInputStream) stream = NULL;
+	gint writer;
+	g_autoptr(GInputStream) stream = pipe_stream_new(&writer);
 	g_autoptr(GSource) source = NULL;
 	g_autoptr(GSource) again = NULL;
 	KeptReader r = {g_string_new(NULL), 0};
-
-	g_assert_no_errno(pipe(fds));
-	base = g_unix_input_stream_new(fds[0], TRUE);
-	stream = msd_read_ahead_input_stream_new(base);
 
 	/* made while nothing waits anywhere */
 	source = g_pollable_input_stream_create_source(G_POLLABLE_INPUT_STREAM(stream), NULL);
@@ -200,7 +204,7 @@ test_read_ahead_kept_source(void)
 	g_assert_cmpuint(r.empty_wakeups, ==, 0);
 
 	/* the first read takes all ten bytes off the pipe; the other seven come from the buffer */
-	g_assert_cmpint(write(fds[1], "0123456789", 10), ==, 10);
+	g_assert_cmpint(write(writer, "0123456789", 10), ==, 10);
 	while (r.got->len == 0)
 		g_main_context_iteration(NULL, TRUE);
 	run_ready();
@@ -210,7 +214,7 @@ test_read_ahead_kept_source(void)
 
 	/* made while five bytes wait in the buffer: it fires for them, then sleeps */
 	g_string_truncate(r.got, 0);
-	g_assert_cmpint(write(fds[1], "abcdefgh", 8), ==, 8);
+	g_assert_cmpint(write(writer, "abcdefgh", 8), ==, 8);
 	{
 		g_autoptr(GError) error = NULL;
 		gchar out[3];
@@ -228,12 +232,12 @@ test_read_ahead_kept_source(void)
 	g_assert_cmpuint(r.empty_wakeups, ==, 0);
 
 	/* new bytes on the pipe wake it again */
-	g_assert_cmpint(write(fds[1], "XY", 2), ==, 2);
+	g_assert_cmpint(write(writer, "XY", 2), ==, 2);
 	while (r.got->len < 7)
 		g_main_context_iteration(NULL, TRUE);
 	g_assert_cmpstr(r.got->str, ==, "defghXY");
 	g_source_destroy(again);
-	close(fds[1]);
+	close(writer);
 	g_string_free(r.got, TRUE);
 }
 

@@ -124,82 +124,66 @@ msd_read_ahead_input_stream_is_readable(GPollableInputStream *stream)
 }
 
 /*
- * The source a reader waits on. Readers keep one attached across many reads (GIO's TLS
- * connection decides its child source once, for as long as its wait lasts; libsoup's
- * WebSocket input source lives as long as the connection), so what the buffer holds is asked
- * at every poll, not once when the source is made: made while the buffer was empty, a source
- * on the socket alone would sleep on bytes read ahead already; made while it held bytes, a
- * source that fires at once would go on firing with the buffer empty.
+ * What the buffer holds, asked at every poll: a child of the source a reader waits on, beside
+ * the socket's. Readers keep one source attached across many reads (GIO's TLS connection
+ * decides its child source once, for as long as its wait lasts; libsoup's WebSocket input
+ * source lives as long as the connection), so a source that decided once, when made, would
+ * sleep on bytes read ahead already (made while the buffer was empty) or go on firing with
+ * the buffer empty (made while it held bytes).
  */
 typedef struct {
 	GSource source;
 	MsdReadAheadInputStream *stream; /* (owned) */
-} MsdReadAheadSource;
+} MsdReadAheadBuffered;
 
 static gboolean
-msd_read_ahead_source_ready(GSource *source)
+msd_read_ahead_buffered_check(GSource *source)
 {
-	MsdReadAheadInputStream *stream = ((MsdReadAheadSource *)source)->stream;
+	MsdReadAheadInputStream *stream = ((MsdReadAheadBuffered *)source)->stream;
 
 	return stream->end > stream->start;
 }
 
 static gboolean
-msd_read_ahead_source_prepare(GSource *source, gint *timeout)
+msd_read_ahead_buffered_prepare(GSource *source, gint *timeout)
 {
 	*timeout = -1;
-	return msd_read_ahead_source_ready(source);
+	return msd_read_ahead_buffered_check(source);
 }
 
+/* a child's readiness dispatches its parent, the pollable source, which calls the reader */
 static gboolean
-msd_read_ahead_source_check(GSource *source)
+msd_read_ahead_buffered_dispatch(GSource *source, GSourceFunc callback, gpointer user_data)
 {
-	return msd_read_ahead_source_ready(source);
-}
-
-static gboolean
-msd_read_ahead_source_dispatch(GSource *source, GSourceFunc callback, gpointer user_data)
-{
-	GPollableSourceFunc func = (GPollableSourceFunc)(void (*)(void))callback;
-
-	if (func == NULL)
-		return G_SOURCE_REMOVE;
-	return func(G_OBJECT(((MsdReadAheadSource *)source)->stream), user_data);
+	return G_SOURCE_CONTINUE;
 }
 
 static void
-msd_read_ahead_source_finalize(GSource *source)
+msd_read_ahead_buffered_finalize(GSource *source)
 {
-	g_object_unref(((MsdReadAheadSource *)source)->stream);
+	g_object_unref(((MsdReadAheadBuffered *)source)->stream);
 }
 
-static GSourceFuncs msd_read_ahead_source_funcs = {
-        .prepare = msd_read_ahead_source_prepare,
-        .check = msd_read_ahead_source_check,
-        .dispatch = msd_read_ahead_source_dispatch,
-        .finalize = msd_read_ahead_source_finalize,
+static GSourceFuncs msd_read_ahead_buffered_funcs = {
+        .prepare = msd_read_ahead_buffered_prepare,
+        .check = msd_read_ahead_buffered_check,
+        .dispatch = msd_read_ahead_buffered_dispatch,
+        .finalize = msd_read_ahead_buffered_finalize,
 };
 
 static GSource *
 msd_read_ahead_input_stream_create_source(GPollableInputStream *stream, GCancellable *cancellable)
 {
 	MsdReadAheadInputStream *self = MSD_READ_AHEAD_INPUT_STREAM(stream);
-	g_autoptr(GSource) socket_source = NULL;
-	GSource *source = g_source_new(&msd_read_ahead_source_funcs, sizeof(MsdReadAheadSource));
-
-	((MsdReadAheadSource *)source)->stream = g_object_ref(self);
-	g_source_set_static_name(source, "[meshsync] read-ahead");
-	/* the socket's readiness wakes it as well: a child dispatches its parent */
-	socket_source = g_pollable_input_stream_create_source(
+	g_autoptr(GSource) socket_source = g_pollable_input_stream_create_source(
 	        G_POLLABLE_INPUT_STREAM(msd_read_ahead_input_stream_base(self)), NULL);
-	g_source_set_dummy_callback(socket_source);
-	g_source_add_child_source(source, socket_source);
-	if (cancellable != NULL) {
-		g_autoptr(GSource) cancelled = g_cancellable_source_new(cancellable);
+	g_autoptr(GSource) buffered =
+	        g_source_new(&msd_read_ahead_buffered_funcs, sizeof(MsdReadAheadBuffered));
+	GSource *source = g_pollable_source_new_full(stream, socket_source, cancellable);
 
-		g_source_set_dummy_callback(cancelled);
-		g_source_add_child_source(source, cancelled);
-	}
+	((MsdReadAheadBuffered *)buffered)->stream = g_object_ref(self);
+	g_source_add_child_source(source, buffered);
+	g_source_set_static_name(source, "[meshsync] read-ahead");
 	return source;
 }
 
