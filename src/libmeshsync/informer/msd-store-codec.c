@@ -7,6 +7,8 @@
 
 #include "config.h"
 
+/* ZDICT_trainFromBuffer_fastCover(): in libzstd's exported ABI since 1.3.6 */
+#define ZDICT_STATIC_LINKING_ONLY
 #include <zdict.h>
 #include <zstd.h>
 
@@ -184,6 +186,7 @@ msd_store_codec_clear_samples(MsdStoreCodec *self)
 gboolean
 msd_store_codec_train(MsdStoreCodec *self)
 {
+	ZDICT_fastCover_params_t params = {0};
 	g_autofree guint8 *buffer = NULL;
 	MsdStoreDict *dict;
 	gsize capacity;
@@ -197,10 +200,21 @@ msd_store_codec_train(MsdStoreCodec *self)
 		msd_store_codec_clear_samples(self);
 		return FALSE;
 	}
+	/* One fastCover training with fixed parameters. ZDICT_trainFromBuffer() runs the same
+	 * algorithm over several segment sizes and keeps the one that compresses a held-back
+	 * quarter of the samples best: three times the work, on the main loop in the middle of
+	 * an initial sync, and on generated lists of six kinds it chose no better (much worse
+	 * for ConfigMaps) than 4 KiB segments of 8-byte d-mers (doc/performance.md, "Training
+	 * the store's dictionaries"). */
+	params.k = 4096;
+	params.d = 8;
+	params.f = 20;
+	params.accel = 1;
+	params.zParams.compressionLevel = self->level;
 	buffer = g_malloc(capacity);
-	size = ZDICT_trainFromBuffer(buffer, capacity, self->samples->data,
-	                             (const size_t *)(gpointer)self->sample_sizes->data,
-	                             self->sample_sizes->len);
+	size = ZDICT_trainFromBuffer_fastCover(buffer, capacity, self->samples->data,
+	                                       (const size_t *)(gpointer)self->sample_sizes->data,
+	                                       self->sample_sizes->len, params);
 	msd_store_codec_clear_samples(self);
 	if (ZDICT_isError(size)) {
 		/* samples too alike or too few to learn from: compressing without one works */
