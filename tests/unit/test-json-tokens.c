@@ -220,6 +220,97 @@ test_json_tokens_skipping(void)
 	}
 }
 
+/* A watch line whose one managedFields entry has @fields as fieldsV1 and @time as its time. */
+static gchar *
+kept_line(const gchar *time, const gchar *fields)
+{
+	return g_strdup_printf("{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"p\","
+	                       "\"managedFields\":[{\"manager\":\"kubelet\",\"time\":\"%s\","
+	                       "\"fieldsType\":\"FieldsV1\",\"fieldsV1\":%s}],\"uid\":\"u\"},"
+	                       "\"spec\":{}}}",
+	                       time, fields);
+}
+
+static gchar *
+kept_fields(guint members, const gchar *space)
+{
+	GString *fields = g_string_new("{\"f:spec\":{");
+
+	for (guint i = 0; i < members; i++)
+		g_string_append_printf(fields, "%s\"f:field-%u\":%s{}", i > 0 ? "," : "", i, space);
+	g_string_append(fields, "}}");
+	return g_string_free(fields, FALSE);
+}
+
+/* Parses @line with @warm (which has seen other lines) and with new tokens: the same answer,
+ * tokens or error, either way. */
+static gboolean
+parse_both_ways(MsdJsonTokens *warm, const gchar *line, gsize length)
+{
+	static const MsdJsonSkip skip = {1, "metadata", "managedFields"};
+	g_auto(MsdJsonTokens) cold = MSD_JSON_TOKENS_INIT;
+	g_autoptr(GError) warm_error = NULL;
+	g_autoptr(GError) cold_error = NULL;
+	gboolean warm_ok = msd_json_tokens_parse_skipping(warm, line, length, &skip, &warm_error);
+	gboolean cold_ok = msd_json_tokens_parse_skipping(&cold, line, length, &skip, &cold_error);
+
+	g_assert_cmpint(warm_ok, ==, cold_ok);
+	if (!cold_ok) {
+		g_assert_cmpint(warm_error->code, ==, cold_error->code);
+		g_assert_cmpstr(warm_error->message, ==, cold_error->message);
+		return FALSE;
+	}
+	g_assert_cmpint(warm->n_tokens, ==, cold.n_tokens);
+	g_assert_cmpmem(warm->tokens, sizeof(MsdJsonToken) * (gsize)warm->n_tokens, cold.tokens,
+	                sizeof(MsdJsonToken) * (gsize)cold.n_tokens);
+	g_assert_cmpint(warm->compact, ==, cold.compact);
+	return TRUE;
+}
+
+/* managedFields[i].fieldsV1 met again (the replicas of one template) is recognized rather than
+ * checked again; whatever the bytes, a parse gives what a parse with new tokens gives. */
+static void
+test_json_tokens_skipping_kept(void)
+{
+	g_autofree gchar *fields = kept_fields(40, "");
+	g_autofree gchar *spaced = kept_fields(40, " ");
+	g_autofree gchar *first = kept_line("2026-01-01T00:00:00Z", fields);
+	g_autofree gchar *second = kept_line("2026-01-01T00:00:01Z", fields);
+	g_autofree gchar *loose = kept_line("2026-01-01T00:00:02Z", spaced);
+	g_auto(MsdJsonTokens) warm = MSD_JSON_TOKENS_INIT;
+	g_autoptr(GRand) rand = g_rand_new_with_seed(25);
+	gsize length = strlen(second);
+	gsize start = (gsize)(strstr(second, "\"fieldsV1\":") - second) + strlen("\"fieldsV1\":");
+	guint rejected = 0;
+
+	g_assert_true(parse_both_ways(&warm, first, strlen(first)));
+	g_assert_nonnull(warm.checked);
+	g_assert_true(parse_both_ways(&warm, second, length));
+	/* whitespace inside a kept value still makes the text not compact */
+	g_assert_true(parse_both_ways(&warm, loose, strlen(loose)));
+	g_assert_false(warm.compact);
+	g_assert_true(parse_both_ways(&warm, loose, strlen(loose)));
+	g_assert_false(warm.compact);
+	g_assert_true(parse_both_ways(&warm, second, length));
+	g_assert_true(warm.compact);
+
+	/* cut short anywhere, or one byte of the kept value changed, after it was kept */
+	for (gsize cut = start; cut < length; cut += 7)
+		g_assert_false(parse_both_ways(&warm, second, cut));
+	for (guint i = 0; i < 2000; i++) {
+		g_autofree gchar *mutated = g_strdup(second);
+		static const gchar bytes[] = "{}[]\":,\\ tf0-\x01a";
+		gsize at = start + (gsize)g_rand_int_range(rand, 0, (gint32)strlen(fields));
+
+		mutated[at] = bytes[g_rand_int_range(rand, 0, sizeof(bytes) - 1)];
+		if (!parse_both_ways(&warm, mutated, length))
+			rejected++;
+		/* and the original, kept again or still kept */
+		g_assert_true(parse_both_ways(&warm, second, length));
+	}
+	g_assert_cmpuint(rejected, >, 0);
+}
+
 /* The depth limit is a limit (TOO_LARGE) whether or not the text is also broken elsewhere. */
 static void
 test_json_tokens_depth(void)
@@ -283,6 +374,7 @@ main(int argc, char **argv)
 	g_test_add_func("/json-tokens/top-level-primitives", test_json_tokens_top_level_primitives);
 	g_test_add_func("/json-tokens/grows-and-reuses", test_json_tokens_grows_and_reuses);
 	g_test_add_func("/json-tokens/skipping", test_json_tokens_skipping);
+	g_test_add_func("/json-tokens/skipping-kept", test_json_tokens_skipping_kept);
 	g_test_add_func("/json-tokens/depth", test_json_tokens_depth);
 	g_test_add_func("/json-tokens/compact", test_json_tokens_compact);
 	return g_test_run();

@@ -136,7 +136,10 @@ typedef struct {
 	const gchar *fail_at;
 	FailKind fail;
 	gboolean spaced;
+	guint check_root; /* the level of the value being checked for a skip, or NO_CHECK_ROOT */
 } Parser;
+
+#define NO_CHECK_ROOT G_MAXUINT
 
 static inline const gchar *
 skip_ws_outside(const gchar *s, const gchar *end)
@@ -390,35 +393,15 @@ close_container(Parser *p, gint index, const gchar *s, gint32 size)
 	t->next = p->self->n_tokens;
 }
 
-/* Checks the value at @s (not whitespace) and everything in it without writing tokens: for
- * a value the caller left out on purpose. Returns the byte after it, or NULL. */
+static const gchar *check_value(Parser *p, const gchar *s, guint level);
+
+/* The object or array at @s (its depth checked already), and everything in it. */
 static const gchar *
-check_value(Parser *p, const gchar *s, guint level)
+check_container(Parser *p, const gchar *s, guint level)
 {
 	const gchar *end = p->end;
-	gchar close;
+	gchar close = *s == '{' ? '}' : ']';
 
-	switch (*s) {
-	case '"':
-		s = check_string(p, s + 1);
-		return s != NULL ? s + 1 : NULL;
-	case '{':
-	case '[':
-		break;
-	case '-':
-	case '0' ... '9':
-		return scan_number(p, s);
-	default: {
-		const gchar *after;
-
-		if (scan_literal(p, s, &after) == 0)
-			return fail(p, s, FAIL_SYNTAX);
-		return after;
-	}
-	}
-	if (level >= MSD_JSON_MAX_DEPTH)
-		return fail(p, s, FAIL_DEPTH);
-	close = *s == '{' ? '}' : ']';
 	s = skip_ws_inside(p, s + 1);
 	if (s < end && *s == close)
 		return s + 1;
@@ -450,6 +433,145 @@ check_value(Parser *p, const gchar *s, guint level)
 			return s + 1;
 		return fail(p, s, FAIL_SYNTAX);
 	}
+}
+
+/*
+ * Skipped values met again. What a parse leaves out (MsdJsonSkip) is mostly managedFields,
+ * and an entry's fieldsV1 repeats byte for byte across the objects one controller made from
+ * one template (the replicas of a ReplicaSet, which a list gives one after another): checking
+ * it again costs several times what comparing it does. So the containers CHECKED_DEPTH levels
+ * under a skipped value (managedFields[i].fieldsV1) are kept once checked, a few at a time, in
+ * the tokens, which the informer reuses from line to line. A hit needs the whole kept value
+ * equal to the bytes at hand, at the same depth, so it is never wrong: a broken text either
+ * differs from every kept value or starts with a whole valid one, which is then what
+ * check_container() would have stepped over too.
+ */
+#define CHECKED_SLOTS     4
+#define CHECKED_DEPTH     2
+#define CHECKED_MIN_BYTES 256
+#define CHECKED_MAX_BYTES (64 * 1024)
+
+typedef struct {
+	gchar *bytes; /* (owned) (nullable) */
+	gsize length; /* 0: empty */
+	gsize capacity;
+	guint level;
+	gboolean spaced; /* had whitespace between its tokens */
+	guint64 used;
+} CheckedSlot;
+
+struct _MsdJsonChecked {
+	CheckedSlot slots[CHECKED_SLOTS];
+	guint64 clock;
+};
+
+void
+msd_json_checked_free(MsdJsonChecked *self)
+{
+	if (self == NULL)
+		return;
+	for (guint i = 0; i < CHECKED_SLOTS; i++)
+		g_free(self->slots[i].bytes);
+	g_free(self);
+}
+
+static const gchar *
+checked_lookup(Parser *p, const gchar *s, guint level)
+{
+	MsdJsonChecked *checked = p->self->checked;
+	gsize left = (gsize)(p->end - s);
+
+	if (checked == NULL || left < CHECKED_MIN_BYTES)
+		return NULL;
+	for (guint i = 0; i < CHECKED_SLOTS; i++) {
+		CheckedSlot *slot = &checked->slots[i];
+		gsize n = slot->length;
+
+		/* different values of one kind share long prefixes: two bytes further in first */
+		if (n == 0 || n > left || slot->level != level || slot->bytes[n - 1] != s[n - 1] ||
+		    slot->bytes[n / 2] != s[n / 2] || memcmp(slot->bytes, s, n) != 0)
+			continue;
+		slot->used = ++checked->clock;
+		if (slot->spaced)
+			p->spaced = TRUE;
+		return s + n;
+	}
+	return NULL;
+}
+
+static void
+checked_insert(Parser *p, const gchar *start, const gchar *after, guint level, gboolean spaced)
+{
+	gsize n = (gsize)(after - start);
+	MsdJsonChecked *checked;
+	CheckedSlot *slot;
+
+	if (n < CHECKED_MIN_BYTES || n > CHECKED_MAX_BYTES)
+		return;
+	if (p->self->checked == NULL)
+		p->self->checked = g_new0(MsdJsonChecked, 1);
+	checked = p->self->checked;
+	slot = &checked->slots[0];
+	for (guint i = 1; i < CHECKED_SLOTS; i++) {
+		if (checked->slots[i].used < slot->used)
+			slot = &checked->slots[i];
+	}
+	if (slot->capacity < n) {
+		g_free(slot->bytes);
+		slot->bytes = g_malloc(n);
+		slot->capacity = n;
+	}
+	memcpy(slot->bytes, start, n);
+	slot->length = n;
+	slot->level = level;
+	slot->spaced = spaced;
+	slot->used = ++checked->clock;
+}
+
+static const gchar *
+check_container_kept(Parser *p, const gchar *s, guint level)
+{
+	const gchar *after = checked_lookup(p, s, level);
+	gboolean spaced = p->spaced;
+
+	if (after != NULL)
+		return after;
+	p->spaced = FALSE;
+	after = check_container(p, s, level);
+	if (after != NULL)
+		checked_insert(p, s, after, level, p->spaced);
+	p->spaced = p->spaced || spaced;
+	return after;
+}
+
+/* Checks the value at @s (not whitespace) and everything in it without writing tokens: for
+ * a value the caller left out on purpose. Returns the byte after it, or NULL. */
+static const gchar *
+check_value(Parser *p, const gchar *s, guint level)
+{
+	switch (*s) {
+	case '"':
+		s = check_string(p, s + 1);
+		return s != NULL ? s + 1 : NULL;
+	case '{':
+	case '[':
+		break;
+	case '-':
+	case '0' ... '9':
+		return scan_number(p, s);
+	default: {
+		const gchar *after;
+
+		if (scan_literal(p, s, &after) == 0)
+			return fail(p, s, FAIL_SYNTAX);
+		return after;
+	}
+	}
+	if (level >= MSD_JSON_MAX_DEPTH)
+		return fail(p, s, FAIL_DEPTH);
+	if (G_UNLIKELY(p->check_root != NO_CHECK_ROOT && level == p->check_root + CHECKED_DEPTH))
+		return check_container_kept(p, s, level);
+	return check_container(p, s, level);
 }
 
 static const gchar *parse_value(Parser *p, const gchar *s, guint level, Role role);
@@ -515,7 +637,9 @@ parse_object(Parser *p, const gchar *s, guint level, Role role)
 				t->start = (gint32)(s - p->js);
 				t->size = 0;
 				t->next = v + 1;
+				p->check_root = level + 1;
 				s = check_value(p, s, level + 1);
+				p->check_root = NO_CHECK_ROOT;
 				if (s == NULL)
 					return NULL;
 				p->self->tokens[v].end = (gint32)(s - p->js);
@@ -666,6 +790,7 @@ msd_json_tokens_parse_skipping(MsdJsonTokens *self,
 	        .skip = skip,
 	        .parent_len = skip != NULL ? strlen(skip->parent) : 0,
 	        .member_len = skip != NULL ? strlen(skip->member) : 0,
+	        .check_root = NO_CHECK_ROOT,
 	};
 	const gchar *s;
 

@@ -25,6 +25,7 @@ void
 msd_json_tokens_clear(MsdJsonTokens *self)
 {
 	g_free(self->tokens);
+	msd_json_checked_free(self->checked);
 	memset(self, 0, sizeof(*self));
 }
 

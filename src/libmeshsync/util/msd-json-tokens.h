@@ -44,6 +44,10 @@ typedef struct {
 	gint32 next;     /* index of the first token after this value (a key's value is key + 1) */
 } MsdJsonToken;
 
+/* Skipped values checked lately (msd_json_tokens_parse_skipping()), kept to be recognized */
+typedef struct _MsdJsonChecked MsdJsonChecked;
+void msd_json_checked_free(MsdJsonChecked *self);
+
 typedef struct {
 	const gchar *data; /* (unowned): the bytes the tokens point into */
 	gsize length;
@@ -51,11 +55,12 @@ typedef struct {
 	gint n_tokens;
 	gint allocated;
 	gboolean compact; /* no whitespace between the tokens of the value (only around it) */
+	MsdJsonChecked *checked; /* (owned) (nullable) */
 } MsdJsonTokens;
 
-#define MSD_JSON_TOKENS_INIT           \
-	{                              \
-		NULL, 0, NULL, 0, 0, 0 \
+#define MSD_JSON_TOKENS_INIT                 \
+	{                                    \
+		NULL, 0, NULL, 0, 0, 0, NULL \
 	}
 
 /* Deepest nesting accepted: far beyond any Kubernetes object, small enough for recursion. */
