@@ -188,8 +188,10 @@ test_codec_tiny_and_huge(void)
 	{
 		MsdStoreCodec *codec = msd_store_codec_new();
 		MsdStoreDict *dict = NULL;
+		gsize frame_size = 0;
 
-		g_assert_null(msd_store_codec_compress(codec, (const guint8 *)"", 0, &dict));
+		g_assert_null(msd_store_codec_compress_frame(codec, (const guint8 *)"", 0, &dict,
+		                                             &frame_size));
 		g_assert_null(dict);
 		msd_store_codec_free(codec);
 	}

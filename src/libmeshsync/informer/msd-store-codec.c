@@ -315,15 +315,6 @@ msd_store_codec_compress_frame(
 }
 
 GBytes *
-msd_store_codec_compress(MsdStoreCodec *self, const guint8 *data, gsize size, MsdStoreDict **dict)
-{
-	gsize length = 0;
-	guint8 *frame = msd_store_codec_compress_frame(self, data, size, dict, &length);
-
-	return frame != NULL ? g_bytes_new_take(frame, length) : NULL;
-}
-
-GBytes *
 msd_store_codec_decompress(const MsdStoreDict *dict,
                            const guint8 *frame,
                            gsize frame_size,

@@ -36,13 +36,10 @@ void msd_store_codec_free(MsdStoreCodec *self);
 void msd_store_codec_set_level(MsdStoreCodec *self, gint level);
 
 /* Compresses @data (@size bytes of JSON) with the codec's current dictionary, after keeping
- * it as a training sample while the codec samples. Returns NULL when the frame would be no
- * smaller than @data (tiny objects): the caller keeps them plain. @dict receives a reference
- * to the dictionary used, or NULL. */
-GBytes *
-msd_store_codec_compress(MsdStoreCodec *self, const guint8 *data, gsize size, MsdStoreDict **dict);
-/* The same, the frame in a block of its own (g_free() it) of *@frame_size bytes: a store
- * entry holds that, one allocation where a GBytes is two. */
+ * it as a training sample while the codec samples, into a block of its own (g_free() it) of
+ * *@frame_size bytes: a store entry holds that, one allocation where a GBytes is two.
+ * Returns NULL when the frame would be no smaller than @data (tiny objects): the caller keeps
+ * them plain. @dict receives a reference to the dictionary used, or NULL. */
 guint8 *msd_store_codec_compress_frame(MsdStoreCodec *self,
                                        const guint8 *data,
                                        gsize size,
@@ -59,7 +56,7 @@ void msd_store_codec_end_list(MsdStoreCodec *self);
 /* (transfer none) (nullable) */
 MsdStoreDict *msd_store_codec_get_dict(MsdStoreCodec *self);
 
-/* Undoes msd_store_codec_compress(): @size is the JSON's length, as compressed. Aborts on a
+/* Undoes msd_store_codec_compress_frame(): @size is the JSON's length, as compressed. Aborts on a
  * frame that does not decode: frames never leave the process, so that is memory corruption. */
 GBytes *msd_store_codec_decompress(const MsdStoreDict *dict,
                                    const guint8 *frame,
