@@ -218,19 +218,32 @@ flush_done_cb(GObject *source, GAsyncResult *res, gpointer data)
 	owner->done = TRUE;
 }
 
-#define SERVER_HIGH_MARK (64 * 1024)
-#define SERVER_LOW_MARK  (16 * 1024)
-#define SERVER_MESSAGE   (8 * 1024)
-
-static void
-test_server(void)
+/* A nats-server on @port that dies with the test. */
+static GSubprocess *
+spawn_server(guint port)
 {
 	const gchar *binary = g_getenv("NATS_SERVER");
-	guint port = free_port();
 	g_autofree gchar *port_text = g_strdup_printf("%u", port);
-	g_autofree gchar *url = g_strdup_printf("nats://127.0.0.1:%u", port);
-	const gchar *servers[] = {url, NULL};
 	const gchar *argv[] = {binary, "-a", "127.0.0.1", "-p", port_text, NULL};
+	g_autoptr(GSubprocessLauncher) launcher = NULL;
+	g_autoptr(GError) error = NULL;
+	GSubprocess *server;
+
+	g_assert_nonnull(binary);
+	launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
+	                                     G_SUBPROCESS_FLAGS_STDERR_SILENCE);
+	g_subprocess_launcher_set_child_setup(launcher, die_with_parent, NULL, NULL);
+	server = g_subprocess_launcher_spawnv(launcher, argv, &error);
+	g_assert_no_error(error);
+	return server;
+}
+
+/* Connects @conn to @url (retrying until the server listens), connected state set; returns
+ * the options, which must outlive the connection. */
+static natsOptions *
+connect_to(MsdNatsConnection *conn, const gchar *url, Owner *owner)
+{
+	const gchar *servers[] = {url, NULL};
 	MsdNatsSettings settings = {
 	        .servers = servers,
 	        .attempt_timeout_ms = 2000,
@@ -239,8 +252,33 @@ test_server(void)
 	        .ping_interval_ms = 1000,
 	        .max_pings_out = 3,
 	};
-	g_autoptr(GSubprocessLauncher) launcher = NULL;
-	g_autoptr(GSubprocess) server = NULL;
+	g_autoptr(GError) error = NULL;
+	natsOptions *opts = msd_nats_connection_build_options(conn, &settings, &error);
+
+	g_assert_no_error(error);
+	g_assert_nonnull(opts);
+	/* until the server listens, an attempt is refused at once */
+	owner->ok = FALSE;
+	while (!owner->ok) {
+		owner->done = FALSE;
+		msd_nats_connection_connect_async(conn, opts, connect_done_cb, owner);
+		WAIT_FOR(owner->done);
+	}
+	g_assert_true(msd_nats_connection_is_attached(conn));
+	msd_nats_connection_set_state(conn, MESHSYNC_BROKER_STATE_CONNECTED);
+	return opts;
+}
+
+#define SERVER_HIGH_MARK (64 * 1024)
+#define SERVER_LOW_MARK  (16 * 1024)
+#define SERVER_MESSAGE   (8 * 1024)
+
+static void
+test_server(void)
+{
+	guint port = free_port();
+	g_autofree gchar *url = g_strdup_printf("nats://127.0.0.1:%u", port);
+	g_autoptr(GSubprocess) server = spawn_server(port);
 	g_autoptr(MsdNatsConnection) conn = NULL;
 	g_autoptr(GError) error = NULL;
 	g_autofree gchar *payload = g_malloc0(SERVER_MESSAGE);
@@ -249,27 +287,9 @@ test_server(void)
 	guint published = 0;
 	natsConnection *held;
 
-	g_assert_nonnull(binary);
-	launcher = g_subprocess_launcher_new(G_SUBPROCESS_FLAGS_STDOUT_SILENCE |
-	                                     G_SUBPROCESS_FLAGS_STDERR_SILENCE);
-	g_subprocess_launcher_set_child_setup(launcher, die_with_parent, NULL, NULL);
-	server = g_subprocess_launcher_spawnv(launcher, argv, &error);
-	g_assert_no_error(error);
-
 	conn = msd_nats_connection_new(g_main_context_default(), url, &server_funcs, &owner);
 	msd_nats_connection_set_marks(conn, SERVER_HIGH_MARK, SERVER_LOW_MARK);
-	opts = msd_nats_connection_build_options(conn, &settings, &error);
-	g_assert_no_error(error);
-	g_assert_nonnull(opts);
-
-	/* until the server listens, an attempt is refused at once */
-	while (!owner.ok) {
-		owner.done = FALSE;
-		msd_nats_connection_connect_async(conn, opts, connect_done_cb, &owner);
-		WAIT_FOR(owner.done);
-	}
-	g_assert_true(msd_nats_connection_is_attached(conn));
-	msd_nats_connection_set_state(conn, MESHSYNC_BROKER_STATE_CONNECTED);
+	opts = connect_to(conn, url, &owner);
 	g_assert_cmpuint(msd_nats_connection_subscribe(conn, "t.>", NULL, server_message_cb, &owner,
 	                                               NULL, &error),
 	                 !=, 0);
@@ -329,6 +349,107 @@ test_server(void)
 	g_array_unref(owner.congestion);
 }
 
+typedef struct {
+	GPtrArray *subjects; /* (element-type utf8): NULL for a no-responders status */
+	GPtrArray *replies;
+	GString *payloads; /* each payload, then '|' */
+} Polled;
+
+static void
+polled_cb(const gchar *subject, const gchar *reply, GBytes *payload, gpointer data)
+{
+	Polled *polled = data;
+	gsize len = 0;
+	const gchar *body = g_bytes_get_data(payload, &len);
+
+	g_ptr_array_add(polled->subjects, g_strdup(subject));
+	g_ptr_array_add(polled->replies, g_strdup(reply));
+	g_string_append_len(polled->payloads, body, (gssize)len);
+	g_string_append_c(polled->payloads, '|');
+}
+
+#define POLLED_MESSAGES 300
+
+/* A polled subscription's messages reach its function on the loop, in order, with their
+ * reply subjects; a no-responders status reaches it without a subject; after the
+ * unsubscription nothing does. The publishes with an id outnumber the batch of messages
+ * destroyed together, and the connection's end destroys the rest. */
+static void
+test_polled(void)
+{
+	guint port = free_port();
+	g_autofree gchar *url = g_strdup_printf("nats://127.0.0.1:%u", port);
+	g_autoptr(GSubprocess) server = spawn_server(port);
+	g_autoptr(MsdNatsConnection) conn = NULL;
+	g_autoptr(GError) error = NULL;
+	g_autoptr(GString) expected = g_string_new(NULL);
+	Owner owner = {.congestion = g_array_new(FALSE, FALSE, sizeof(gboolean))};
+	Polled polled = {g_ptr_array_new_with_free_func(g_free),
+	                 g_ptr_array_new_with_free_func(g_free), g_string_new(NULL)};
+	natsOptions *opts;
+	guint id;
+
+	conn = msd_nats_connection_new(g_main_context_default(), url, &server_funcs, &owner);
+	opts = connect_to(conn, url, &owner);
+	id = msd_nats_connection_subscribe_polled(conn, "p.>", polled_cb, &polled, NULL, &error);
+	g_assert_no_error(error);
+	g_assert_cmpuint(id, !=, 0);
+	/* the subscription is at the server once a flush returns */
+	owner.done = FALSE;
+	msd_nats_connection_flush_async(conn, 5000, flush_done_cb, &owner);
+	WAIT_FOR(owner.done);
+
+	for (guint i = 0; i < POLLED_MESSAGES; i++) {
+		g_autofree gchar *subject = g_strdup_printf("p.m.%u", i);
+		g_autofree gchar *msg_id = g_strdup_printf("id-%u", i);
+		g_autofree gchar *body = g_strdup_printf("payload %u", i);
+
+		g_assert_true(msd_nats_connection_publish_with_id(conn, subject,
+		                                                  i % 2 ? "q.reply" : NULL, msg_id,
+		                                                  body, strlen(body), &error));
+		g_assert_no_error(error);
+		g_string_append_printf(expected, "%s|", body);
+	}
+	WAIT_FOR(polled.subjects->len == POLLED_MESSAGES);
+	g_assert_cmpstr(polled.payloads->str, ==, expected->str);
+	for (guint i = 0; i < POLLED_MESSAGES; i++) {
+		g_autofree gchar *subject = g_strdup_printf("p.m.%u", i);
+
+		g_assert_cmpstr(g_ptr_array_index(polled.subjects, i), ==, subject);
+		g_assert_cmpstr(g_ptr_array_index(polled.replies, i), ==, i % 2 ? "q.reply" : NULL);
+	}
+
+	/* nobody listens on n.x: the server answers the reply subject with a status */
+	g_assert_true(msd_nats_connection_publish_with_id(conn, "n.x", "p.status", "id-n", "?", 1,
+	                                                  &error));
+	g_assert_no_error(error);
+	WAIT_FOR(polled.subjects->len == POLLED_MESSAGES + 1);
+	g_assert_null(g_ptr_array_index(polled.subjects, POLLED_MESSAGES));
+	g_assert_true(g_str_has_suffix(polled.payloads->str, "||"));
+
+	msd_nats_connection_unsubscribe(conn, id);
+	g_assert_true(msd_nats_connection_publish_unchecked(conn, "p.after", "x", 1, &error));
+	g_assert_no_error(error);
+	owner.done = FALSE;
+	msd_nats_connection_flush_async(conn, 5000, flush_done_cb, &owner);
+	WAIT_FOR(owner.done);
+	while (g_main_context_iteration(NULL, FALSE))
+		;
+	g_assert_cmpuint(polled.subjects->len, ==, POLLED_MESSAGES + 1);
+
+	msd_nats_connection_close(conn);
+	msd_nats_connection_set_state(conn, MESHSYNC_BROKER_STATE_CLOSED);
+	WAIT_FOR(owner.closed == 1);
+	natsOptions_Destroy(opts);
+	g_clear_object(&conn);
+	g_subprocess_send_signal(server, SIGKILL);
+	g_assert_true(g_subprocess_wait(server, NULL, NULL));
+	g_array_unref(owner.congestion);
+	g_ptr_array_unref(polled.subjects);
+	g_ptr_array_unref(polled.replies);
+	g_string_free(polled.payloads, TRUE);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -336,5 +457,6 @@ main(int argc, char **argv)
 	g_test_add_func("/nats-connection/unattached", test_unattached);
 	g_test_add_func("/nats-connection/clean-error-text", test_clean_error_text);
 	g_test_add_func("/nats-connection/server", test_server);
+	g_test_add_func("/nats-connection/polled", test_polled);
 	return g_test_run();
 }

@@ -470,8 +470,10 @@ msd_jetstream_ensure_finish(MsdJetStream *self, GAsyncResult *result, GError **e
 		natsInbox_Destroy(inbox);
 	}
 	pattern = g_strconcat(self->inbox, ".*", NULL);
-	self->ack_subscription = msd_nats_connection_subscribe(
-	        self->conn, pattern, NULL, msd_jetstream_ack_cb, self, NULL, error);
+	/* polled: each ack would otherwise wake nats.c's delivery thread, which would wake the
+	 * loop in turn */
+	self->ack_subscription = msd_nats_connection_subscribe_polled(
+	        self->conn, pattern, msd_jetstream_ack_cb, self, NULL, error);
 	if (self->ack_subscription == 0)
 		return FALSE;
 	self->active = TRUE;
@@ -576,6 +578,8 @@ msd_jetstream_tick_cb(gpointer data)
 	gint64 now = g_get_monotonic_time();
 
 	g_clear_pointer(&self->tick, g_source_unref);
+	/* acks the socket's reads did not bring to a drain (read by nats.c's reconnect thread) */
+	msd_nats_connection_poll(self->conn);
 	if (oldest != NULL && self->connected && oldest->sent_us != 0 &&
 	    now - oldest->sent_us > (gint64)self->ack_timeout_ms * 1000) {
 		msd_jetstream_rewind(self, "no acknowledgement in time");
@@ -654,13 +658,22 @@ static void
 msd_jetstream_ack_cb(const gchar *subject, const gchar *reply, GBytes *payload, gpointer user_data)
 {
 	MsdJetStream *self = user_data;
-	const gchar *dot = strrchr(subject, '.');
+	const gchar *dot = subject != NULL ? strrchr(subject, '.') : NULL;
 	gsize len = 0;
 	const gchar *body = g_bytes_get_data(payload, &len);
 	g_autofree gchar *text = NULL;
 	guint64 seq;
 	GList *link;
 
+	if (subject == NULL) {
+		/* a no-responders status without its subject: the oldest waits longest */
+		link = self->window.head;
+		if (link != NULL && !self->no_stream_logged)
+			g_message("JetStream: no stream answered for %s; retrying",
+			          ((MsdJsEntry *)link->data)->subject);
+		self->no_stream_logged = link != NULL;
+		return;
+	}
 	if (dot == NULL)
 		return;
 	seq = g_ascii_strtoull(dot + 1, NULL, 10);

@@ -25,6 +25,10 @@
 
 /* Rough protocol overhead of one PUB line, for the reconnect-buffer estimate. */
 #define MSD_NATS_PUB_OVERHEAD 16
+/* Published messages destroyed together: nats.c hands each destroyed message to its
+ * collector thread, with a wake-up when that thread waits, so one by one is a futex call and
+ * a context switch per publish. */
+#define MSD_NATS_SPENT_BATCH 64
 
 typedef struct {
 	guint id;
@@ -33,6 +37,7 @@ typedef struct {
 	MsdNatsConnectionMessageFunc func;
 	gpointer user_data;
 	GDestroyNotify destroy;
+	gboolean polled; /* synchronous, drained on the loop */
 } MsdNatsSubscription;
 
 struct _MsdNatsConnection {
@@ -60,6 +65,9 @@ struct _MsdNatsConnection {
 	GHashTable *by_id;  /* (owned): id -> MsdNatsSubscription */
 	GHashTable *by_sid; /* (unowned values): sid -> same */
 	guint next_id;
+	guint n_polled;
+	GSource *drain;   /* (owned) (nullable): idle that drains the polled subscriptions */
+	GPtrArray *spent; /* (owned) (element-type natsMsg): published, not yet destroyed */
 };
 
 G_DEFINE_FINAL_TYPE(MsdNatsConnection, msd_nats_connection, G_TYPE_OBJECT)
@@ -160,10 +168,21 @@ msd_nats_connection_recheck_cb(gpointer data)
  * whoever listens to the owner's writable state (and publishes from there) never runs inside
  * nats.c's socket dispatch. */
 static void
+msd_nats_connection_destroy_spent(MsdNatsConnection *self)
+{
+	for (guint i = 0; i < self->spent->len; i++)
+		natsMsg_Destroy(g_ptr_array_index(self->spent, i));
+	g_ptr_array_set_size(self->spent, 0);
+}
+
+static void
 msd_nats_connection_written_cb(gpointer data)
 {
 	MsdNatsConnection *self = data;
 
+	/* their bytes are in nats.c's buffer since the publish; this is just a moment that
+	 * comes often enough */
+	msd_nats_connection_destroy_spent(self);
 	if (self->owner != NULL)
 		self->funcs->written(self->owner);
 	if (!self->congested || self->recheck != NULL || self->nc == NULL ||
@@ -174,6 +193,94 @@ msd_nats_connection_written_cb(gpointer data)
 	g_source_set_priority(self->recheck, G_PRIORITY_DEFAULT);
 	g_source_set_callback(self->recheck, msd_nats_connection_recheck_cb, self, NULL);
 	g_source_attach(self->recheck, self->context);
+}
+
+/* Drains one polled subscription, until nothing is pending or it is gone (a handler may
+ * unsubscribe it). */
+static void
+msd_nats_connection_drain_one(MsdNatsConnection *self, guint id, GPtrArray *done)
+{
+	for (;;) {
+		MsdNatsSubscription *sub = g_hash_table_lookup(self->by_id, GUINT_TO_POINTER(id));
+		natsMsg *msg = NULL;
+		natsStatus s;
+
+		if (sub == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED)
+			return;
+		s = natsSubscription_NextMsg(&msg, sub->sub, 0);
+		if (s == NATS_OK) {
+			g_autoptr(GBytes) payload = g_bytes_new_static(
+			        natsMsg_GetData(msg), (gsize)natsMsg_GetDataLength(msg));
+			const gchar *reply = natsMsg_GetReply(msg);
+
+			g_ptr_array_add(done, msg);
+			sub->func(natsMsg_GetSubject(msg),
+			          reply != NULL && *reply != '\0' ? reply : NULL, payload,
+			          sub->user_data);
+		} else if (s == NATS_NO_RESPONDERS) {
+			/* nats.c keeps the status message to itself: the subject is unknown */
+			g_autoptr(GBytes) payload = g_bytes_new_static("", 0);
+
+			sub->func(NULL, NULL, payload, sub->user_data);
+		} else if (s == NATS_SLOW_CONSUMER) {
+			msd_log(G_LOG_LEVEL_MESSAGE, NULL, NULL, self->url,
+			        "broker at %s: messages of a subscription dropped (the loop fell "
+			        "behind)",
+			        self->url);
+		} else {
+			/* NATS_TIMEOUT: nothing more pending; anything else: closed */
+			return;
+		}
+	}
+}
+
+static gboolean
+msd_nats_connection_drain_cb(gpointer data)
+{
+	MsdNatsConnection *self = data;
+	g_autoptr(GArray) ids = g_array_new(FALSE, FALSE, sizeof(guint));
+	g_autoptr(GPtrArray) done = g_ptr_array_new();
+	GHashTableIter iter;
+	gpointer value;
+
+	g_clear_pointer(&self->drain, g_source_unref);
+	if (self->nc == NULL)
+		return G_SOURCE_REMOVE;
+	/* ids first: a handler may unsubscribe */
+	g_hash_table_iter_init(&iter, self->by_id);
+	while (g_hash_table_iter_next(&iter, NULL, &value)) {
+		MsdNatsSubscription *sub = value;
+
+		if (sub->polled)
+			g_array_append_val(ids, sub->id);
+	}
+	for (guint i = 0; i < ids->len; i++)
+		msd_nats_connection_drain_one(self, g_array_index(ids, guint, i), done);
+	/* together, for the reason of MSD_NATS_SPENT_BATCH */
+	for (guint i = 0; i < done->len; i++)
+		natsMsg_Destroy(g_ptr_array_index(done, i));
+	return G_SOURCE_REMOVE;
+}
+
+void
+msd_nats_connection_poll(MsdNatsConnection *self)
+{
+	if (self->n_polled == 0 || self->drain != NULL)
+		return;
+	/* In an idle of its own, as the congestion's end: handlers may publish, and must not
+	 * do so inside nats.c's socket dispatch. */
+	self->drain = g_idle_source_new();
+	g_source_set_static_name(self->drain, "meshsync-broker-polled");
+	g_source_set_priority(self->drain, G_PRIORITY_DEFAULT);
+	g_source_set_callback(self->drain, msd_nats_connection_drain_cb, self, NULL);
+	g_source_attach(self->drain, self->context);
+}
+
+/* The loop processed what the socket had: a polled subscription may have messages. */
+static void
+msd_nats_connection_read_cb(gpointer data)
+{
+	msd_nats_connection_poll(data);
 }
 
 static void
@@ -215,8 +322,15 @@ msd_nats_connection_dispose(GObject *object)
 	MsdNatsConnection *self = MSD_NATS_CONNECTION(object);
 
 	self->owner = NULL;
-	if (self->loop != NULL)
+	if (self->loop != NULL) {
 		msd_nats_loop_set_written_func(self->loop, NULL, NULL);
+		msd_nats_loop_set_read_func(self->loop, NULL, NULL);
+	}
+	if (self->drain != NULL) {
+		g_source_destroy(self->drain);
+		g_clear_pointer(&self->drain, g_source_unref);
+	}
+	msd_nats_connection_destroy_spent(self);
 	if (self->recheck != NULL) {
 		g_source_destroy(self->recheck);
 		g_clear_pointer(&self->recheck, g_source_unref);
@@ -233,6 +347,8 @@ msd_nats_connection_finalize(GObject *object)
 
 	g_hash_table_unref(self->by_sid);
 	g_hash_table_unref(self->by_id);
+	msd_nats_connection_destroy_spent(self);
+	g_ptr_array_unref(self->spent);
 	/* Workers hold the owner, which holds this: none is left, nc can go. */
 	if (self->nc != NULL)
 		natsConnection_Destroy(self->nc);
@@ -261,6 +377,7 @@ msd_nats_connection_init(MsdNatsConnection *self)
 	self->by_id = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL,
 	                                    msd_nats_subscription_free);
 	self->by_sid = g_hash_table_new(g_int64_hash, g_int64_equal);
+	self->spent = g_ptr_array_sized_new(MSD_NATS_SPENT_BATCH);
 }
 
 MsdNatsConnection *
@@ -277,6 +394,7 @@ msd_nats_connection_new(GMainContext *context,
 	self->owner = owner;
 	self->loop = msd_nats_loop_new(context);
 	msd_nats_loop_set_written_func(self->loop, msd_nats_connection_written_cb, self);
+	msd_nats_loop_set_read_func(self->loop, msd_nats_connection_read_cb, self);
 	self->link = msd_nats_link_new(context, msd_nats_connection_link_event_cb, G_OBJECT(self));
 	return self;
 }
@@ -486,6 +604,8 @@ msd_nats_connection_close(MsdNatsConnection *self)
 		natsConnection_Close(self->nc);
 	g_hash_table_remove_all(self->by_sid);
 	g_hash_table_remove_all(self->by_id);
+	self->n_polled = 0;
+	msd_nats_connection_destroy_spent(self);
 	msd_nats_connection_destroy_nc(self);
 }
 
@@ -708,7 +828,11 @@ msd_nats_connection_publish_with_id(MsdNatsConnection *self,
 		s = natsMsgHeader_Set(msg, "Nats-Msg-Id", msg_id);
 	if (s == NATS_OK)
 		s = natsConnection_PublishMsg(self->nc, msg);
-	natsMsg_Destroy(msg);
+	if (msg != NULL) {
+		g_ptr_array_add(self->spent, msg);
+		if (self->spent->len >= MSD_NATS_SPENT_BATCH)
+			msd_nats_connection_destroy_spent(self);
+	}
 	if (s == NATS_OK) {
 		if (!self->congested && natsConnection_Buffered(self->nc) > (gint)self->high_mark)
 			msd_nats_connection_set_congested(self, TRUE);
@@ -779,6 +903,48 @@ msd_nats_connection_subscribe(MsdNatsConnection *self,
 	return sub->id;
 }
 
+guint
+msd_nats_connection_subscribe_polled(MsdNatsConnection *self,
+                                     const gchar *subject,
+                                     MsdNatsConnectionMessageFunc func,
+                                     gpointer user_data,
+                                     GDestroyNotify destroy,
+                                     GError **error)
+{
+	MsdNatsSubscription *sub;
+	natsSubscription *nsub = NULL;
+	natsStatus s;
+
+	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
+		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
+		            _("cannot subscribe to %s: the broker at %s is not connected"), subject,
+		            self->url);
+		return 0;
+	}
+	s = natsConnection_SubscribeSync(&nsub, self->nc, subject);
+	if (s != NATS_OK) {
+		g_autofree gchar *reason = msd_nats_connection_last_error(s);
+
+		g_set_error(error, MESHSYNC_ERROR,
+		            s == NATS_INVALID_SUBJECT ? MESHSYNC_ERROR_INVALID_DATA
+		                                      : MESHSYNC_ERROR_CONNECTION,
+		            _("cannot subscribe to %s at the broker at %s: %s"), subject, self->url,
+		            reason);
+		return 0;
+	}
+	sub = g_new0(MsdNatsSubscription, 1);
+	sub->id = ++self->next_id;
+	sub->sid = natsSubscription_GetID(nsub);
+	sub->sub = nsub;
+	sub->func = func;
+	sub->user_data = user_data;
+	sub->destroy = destroy;
+	sub->polled = TRUE;
+	self->n_polled++;
+	g_hash_table_insert(self->by_id, GUINT_TO_POINTER(sub->id), sub);
+	return sub->id;
+}
+
 void
 msd_nats_connection_unsubscribe(MsdNatsConnection *self, guint id)
 {
@@ -786,6 +952,8 @@ msd_nats_connection_unsubscribe(MsdNatsConnection *self, guint id)
 
 	if (sub == NULL)
 		return;
+	if (sub->polled)
+		self->n_polled--;
 	if (self->nc != NULL && self->state != MESHSYNC_BROKER_STATE_CLOSED)
 		natsSubscription_Unsubscribe(sub->sub);
 	g_hash_table_remove(self->by_sid, &sub->sid);

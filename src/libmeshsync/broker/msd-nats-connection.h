@@ -140,6 +140,18 @@ guint msd_nats_connection_subscribe(MsdNatsConnection *self,
                                     gpointer user_data,
                                     GDestroyNotify destroy,
                                     GError **error);
+/* A synchronous subscription that the loop drains after each read of the socket, without
+ * nats.c's delivery thread: for many small messages the loop itself is waiting for (JetStream
+ * acks). A no-responders status reaches @func with a NULL subject and an empty payload. The
+ * payload is nats.c's message, valid for the call only: @func must not keep a reference. */
+guint msd_nats_connection_subscribe_polled(MsdNatsConnection *self,
+                                           const gchar *subject,
+                                           MsdNatsConnectionMessageFunc func,
+                                           gpointer user_data,
+                                           GDestroyNotify destroy,
+                                           GError **error);
+/* Drains the polled subscriptions soon (in an idle), whether or not the socket was read. */
+void msd_nats_connection_poll(MsdNatsConnection *self);
 void msd_nats_connection_unsubscribe(MsdNatsConnection *self, guint id);
 
 /* A worker thread's hold on the natsConnection (NULL: none), and its release. */

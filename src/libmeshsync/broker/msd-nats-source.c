@@ -53,6 +53,8 @@ struct _MsdNatsLoop {
 	gint detached;         /* atomic */
 	MsdNatsLoopWrittenFunc written_func; /* loop thread only */
 	gpointer written_data;
+	MsdNatsLoopWrittenFunc read_func; /* loop thread only */
+	gpointer read_data;
 };
 
 MsdNatsLoop *
@@ -119,8 +121,11 @@ msd_nats_source_dispatch(GSource *source, GSourceFunc callback, gpointer user_da
 		return G_SOURCE_REMOVE;
 
 	/* Errors and hang-ups go to the read side so the library notices and reconnects. */
-	if (revents & (G_IO_IN | G_IO_HUP | G_IO_ERR | G_IO_NVAL))
+	if (revents & (G_IO_IN | G_IO_HUP | G_IO_ERR | G_IO_NVAL)) {
 		natsConnection_ProcessReadEvent(nc);
+		if (src->loop->read_func != NULL)
+			src->loop->read_func(src->loop->read_data);
+	}
 	/* The read may have detached or dropped this socket. */
 	if ((revents & G_IO_OUT) && !g_source_is_destroyed(source)) {
 		natsConnection_ProcessWriteEvent(nc);
@@ -329,4 +334,11 @@ msd_nats_loop_set_written_func(MsdNatsLoop *self, MsdNatsLoopWrittenFunc func, g
 	/* dispatch reads these on the same thread: no lock needed */
 	self->written_func = func;
 	self->written_data = user_data;
+}
+
+void
+msd_nats_loop_set_read_func(MsdNatsLoop *self, MsdNatsLoopWrittenFunc func, gpointer user_data)
+{
+	self->read_func = func;
+	self->read_data = user_data;
 }

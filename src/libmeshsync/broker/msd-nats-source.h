@@ -27,6 +27,12 @@ typedef void (*MsdNatsLoopWrittenFunc)(gpointer user_data);
 void
 msd_nats_loop_set_written_func(MsdNatsLoop *self, MsdNatsLoopWrittenFunc func, gpointer user_data);
 
+/* Called on the loop thread each time the loop has processed what the socket had to read,
+ * outside any nats.c lock: the moment a synchronous subscription can have messages. Set, or
+ * clear with NULL; call on the loop thread. */
+void
+msd_nats_loop_set_read_func(MsdNatsLoop *self, MsdNatsLoopWrittenFunc func, gpointer user_data);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsdNatsLoop, msd_nats_loop_unref)
 
 G_END_DECLS
