@@ -148,9 +148,10 @@ test_snapshot_yaml_retyping(void)
 	                          "<<",
 	                          "09",
 	                          NULL};
-	const gchar *plain[] = {"v1",      "2f0c", "1.2.3", "nginx", "2025-05-01T10:00:00",
-	                        "0x",      "1e",   "+",     "-",     "1:70",
-	                        "Running", "a b",  NULL};
+	const gchar *plain[] = {"v1",      "2f0c", "1.2.3",  "nginx",    "2025-05-01T10:00:00",
+	                        "0x",      "1e",   "+",      "-",        "1:70",
+	                        "Running", "a b",  "falsey", "Nullable", "-.infinity",
+	                        NULL};
 
 	for (guint i = 0; retyped[i] != NULL; i++) {
 		g_test_message("retyped: %s", retyped[i]);

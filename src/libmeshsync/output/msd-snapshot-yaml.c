@@ -258,6 +258,9 @@ msd_snapshot_is_base60(const gchar *s)
 	return *p == '\0';
 }
 
+/* The longest word of msd_snapshot_yaml_plain_retypes(): "false", "-.inf" and the like. */
+#define MSD_SNAPSHOT_LONGEST_WORD 5
+
 gboolean
 msd_snapshot_yaml_plain_retypes(const gchar *text)
 {
@@ -275,7 +278,9 @@ msd_snapshot_yaml_plain_retypes(const gchar *text)
 	 * dot: most text is decided here */
 	if (first != '\0' && strchr("~nNyYoOtTfF.+-<", first) == NULL && !g_ascii_isdigit(first))
 		return FALSE;
-	if (g_strv_contains(words, text))
+	/* no word is longer than MSD_SNAPSHOT_LONGEST_WORD */
+	if (strnlen(text, MSD_SNAPSHOT_LONGEST_WORD + 1) <= MSD_SNAPSHOT_LONGEST_WORD &&
+	    g_strv_contains(words, text))
 		return TRUE;
 	if (!(g_ascii_isdigit(first) || first == '+' || first == '-' || first == '.'))
 		return FALSE;
@@ -329,9 +334,13 @@ msd_snapshot_emitter_scalar(MsdSnapshotEmitter *ctx,
 	if (string) {
 		if (memchr(text, '\n', length) != NULL) {
 			style = YAML_LITERAL_SCALAR_STYLE;
-		} else if (length == 0 || strchr("~nNyYoOtTfF.+-<", text[0]) != NULL ||
-		           g_ascii_isdigit(text[0])) {
-			/* @text may be a span of the document: the checks want a C string */
+		} else if (length == 0 ||
+		           (length <= MSD_SNAPSHOT_LONGEST_WORD &&
+		            strchr("~nNyYoOtTfF<", text[0]) != NULL) ||
+		           strchr(".+-", text[0]) != NULL || g_ascii_isdigit(text[0])) {
+			/* text starting with a letter changes type only as one of the short
+			 * words (numbers start with a digit, a sign or a dot); @text may be a span
+			 * of the document: the checks want a C string */
 			g_autofree gchar *copy = g_strndup(text, length);
 
 			if (msd_snapshot_yaml_plain_retypes(copy))
