@@ -167,6 +167,19 @@ msd_nats_connection_recheck_cb(gpointer data)
 /* The nats source wrote to the socket. The congestion ends in an idle of its own, so that
  * whoever listens to the owner's writable state (and publishes from there) never runs inside
  * nats.c's socket dispatch. */
+/* An idle in the connection's context, which the connection destroys in dispose. */
+static GSource *
+msd_nats_connection_idle(MsdNatsConnection *self, const gchar *name, GSourceFunc func)
+{
+	GSource *source = g_idle_source_new();
+
+	g_source_set_static_name(source, name);
+	g_source_set_priority(source, G_PRIORITY_DEFAULT);
+	g_source_set_callback(source, func, self, NULL);
+	g_source_attach(source, self->context);
+	return source;
+}
+
 static void
 msd_nats_connection_destroy_spent(MsdNatsConnection *self)
 {
@@ -188,11 +201,8 @@ msd_nats_connection_written_cb(gpointer data)
 	if (!self->congested || self->recheck != NULL || self->nc == NULL ||
 	    natsConnection_Buffered(self->nc) > (gint)self->low_mark)
 		return;
-	self->recheck = g_idle_source_new();
-	g_source_set_static_name(self->recheck, "meshsync-broker-drained");
-	g_source_set_priority(self->recheck, G_PRIORITY_DEFAULT);
-	g_source_set_callback(self->recheck, msd_nats_connection_recheck_cb, self, NULL);
-	g_source_attach(self->recheck, self->context);
+	self->recheck = msd_nats_connection_idle(self, "meshsync-broker-drained",
+	                                         msd_nats_connection_recheck_cb);
 }
 
 /* Drains one polled subscription, until nothing is pending or it is gone (a handler may
@@ -269,11 +279,8 @@ msd_nats_connection_poll(MsdNatsConnection *self)
 		return;
 	/* In an idle of its own, as the congestion's end: handlers may publish, and must not
 	 * do so inside nats.c's socket dispatch. */
-	self->drain = g_idle_source_new();
-	g_source_set_static_name(self->drain, "meshsync-broker-polled");
-	g_source_set_priority(self->drain, G_PRIORITY_DEFAULT);
-	g_source_set_callback(self->drain, msd_nats_connection_drain_cb, self, NULL);
-	g_source_attach(self->drain, self->context);
+	self->drain = msd_nats_connection_idle(self, "meshsync-broker-polled",
+	                                       msd_nats_connection_drain_cb);
 }
 
 /* The loop processed what the socket had: a polled subscription may have messages. */
@@ -848,14 +855,17 @@ msd_nats_connection_publish_with_id(MsdNatsConnection *self,
 	return FALSE;
 }
 
-guint
-msd_nats_connection_subscribe(MsdNatsConnection *self,
-                              const gchar *subject,
-                              const gchar *queue_group,
-                              MsdNatsConnectionMessageFunc func,
-                              gpointer user_data,
-                              GDestroyNotify destroy,
-                              GError **error)
+/* Either kind of subscription: delivered by nats.c's delivery thread through the link, or
+ * @polled, drained by the loop (msd_nats_connection_subscribe_polled()). */
+static guint
+msd_nats_connection_subscribe_full(MsdNatsConnection *self,
+                                   const gchar *subject,
+                                   const gchar *queue_group,
+                                   gboolean polled,
+                                   MsdNatsConnectionMessageFunc func,
+                                   gpointer user_data,
+                                   GDestroyNotify destroy,
+                                   GError **error)
 {
 	MsdNatsSubscription *sub;
 	natsSubscription *nsub = NULL;
@@ -867,18 +877,23 @@ msd_nats_connection_subscribe(MsdNatsConnection *self,
 		            self->url);
 		return 0;
 	}
-	/* The delivery thread keeps the link until the completion callback below. */
-	msd_nats_link_ref(self->link);
-	if (queue_group != NULL && *queue_group != '\0')
-		s = natsConnection_QueueSubscribe(&nsub, self->nc, subject, queue_group,
-		                                  msd_nats_link_message_cb, self->link);
-	else
-		s = natsConnection_Subscribe(&nsub, self->nc, subject, msd_nats_link_message_cb,
-		                             self->link);
+	if (polled) {
+		s = natsConnection_SubscribeSync(&nsub, self->nc, subject);
+	} else {
+		/* The delivery thread keeps the link until the completion callback below. */
+		msd_nats_link_ref(self->link);
+		if (queue_group != NULL && *queue_group != '\0')
+			s = natsConnection_QueueSubscribe(&nsub, self->nc, subject, queue_group,
+			                                  msd_nats_link_message_cb, self->link);
+		else
+			s = natsConnection_Subscribe(&nsub, self->nc, subject,
+			                             msd_nats_link_message_cb, self->link);
+		if (s != NATS_OK)
+			msd_nats_link_unref(self->link);
+	}
 	if (s != NATS_OK) {
 		g_autofree gchar *reason = msd_nats_connection_last_error(s);
 
-		msd_nats_link_unref(self->link);
 		g_set_error(error, MESHSYNC_ERROR,
 		            s == NATS_INVALID_SUBJECT ? MESHSYNC_ERROR_INVALID_DATA
 		                                      : MESHSYNC_ERROR_CONNECTION,
@@ -886,8 +901,8 @@ msd_nats_connection_subscribe(MsdNatsConnection *self,
 		            reason);
 		return 0;
 	}
-	if (natsSubscription_SetOnCompleteCB(nsub, msd_nats_link_subscription_complete_cb,
-	                                     self->link) != NATS_OK)
+	if (!polled && natsSubscription_SetOnCompleteCB(
+	                       nsub, msd_nats_link_subscription_complete_cb, self->link) != NATS_OK)
 		/* Keep the link forever rather than free it under a running callback. */
 		g_warning("subscription to %s: no completion callback", subject);
 
@@ -898,9 +913,25 @@ msd_nats_connection_subscribe(MsdNatsConnection *self,
 	sub->func = func;
 	sub->user_data = user_data;
 	sub->destroy = destroy;
+	sub->polled = polled;
+	if (polled)
+		self->n_polled++;
 	g_hash_table_insert(self->by_id, GUINT_TO_POINTER(sub->id), sub);
 	g_hash_table_insert(self->by_sid, &sub->sid, sub);
 	return sub->id;
+}
+
+guint
+msd_nats_connection_subscribe(MsdNatsConnection *self,
+                              const gchar *subject,
+                              const gchar *queue_group,
+                              MsdNatsConnectionMessageFunc func,
+                              gpointer user_data,
+                              GDestroyNotify destroy,
+                              GError **error)
+{
+	return msd_nats_connection_subscribe_full(self, subject, queue_group, FALSE, func,
+	                                          user_data, destroy, error);
 }
 
 guint
@@ -911,38 +942,8 @@ msd_nats_connection_subscribe_polled(MsdNatsConnection *self,
                                      GDestroyNotify destroy,
                                      GError **error)
 {
-	MsdNatsSubscription *sub;
-	natsSubscription *nsub = NULL;
-	natsStatus s;
-
-	if (self->nc == NULL || self->state == MESHSYNC_BROKER_STATE_CLOSED) {
-		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_CONNECTION,
-		            _("cannot subscribe to %s: the broker at %s is not connected"), subject,
-		            self->url);
-		return 0;
-	}
-	s = natsConnection_SubscribeSync(&nsub, self->nc, subject);
-	if (s != NATS_OK) {
-		g_autofree gchar *reason = msd_nats_connection_last_error(s);
-
-		g_set_error(error, MESHSYNC_ERROR,
-		            s == NATS_INVALID_SUBJECT ? MESHSYNC_ERROR_INVALID_DATA
-		                                      : MESHSYNC_ERROR_CONNECTION,
-		            _("cannot subscribe to %s at the broker at %s: %s"), subject, self->url,
-		            reason);
-		return 0;
-	}
-	sub = g_new0(MsdNatsSubscription, 1);
-	sub->id = ++self->next_id;
-	sub->sid = natsSubscription_GetID(nsub);
-	sub->sub = nsub;
-	sub->func = func;
-	sub->user_data = user_data;
-	sub->destroy = destroy;
-	sub->polled = TRUE;
-	self->n_polled++;
-	g_hash_table_insert(self->by_id, GUINT_TO_POINTER(sub->id), sub);
-	return sub->id;
+	return msd_nats_connection_subscribe_full(self, subject, NULL, TRUE, func, user_data,
+	                                          destroy, error);
 }
 
 void
