@@ -51,9 +51,9 @@ struct _MsdNatsLoop {
 	gint want_read;        /* atomic */
 	gint want_write;       /* atomic */
 	gint detached;         /* atomic */
-	MsdNatsLoopWrittenFunc written_func; /* loop thread only */
+	MsdNatsLoopFunc written_func; /* loop thread only */
 	gpointer written_data;
-	MsdNatsLoopWrittenFunc read_func; /* loop thread only */
+	MsdNatsLoopFunc read_func; /* loop thread only */
 	gpointer read_data;
 };
 
@@ -329,7 +329,7 @@ msd_nats_loop_wait_writable(MsdNatsLoop *self, gint timeout_ms)
 }
 
 void
-msd_nats_loop_set_written_func(MsdNatsLoop *self, MsdNatsLoopWrittenFunc func, gpointer user_data)
+msd_nats_loop_set_written_func(MsdNatsLoop *self, MsdNatsLoopFunc func, gpointer user_data)
 {
 	/* dispatch reads these on the same thread: no lock needed */
 	self->written_func = func;
@@ -337,7 +337,7 @@ msd_nats_loop_set_written_func(MsdNatsLoop *self, MsdNatsLoopWrittenFunc func, g
 }
 
 void
-msd_nats_loop_set_read_func(MsdNatsLoop *self, MsdNatsLoopWrittenFunc func, gpointer user_data)
+msd_nats_loop_set_read_func(MsdNatsLoop *self, MsdNatsLoopFunc func, gpointer user_data)
 {
 	self->read_func = func;
 	self->read_data = user_data;

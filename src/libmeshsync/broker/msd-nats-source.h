@@ -19,19 +19,17 @@ void msd_nats_loop_unref(MsdNatsLoop *self);
 natsStatus msd_nats_loop_install(MsdNatsLoop *self, natsOptions *opts);
 gboolean msd_nats_loop_wait_writable(MsdNatsLoop *self, gint timeout_ms);
 
-/* Called on the loop thread each time the loop has pushed the write buffer into the socket,
- * outside any nats.c lock: the moment the buffer can have shrunk. */
-typedef void (*MsdNatsLoopWrittenFunc)(gpointer user_data);
+/* A hook the loop thread calls after it served the socket, outside any nats.c lock. */
+typedef void (*MsdNatsLoopFunc)(gpointer user_data);
 
-/* Set, or clear with NULL; call on the loop thread. */
-void
-msd_nats_loop_set_written_func(MsdNatsLoop *self, MsdNatsLoopWrittenFunc func, gpointer user_data);
+/* Called each time the loop has pushed the write buffer into the socket: the moment the
+ * buffer can have shrunk. Set, or clear with NULL; call on the loop thread. */
+void msd_nats_loop_set_written_func(MsdNatsLoop *self, MsdNatsLoopFunc func, gpointer user_data);
 
 /* Called on the loop thread each time the loop has processed what the socket had to read,
  * outside any nats.c lock: the moment a synchronous subscription can have messages. Set, or
  * clear with NULL; call on the loop thread. */
-void
-msd_nats_loop_set_read_func(MsdNatsLoop *self, MsdNatsLoopWrittenFunc func, gpointer user_data);
+void msd_nats_loop_set_read_func(MsdNatsLoop *self, MsdNatsLoopFunc func, gpointer user_data);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsdNatsLoop, msd_nats_loop_unref)
 
