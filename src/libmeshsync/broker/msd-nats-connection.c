@@ -22,6 +22,7 @@
 #include "broker/msd-nats-source.h"
 #include "util/msd-i18n.h"
 #include "util/msd-log.h"
+#include "util/msd-source.h"
 
 /* Rough protocol overhead of one PUB line, for the reconnect-buffer estimate. */
 #define MSD_NATS_PUB_OVERHEAD 16
@@ -173,11 +174,8 @@ msd_nats_connection_idle(MsdNatsConnection *self, const gchar *name, GSourceFunc
 {
 	GSource *source = g_idle_source_new();
 
-	g_source_set_static_name(source, name);
 	g_source_set_priority(source, G_PRIORITY_DEFAULT);
-	g_source_set_callback(source, func, self, NULL);
-	g_source_attach(source, self->context);
-	return source;
+	return msd_source_attach_named(source, self->context, name, func, self, NULL);
 }
 
 static void
@@ -333,15 +331,9 @@ msd_nats_connection_dispose(GObject *object)
 		msd_nats_loop_set_written_func(self->loop, NULL, NULL);
 		msd_nats_loop_set_read_func(self->loop, NULL, NULL);
 	}
-	if (self->drain != NULL) {
-		g_source_destroy(self->drain);
-		g_clear_pointer(&self->drain, g_source_unref);
-	}
+	msd_source_clear(&self->drain);
 	msd_nats_connection_destroy_spent(self);
-	if (self->recheck != NULL) {
-		g_source_destroy(self->recheck);
-		g_clear_pointer(&self->recheck, g_source_unref);
-	}
+	msd_source_clear(&self->recheck);
 	if (self->link != NULL)
 		msd_nats_link_detach(self->link);
 	G_OBJECT_CLASS(msd_nats_connection_parent_class)->dispose(object);

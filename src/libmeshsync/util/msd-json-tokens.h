@@ -44,7 +44,7 @@ typedef struct {
 	gint32 next;     /* index of the first token after this value (a key's value is key + 1) */
 } MsdJsonToken;
 
-/* Skipped values checked lately (msd_json_tokens_parse_skipping()), kept to be recognized */
+/* Skipped values checked lately (msd_json_tokens_parse_skipping()), kept to be recognized. */
 typedef struct _MsdJsonChecked MsdJsonChecked;
 void msd_json_checked_free(MsdJsonChecked *self);
 
