@@ -178,6 +178,7 @@ msd_delivery_deliver(MsdDelivery *self, MsdQueuedEvent *event)
 }
 
 static void msd_delivery_finish_drain(MsdDelivery *self);
+static void msd_delivery_update_paused(MsdDelivery *self);
 
 /* Writes the head event, out of the queue while it is written so that whatever the
  * announcement or the writer triggers (a stop that drains the queue) cannot free it, and
@@ -199,6 +200,34 @@ msd_delivery_deliver_head(MsdDelivery *self)
 	if (self->drained && self->delivering == 0)
 		msd_delivery_finish_drain(self);
 	return taken;
+}
+
+/* With nothing queued and the writer ready, an event goes out as the head would (nothing is
+ * there to overtake it), from the stack: one allocation, one list node and a reference less
+ * per event. Only an event the writer refuses is queued, at the head as deliver_head() puts
+ * it back. */
+static void
+msd_delivery_deliver_now(MsdDelivery *self,
+                         MeshSyncResource *resource,
+                         MeshSyncEventType type,
+                         gint64 read_at)
+{
+	MsdQueuedEvent event = {.resource = resource, .event_type = type, .read_at = read_at};
+	gboolean taken;
+
+	self->delivering++;
+	taken = msd_delivery_deliver(self, &event);
+	self->delivering--;
+	if (!taken) {
+		MsdQueuedEvent *refused = g_memdup2(&event, sizeof(event));
+
+		refused->resource = g_object_ref(resource);
+		msd_coalescing_queue_push_head(self->pending, refused);
+	}
+	if (self->drained && self->delivering == 0)
+		msd_delivery_finish_drain(self);
+	if (!self->drained)
+		msd_delivery_update_paused(self);
 }
 
 static void
@@ -303,6 +332,10 @@ msd_delivery_push_timed(MsdDelivery *self,
 	 * as they come, each goes straight through without a hash. */
 	held = self->probing || !msd_delivery_writer_ready(self) ||
 	       msd_coalescing_queue_get_length(self->pending) > 0;
+	if (!held && meshsync_resource_get_pending_endpoint(resource) == NULL) {
+		msd_delivery_deliver_now(self, resource, type, read_at);
+		return;
+	}
 	if (msd_coalescing_queue_push(self->pending, resource, type, read_at, held)) {
 		/* merged: the queue did not grow, only its bytes may have */
 		msd_delivery_update_paused(self);
