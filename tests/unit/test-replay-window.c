@@ -156,6 +156,50 @@ test_oversize_alone(void)
 	msd_replay_window_free(w);
 }
 
+/* Confirmations in uneven steps, mid-chunk and across whole chunks: what is held, its bytes
+ * and the next message to send again stay right after each. */
+static void
+test_confirm_in_steps(void)
+{
+	MsdReplayWindow *w = msd_replay_window_new();
+	static const guint64 steps[] = {1, 2, 150, 151, 152, 700, 1999, 2000, 2999, 3000};
+	const guint n = 3000;
+	g_autofree gsize *sizes = g_new(gsize, n + 1);
+	guint64 confirmed = 0;
+
+	for (guint i = 1; i <= n; i++) {
+		sizes[i] = i == 1500 ? 2 * MIB : 1000 + (i * 7919) % 9000;
+		append(w, sizes[i]);
+	}
+	for (guint i = 1; i <= n; i++)
+		send_expect(w, i, sizes[i]);
+	for (guint k = 0; k < G_N_ELEMENTS(steps); k++) {
+		gsize held = 0;
+
+		msd_replay_window_confirm(w, steps[k]);
+		confirmed = steps[k];
+		for (guint64 i = confirmed + 1; i <= n; i++) {
+			g_autofree gchar *subject = g_strdup_printf("s.%" G_GUINT64_FORMAT, i);
+
+			held += strlen(subject) + sizes[i];
+		}
+		g_assert_cmpuint(msd_replay_window_get_n_messages(w), ==, n - confirmed);
+		g_assert_cmpuint(msd_replay_window_get_bytes(w), ==, held);
+		if (confirmed == n)
+			break;
+		/* a reconnection here sends the oldest held first */
+		g_assert_cmpuint(msd_replay_window_rewind(w), ==, n - confirmed);
+		for (guint64 i = confirmed + 1; i <= n; i++)
+			send_expect(w, i, sizes[i]);
+	}
+	g_assert_cmpuint(msd_replay_window_get_mapped_bytes(w), <=, 9 * MIB);
+	g_assert_cmpuint(append(w, 10), ==, n + 1);
+	send_expect(w, n + 1, 10);
+	msd_replay_window_confirm(w, n + 1);
+	g_assert_cmpuint(msd_replay_window_get_bytes(w), ==, 0);
+	msd_replay_window_free(w);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -163,5 +207,6 @@ main(int argc, char **argv)
 	g_test_add_func("/replay-window/order-and-confirm", test_order_and_confirm);
 	g_test_add_func("/replay-window/chunks", test_chunks);
 	g_test_add_func("/replay-window/oversize-alone", test_oversize_alone);
+	g_test_add_func("/replay-window/confirm-in-steps", test_confirm_in_steps);
 	return g_test_run();
 }

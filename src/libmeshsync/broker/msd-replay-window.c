@@ -32,8 +32,11 @@ typedef struct _MsdReplayChunk MsdReplayChunk;
 
 struct _MsdReplayChunk {
 	MsdReplayChunk *next;
-	gsize mapped; /* the whole mapping, this header included */
-	gsize used;   /* bytes of messages after the header */
+	gsize mapped;  /* the whole mapping, this header included */
+	gsize used;    /* bytes of messages after the header */
+	guint64 first; /* the sequence number of its first message */
+	guint64 n;     /* its messages */
+	gsize held;    /* their subjects and payloads */
 };
 
 /* Keeps the messages 16-byte aligned whatever the header's size. */
@@ -47,6 +50,7 @@ typedef struct {
 struct _MsdReplayWindow {
 	MsdReplayChunk *head_chunk; /* (nullable): holds the oldest message */
 	gsize head_offset;
+	gsize head_dropped;           /* subjects and payloads confirmed from the head chunk */
 	MsdReplayChunk *cursor_chunk; /* (nullable): holds the first unsent message */
 	gsize cursor_offset;
 	MsdReplayChunk *tail_chunk; /* (nullable): the one appended to */
@@ -93,6 +97,9 @@ msd_replay_chunk_new(MsdReplayWindow *self, gsize record_size)
 		self->n_spare--;
 		chunk->next = NULL;
 		chunk->used = 0;
+		chunk->first = self->next_seq;
+		chunk->n = 0;
+		chunk->held = 0;
 		return chunk;
 	}
 	mapped = MAX((gsize)MSD_REPLAY_CHUNK_SIZE, (need + page - 1) / page * page);
@@ -103,6 +110,9 @@ msd_replay_chunk_new(MsdReplayWindow *self, gsize record_size)
 	chunk->next = NULL;
 	chunk->mapped = mapped;
 	chunk->used = 0;
+	chunk->first = self->next_seq;
+	chunk->n = 0;
+	chunk->held = 0;
 	self->mapped += mapped;
 	return chunk;
 }
@@ -159,6 +169,7 @@ msd_replay_window_clear(MsdReplayWindow *self)
 	}
 	self->head_chunk = self->cursor_chunk = self->tail_chunk = NULL;
 	self->head_offset = self->cursor_offset = 0;
+	self->head_dropped = 0;
 	self->head_seq = self->cursor_seq = self->next_seq;
 	self->bytes = self->unsent_bytes = 0;
 }
@@ -211,6 +222,8 @@ msd_replay_window_append_parts(MsdReplayWindow *self,
 		p += parts[i].len;
 	}
 	tail->used += size;
+	tail->n++;
+	tail->held += subject_len + len;
 	self->bytes += subject_len + len;
 	self->unsent_bytes += subject_len + len;
 	return self->next_seq++;
@@ -280,6 +293,24 @@ msd_replay_window_rewind(MsdReplayWindow *self)
 	return n;
 }
 
+/* The head chunk goes, every message in it confirmed; a chunk follows it. */
+static void
+msd_replay_drop_head_chunk(MsdReplayWindow *self)
+{
+	MsdReplayChunk *done = self->head_chunk;
+
+	self->bytes -= done->held - self->head_dropped;
+	self->head_seq = done->first + done->n;
+	self->head_chunk = done->next;
+	self->head_offset = 0;
+	self->head_dropped = 0;
+	if (self->cursor_chunk == done) {
+		self->cursor_chunk = done->next;
+		self->cursor_offset = 0;
+	}
+	msd_replay_chunk_release(self, done);
+}
+
 /* Drops the messages up to @seq that were sent; unsent ones are never confirmed. */
 void
 msd_replay_window_confirm(MsdReplayWindow *self, guint64 seq)
@@ -287,23 +318,21 @@ msd_replay_window_confirm(MsdReplayWindow *self, guint64 seq)
 	guint64 last = MIN(seq, self->cursor_seq - 1);
 
 	while (self->head_seq <= last) {
+		MsdReplayChunk *head = self->head_chunk;
 		const MsdReplayRecord *record;
+		gsize held;
 
-		if (self->head_offset == self->head_chunk->used) {
-			MsdReplayChunk *done = self->head_chunk;
-
-			/* a message follows, so there is a next chunk */
-			self->head_chunk = done->next;
-			self->head_offset = 0;
-			if (self->cursor_chunk == done) {
-				self->cursor_chunk = done->next;
-				self->cursor_offset = 0;
-			}
-			msd_replay_chunk_release(self, done);
+		/* A chunk confirmed to its end goes whole: its records, written long ago, are
+		 * not read again only to be stepped over. The tail chunk is never whole. */
+		if (head->next != NULL && head->first + head->n - 1 <= last) {
+			msd_replay_drop_head_chunk(self);
+			continue;
 		}
-		record = msd_replay_record_at(self->head_chunk, self->head_offset);
+		record = msd_replay_record_at(head, self->head_offset);
+		held = record->subject_len + record->data_len;
 		self->head_offset += msd_replay_record_size(record->subject_len, record->data_len);
-		self->bytes -= record->subject_len + record->data_len;
+		self->head_dropped += held;
+		self->bytes -= held;
 		self->head_seq++;
 	}
 	if (self->head_seq != self->next_seq)
@@ -319,10 +348,15 @@ msd_replay_window_confirm(MsdReplayWindow *self, guint64 seq)
 		self->head_chunk = done->next;
 		msd_replay_chunk_release(self, done);
 	}
-	if (self->tail_chunk != NULL)
+	if (self->tail_chunk != NULL) {
 		self->tail_chunk->used = 0;
+		self->tail_chunk->first = self->next_seq;
+		self->tail_chunk->n = 0;
+		self->tail_chunk->held = 0;
+	}
 	self->cursor_chunk = self->head_chunk;
 	self->head_offset = self->cursor_offset = 0;
+	self->head_dropped = 0;
 }
 
 guint64
