@@ -165,9 +165,6 @@ msd_nats_connection_recheck_cb(gpointer data)
 	return G_SOURCE_REMOVE;
 }
 
-/* The nats source wrote to the socket. The congestion ends in an idle of its own, so that
- * whoever listens to the owner's writable state (and publishes from there) never runs inside
- * nats.c's socket dispatch. */
 /* An idle in the connection's context, which the connection destroys in dispose. */
 static GSource *
 msd_nats_connection_idle(MsdNatsConnection *self, const gchar *name, GSourceFunc func)
@@ -186,6 +183,9 @@ msd_nats_connection_destroy_spent(MsdNatsConnection *self)
 	g_ptr_array_set_size(self->spent, 0);
 }
 
+/* The nats source wrote to the socket. The congestion ends in an idle of its own, so that
+ * whoever listens to the owner's writable state (and publishes from there) never runs inside
+ * nats.c's socket dispatch. */
 static void
 msd_nats_connection_written_cb(gpointer data)
 {

@@ -178,56 +178,37 @@ msd_delivery_deliver(MsdDelivery *self, MsdQueuedEvent *event)
 }
 
 static void msd_delivery_finish_drain(MsdDelivery *self);
-static void msd_delivery_update_paused(MsdDelivery *self);
 
-/* Writes the head event, out of the queue while it is written so that whatever the
+/* Writes @event, which is out of the queue while it is written so that whatever the
  * announcement or the writer triggers (a stop that drains the queue) cannot free it, and
- * nothing behind it overtakes it. FALSE: the writer cannot take it now; it is back at the
- * head. */
+ * nothing behind it overtakes it. @borrowed: @event is the caller's (on its stack), not the
+ * queue's. FALSE: the writer cannot take it now; it is back at the head (a copy, if borrowed). */
 static gboolean
-msd_delivery_deliver_head(MsdDelivery *self)
+msd_delivery_deliver_out(MsdDelivery *self, MsdQueuedEvent *event, gboolean borrowed)
 {
-	MsdQueuedEvent *head = msd_coalescing_queue_pop_head(self->pending);
 	gboolean taken;
 
 	self->delivering++;
-	taken = msd_delivery_deliver(self, head);
+	taken = msd_delivery_deliver(self, event);
 	self->delivering--;
-	if (taken)
-		msd_queued_event_free(head);
-	else
-		msd_coalescing_queue_push_head(self->pending, head);
+	if (!taken) {
+		if (borrowed) {
+			event = g_memdup2(event, sizeof(*event));
+			g_object_ref(event->resource);
+		}
+		msd_coalescing_queue_push_head(self->pending, event);
+	} else if (!borrowed) {
+		msd_queued_event_free(event);
+	}
 	if (self->drained && self->delivering == 0)
 		msd_delivery_finish_drain(self);
 	return taken;
 }
 
-/* With nothing queued and the writer ready, an event goes out as the head would (nothing is
- * there to overtake it), from the stack: one allocation, one list node and a reference less
- * per event. Only an event the writer refuses is queued, at the head as deliver_head() puts
- * it back. */
-static void
-msd_delivery_deliver_now(MsdDelivery *self,
-                         MeshSyncResource *resource,
-                         MeshSyncEventType type,
-                         gint64 read_at)
+static gboolean
+msd_delivery_deliver_head(MsdDelivery *self)
 {
-	MsdQueuedEvent event = {.resource = resource, .event_type = type, .read_at = read_at};
-	gboolean taken;
-
-	self->delivering++;
-	taken = msd_delivery_deliver(self, &event);
-	self->delivering--;
-	if (!taken) {
-		MsdQueuedEvent *refused = g_memdup2(&event, sizeof(event));
-
-		refused->resource = g_object_ref(resource);
-		msd_coalescing_queue_push_head(self->pending, refused);
-	}
-	if (self->drained && self->delivering == 0)
-		msd_delivery_finish_drain(self);
-	if (!self->drained)
-		msd_delivery_update_paused(self);
+	return msd_delivery_deliver_out(self, msd_coalescing_queue_pop_head(self->pending), FALSE);
 }
 
 static void
@@ -333,7 +314,15 @@ msd_delivery_push_timed(MsdDelivery *self,
 	held = self->probing || !msd_delivery_writer_ready(self) ||
 	       msd_coalescing_queue_get_length(self->pending) > 0;
 	if (!held && meshsync_resource_get_pending_endpoint(resource) == NULL) {
-		msd_delivery_deliver_now(self, resource, type, read_at);
+		/* nothing queued to overtake and the writer ready: it goes out as the head would,
+		 * from the stack, without a queue entry, a list node and a reference made and
+		 * dropped for it */
+		MsdQueuedEvent event = {
+		        .resource = resource, .event_type = type, .read_at = read_at};
+
+		msd_delivery_deliver_out(self, &event, TRUE);
+		if (!self->drained)
+			msd_delivery_update_paused(self);
 		return;
 	}
 	if (msd_coalescing_queue_push(self->pending, resource, type, read_at, held)) {
