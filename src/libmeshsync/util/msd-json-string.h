@@ -10,13 +10,40 @@
 
 G_BEGIN_DECLS
 
+/* memcpy() for the few bytes of a key or a short value, without the call: two copies of a
+ * fixed size that overlap cover every length up to 16, reading and writing only [0, n). */
+static inline void
+msd_copy_short(gchar *w, const gchar *s, gsize n)
+{
+	if (n >= 8 && n <= 16) {
+		guint64 a, b;
+
+		memcpy(&a, s, 8);
+		memcpy(&b, s + n - 8, 8);
+		memcpy(w, &a, 8);
+		memcpy(w + n - 8, &b, 8);
+	} else if (n >= 4 && n < 8) {
+		guint32 a, b;
+
+		memcpy(&a, s, 4);
+		memcpy(&b, s + n - 4, 4);
+		memcpy(w, &a, 4);
+		memcpy(w + n - 4, &b, 4);
+	} else if (n < 4) {
+		for (gsize i = 0; i < n; i++)
+			w[i] = s[i];
+	} else {
+		memcpy(w, s, n);
+	}
+}
+
 /* g_string_append_len() for the writers' hot paths: GLib 2.74 inlines it only for constant
  * lengths and otherwise calls g_string_insert_len(), which costs more than a short copy. */
 static inline void
 msd_json_string_append_raw(GString *out, const gchar *s, gsize n)
 {
 	if (G_LIKELY(out->len + n < out->allocated_len)) {
-		memcpy(out->str + out->len, s, n);
+		msd_copy_short(out->str + out->len, s, n);
 		out->len += n;
 		out->str[out->len] = '\0';
 	} else {
