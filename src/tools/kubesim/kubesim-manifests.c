@@ -49,14 +49,12 @@ kubesim_emit_object(JsonNode *node,
 		return FALSE;
 	}
 	object = json_node_get_object(node);
-	if (kubesim_member_string(object, "apiVersion") == NULL ||
-	    *kubesim_member_string(object, "apiVersion") == '\0') {
+	if (g_strcmp0(kubesim_member_string(object, "apiVersion"), "") <= 0) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		            "%s: apiVersion is missing or not a string", where);
 		return FALSE;
 	}
-	if (kubesim_member_string(object, "kind") == NULL ||
-	    *kubesim_member_string(object, "kind") == '\0') {
+	if (g_strcmp0(kubesim_member_string(object, "kind"), "") <= 0) {
 		g_set_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_INVALID_DATA,
 		            "%s: kind is missing or not a string", where);
 		return FALSE;
