@@ -562,13 +562,28 @@ msd_informer_unchanged(MsdInformer *self,
                        gchar **resource_version)
 {
 	gint metadata = msd_json_tokens_member(doc, index, "metadata");
-	g_autofree gchar *uid = NULL;
+	gint uid_index;
+	g_autofree gchar *uid_copy = NULL;
+	const gchar *uid = NULL;
+	const gchar *raw = NULL;
+	gchar uid_text[64];
+	gsize uid_length = 0;
 
 	*resource_version = msd_json_tokens_dup_string(
 	        doc, msd_json_tokens_member(doc, metadata, "resourceVersion"));
 	if (*resource_version == NULL)
 		return FALSE;
-	uid = msd_json_tokens_dup_string(doc, msd_json_tokens_member(doc, metadata, "uid"));
+	uid_index = msd_json_tokens_member(doc, metadata, "uid");
+	if (msd_json_tokens_is_string(doc, uid_index) && doc->tokens[uid_index].plain)
+		raw = msd_json_tokens_raw(doc, uid_index, &uid_length);
+	if (raw != NULL && uid_length < sizeof(uid_text)) {
+		/* a uid is 36 plain bytes: looked up from the stack, not a copy on the heap */
+		memcpy(uid_text, raw, uid_length);
+		uid_text[uid_length] = '\0';
+		uid = uid_text;
+	} else {
+		uid = uid_copy = msd_json_tokens_dup_string(doc, uid_index);
+	}
 	if (uid == NULL || uid[0] == '\0' ||
 	    !msd_store_check_unchanged(self->store, uid, *resource_version, listed))
 		return FALSE;

@@ -621,15 +621,22 @@ msd_store_index_remove(MsdStore *self, MsdStoreEntry *entry)
  * Returns: whether the object is new, modified, or unchanged because its resourceVersion equals
  *   the stored one
  */
+static MsdStoreChange
+msd_store_upsert_over(MsdStore *self, MsdStoreEntry *entry, MsdStoreEntry *old);
+
 MsdStoreChange
 msd_store_upsert(MsdStore *self, MsdStoreEntry *entry)
 {
-	MsdStoreEntry *old;
-
 	g_return_val_if_fail(MSD_IS_STORE(self), MSD_STORE_UNCHANGED);
 	g_return_val_if_fail(entry != NULL, MSD_STORE_UNCHANGED);
 
-	old = g_hash_table_lookup(self->by_uid, entry->uid);
+	return msd_store_upsert_over(self, entry, g_hash_table_lookup(self->by_uid, entry->uid));
+}
+
+/* msd_store_upsert() once the entry held under @entry's uid (nullable) has been looked up. */
+static MsdStoreChange
+msd_store_upsert_over(MsdStore *self, MsdStoreEntry *entry, MsdStoreEntry *old)
+{
 	if (old != NULL && g_strcmp0(old->resource_version, entry->resource_version) == 0)
 		return MSD_STORE_UNCHANGED;
 	if (old != NULL) {
@@ -713,7 +720,8 @@ msd_store_relist_upsert(MsdStore *self, MsdStoreEntry *entry, MsdStoreEntry **di
 		return MSD_STORE_UNCHANGED;
 	}
 	entry->relist_mark = self->mark;
-	return msd_store_upsert(self, entry);
+	/* a displaced namesake had another uid: what was looked up under this one stands */
+	return msd_store_upsert_over(self, entry, old);
 }
 
 gboolean

@@ -362,7 +362,7 @@ msd_json_append_number(GString *out, const gchar *text, gsize len)
 static void write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nested);
 
 /* A member's key (decoded text @key) with its quotes and colon. */
-static inline void
+static inline __attribute__((always_inline)) void
 write_key(GString *out,
           const MsdJsonTokens *doc,
           gint key_tok,
@@ -371,15 +371,28 @@ write_key(GString *out,
           gboolean nested)
 {
 	if (doc->tokens[key_tok].verbatim) {
+		/* the quotes, the key and the colon in one copy */
+		gsize q = nested ? 2 : 1;
+		gsize total = key_len + 2 * q + 1;
+		gchar *w;
+
+		if (G_UNLIKELY(out->len + total >= out->allocated_len)) {
+			g_string_set_size(out, out->len + total);
+			w = out->str + out->len - total;
+		} else {
+			w = out->str + out->len;
+			out->len += total;
+			out->str[out->len] = '\0';
+		}
 		if (nested)
-			msd_json_string_append_raw(out, "\\\"", 2);
-		else
-			g_string_append_c(out, '"');
-		msd_json_string_append_raw(out, key, key_len);
+			*w++ = '\\';
+		*w++ = '"';
+		msd_copy_short(w, key, key_len);
+		w += key_len;
 		if (nested)
-			msd_json_string_append_raw(out, "\\\":", 3);
-		else
-			msd_json_string_append_raw(out, "\":", 2);
+			*w++ = '\\';
+		*w++ = '"';
+		*w = ':';
 	} else if (nested) {
 		msd_json_string_append_raw(out, "\\\"", 2);
 		msd_json_string_append_escaped(out, key, (gssize)key_len,

@@ -54,6 +54,7 @@ string_equals_len(const MsdJsonTokens *self, gint index, const gchar *text, gsiz
 
 	if (t->plain)
 		return (gsize)(t->end - t->start) == n &&
+		       (n == 0 || self->data[t->start] == text[0]) &&
 		       memcmp(self->data + t->start, text, n) == 0;
 	/* an escape shortens the text: a raw span shorter than @text cannot decode to it */
 	if ((gsize)(t->end - t->start) < n)
@@ -64,9 +65,8 @@ string_equals_len(const MsdJsonTokens *self, gint index, const gchar *text, gsiz
 }
 
 gint
-msd_json_tokens_member(const MsdJsonTokens *self, gint object, const gchar *key)
+msd_json_tokens_member_len(const MsdJsonTokens *self, gint object, const gchar *key, gsize key_len)
 {
-	gsize key_len = strlen(key);
 	gint found = -1;
 	gint j;
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <glib.h>
+#include <string.h>
 
 G_BEGIN_DECLS
 
@@ -146,7 +147,16 @@ msd_json_tokens_skip(const MsdJsonTokens *self, gint index)
 /* Index of the value of member @key (exact, decoded comparison) of object @object, or -1 (also
  * when @object is -1 or not an object). When the key occurs more than once the last one wins,
  * as when Go decodes into a map. */
-gint msd_json_tokens_member(const MsdJsonTokens *self, gint object, const gchar *key);
+gint
+msd_json_tokens_member_len(const MsdJsonTokens *self, gint object, const gchar *key, gsize key_len);
+
+/* Inline for the length: callers name their keys with literals, whose strlen() the compiler
+ * works out. */
+static inline gint
+msd_json_tokens_member(const MsdJsonTokens *self, gint object, const gchar *key)
+{
+	return msd_json_tokens_member_len(self, object, key, strlen(key));
+}
 
 /* Follows member names from @object, e.g. (0, "metadata", "uid", NULL); -1 when one is absent. */
 gint msd_json_tokens_path(const MsdJsonTokens *self, gint object, ...) G_GNUC_NULL_TERMINATED;
