@@ -984,6 +984,29 @@ test_builder_signals(void)
 		else
 			g_assert_nonnull(strstr(wire, builder_cases[i].metadata));
 	}
+	/* more images than are kept on the stack, repeated before and after that point, and an
+	 * escaped spelling of one already seen: each image once, in order */
+	{
+		g_autoptr(GString) pod = g_string_new(
+		        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\","
+		        "\"uid\":\"p2\"},\"spec\":{\"containers\":[");
+		g_autoptr(GString) want =
+		        g_string_new("{\"builderSignals\":{\"crdsPresent\":[],\"images\":[");
+		g_autoptr(MeshSyncResource) res = NULL;
+
+		for (guint i = 0; i < 40; i++)
+			g_string_append_printf(pod, "{\"name\":\"c%u\",\"image\":\"img%u\"},", i,
+			                       i % 20);
+		g_string_append(pod, "{\"name\":\"x\",\"image\":\"\\u0069mg3\"},"
+		                     "{\"name\":\"y\",\"image\":\"img\\u0031\\u0039\"},"
+		                     "{\"name\":\"z\",\"image\":\"\\u0069mg20\"}]}}");
+		for (guint i = 0; i < 21; i++)
+			g_string_append_printf(want, "%s\"img%u\"", i > 0 ? "," : "", i);
+		g_string_append(want, "]}}");
+		res = meshsync_resource_new_from_json(pod->str, -1, MESHSYNC_EVENT_TYPE_ADDED, "c",
+		                                      NULL);
+		g_assert_cmpstr(meshsync_resource_get_component_metadata(res), ==, want->str);
+	}
 	/* the labels a consumer groups by, as they came */
 	{
 		g_autoptr(MeshSyncResource) res = meshsync_resource_new_from_json(

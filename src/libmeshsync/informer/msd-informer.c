@@ -1187,9 +1187,12 @@ msd_informer_read_now(MsdInformer *self)
 	pollable = G_POLLABLE_INPUT_STREAM(self->stream);
 	if (!g_pollable_input_stream_can_poll(pollable))
 		return FALSE;
-	/* would block, or failed: the async read waits, or reports the failure */
-	n = g_pollable_input_stream_read_nonblocking(
-	        pollable, self->read_buffer, MSD_INFORMER_READ_SIZE, self->watch_cancellable, NULL);
+	/* would block, or failed: the async read waits, or reports the failure. No cancellable:
+	 * a read that cannot block has nothing to cancel (a closed watch is not read again),
+	 * and GIO would make it the thread's current one (a list node) at each layer of the
+	 * stream, for every read. */
+	n = g_pollable_input_stream_read_nonblocking(pollable, self->read_buffer,
+	                                             MSD_INFORMER_READ_SIZE, NULL, NULL);
 	if (n < 0)
 		return FALSE;
 	if (n == 0)

@@ -24,15 +24,73 @@ msd_builder_signals_apply(const gchar *kind, const gchar *api_version)
 
 /* @text was decoded (invalid UTF-8 already U+FFFD), as Go holds a string it decoded. */
 static void
-append_string(GString *out, const gchar *text)
+append_string(GString *out, const gchar *text, gsize length)
 {
-	msd_json_string_append(out, text, -1, MSD_JSON_STRING_GO_DECODED);
+	msd_json_string_append(out, text, (gssize)length, MSD_JSON_STRING_GO_DECODED);
+}
+
+#define IMAGES_ON_STACK 16
+
+/* The images written so far: most are plain text read in place; the few with escapes are
+ * decoded copies. A pod has a handful of containers: a linear look is cheaper than a set. */
+typedef struct {
+	struct {
+		const gchar *text;
+		gsize length;
+	} local[IMAGES_ON_STACK];
+	guint n;
+	GPtrArray *more;  /* (nullable) (element-type utf8): past the local ones, as copies */
+	GPtrArray *owned; /* (nullable): decoded copies the local ones point into */
+} Images;
+
+static void
+images_clear(Images *images)
+{
+	g_clear_pointer(&images->more, g_ptr_array_unref);
+	g_clear_pointer(&images->owned, g_ptr_array_unref);
+}
+
+static gboolean
+images_contain(const Images *images, const gchar *text, gsize length)
+{
+	for (guint i = 0; i < MIN(images->n, IMAGES_ON_STACK); i++) {
+		if (images->local[i].length == length &&
+		    memcmp(images->local[i].text, text, length) == 0)
+			return TRUE;
+	}
+	for (guint i = 0; images->more != NULL && i < images->more->len; i++) {
+		const gchar *other = g_ptr_array_index(images->more, i);
+
+		if (strlen(other) == length && memcmp(other, text, length) == 0)
+			return TRUE;
+	}
+	return FALSE;
+}
+
+/* Takes @text when it is a decoded copy (@copy), or points at it in the document. */
+static void
+images_add(Images *images, const gchar *text, gsize length, gchar *copy)
+{
+	if (images->n < IMAGES_ON_STACK) {
+		images->local[images->n].text = text;
+		images->local[images->n].length = length;
+		if (copy != NULL) {
+			if (images->owned == NULL)
+				images->owned = g_ptr_array_new_with_free_func(g_free);
+			g_ptr_array_add(images->owned, copy);
+		}
+	} else {
+		if (images->more == NULL)
+			images->more = g_ptr_array_new_with_free_func(g_free);
+		g_ptr_array_add(images->more, copy != NULL ? copy : g_strndup(text, length));
+	}
+	images->n++;
 }
 
 /* Appends the images of @containers (an array of container objects), skipping those
  * already in @seen. */
 static void
-append_images(const MsdJsonTokens *doc, gint containers, GString *out, GPtrArray *seen)
+append_images(const MsdJsonTokens *doc, gint containers, GString *out, Images *seen)
 {
 	gint n;
 	gint element;
@@ -43,27 +101,35 @@ append_images(const MsdJsonTokens *doc, gint containers, GString *out, GPtrArray
 	element = containers + 1;
 	for (gint i = 0; i < n; i++, element = msd_json_tokens_skip(doc, element)) {
 		gint image = msd_json_tokens_member(doc, element, "image");
-		g_autofree gchar *text = NULL;
+		gchar *copy = NULL;
+		const gchar *text;
+		gsize length;
 
 		if (!msd_json_tokens_is_string(doc, image))
 			continue;
-		text = msd_json_tokens_dup_string(doc, image);
-		/* a pod has a handful of containers: a linear look is cheaper than a set */
-		if (text[0] == '\0' ||
-		    g_ptr_array_find_with_equal_func(seen, text, g_str_equal, NULL))
+		if (doc->tokens[image].plain) {
+			/* the raw bytes are the text */
+			text = msd_json_tokens_raw(doc, image, &length);
+		} else {
+			text = copy = msd_json_tokens_dup_string(doc, image);
+			length = strlen(copy);
+		}
+		if (length == 0 || images_contain(seen, text, length)) {
+			g_free(copy);
 			continue;
-		if (seen->len > 0)
+		}
+		if (seen->n > 0)
 			g_string_append_c(out, ',');
-		append_string(out, text);
-		g_ptr_array_add(seen, g_steal_pointer(&text));
+		append_string(out, text, length);
+		images_add(seen, text, length, copy);
 	}
 }
 
 gchar *
 msd_builder_signals_to_metadata(const MsdJsonTokens *doc, gint index, const gchar *kind)
 {
-	g_autoptr(GString) out = g_string_sized_new(128);
-	g_autoptr(GPtrArray) seen = g_ptr_array_new_with_free_func(g_free);
+	g_autoptr(GString) out = g_string_sized_new(256);
+	Images seen = {.n = 0, .more = NULL, .owned = NULL};
 	gint pod_spec = -1;
 
 	g_string_append(out, "{\"builderSignals\":{\"crdsPresent\":[");
@@ -73,7 +139,7 @@ msd_builder_signals_to_metadata(const MsdJsonTokens *doc, gint index, const gcha
 		if (msd_json_tokens_is_string(doc, name)) {
 			g_autofree gchar *text = msd_json_tokens_dup_string(doc, name);
 
-			append_string(out, text);
+			append_string(out, text, strlen(text));
 		}
 	} else if (g_str_equal(kind, "Pod")) {
 		pod_spec = msd_json_tokens_member(doc, index, "spec");
@@ -91,8 +157,9 @@ msd_builder_signals_to_metadata(const MsdJsonTokens *doc, gint index, const gcha
 	g_string_append(out, "],\"images\":[");
 	if (pod_spec >= 0) {
 		append_images(doc, msd_json_tokens_member(doc, pod_spec, "initContainers"), out,
-		              seen);
-		append_images(doc, msd_json_tokens_member(doc, pod_spec, "containers"), out, seen);
+		              &seen);
+		append_images(doc, msd_json_tokens_member(doc, pod_spec, "containers"), out, &seen);
+		images_clear(&seen);
 	}
 	g_string_append(out, "]}}");
 	return g_string_free(g_steal_pointer(&out), FALSE);
