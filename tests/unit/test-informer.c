@@ -21,6 +21,29 @@
 
 /* ---- the newline splitter, without a network ---- */
 
+/* Each splitter test runs twice: with bytes pushed (a copy), and read straight into the room
+ * msd_line_splitter_reserve() gives, as a read that cannot wait does (more room asked for than
+ * filled). */
+static gboolean feed_by_reserve;
+
+static void feed(MsdLineSplitter *splitter, const gchar *data, gsize length);
+static void
+feed(MsdLineSplitter *splitter, const gchar *data, gsize length)
+{
+	gchar *room;
+
+	if (!feed_by_reserve) {
+		msd_line_splitter_push(splitter, data, length);
+		return;
+	}
+	room = msd_line_splitter_reserve(splitter, length + 64);
+	memcpy(room, data, length);
+	msd_line_splitter_commit(splitter, length);
+	/* a read that brought nothing hands nothing over */
+	msd_line_splitter_reserve(splitter, 16);
+	msd_line_splitter_commit(splitter, 0);
+}
+
 static void
 test_line_splitter_reads(void)
 {
@@ -36,11 +59,11 @@ test_line_splitter_reads(void)
 
 		msd_line_splitter_reset(splitter);
 		g_ptr_array_set_size(lines, 0);
-		msd_line_splitter_push(splitter, stream, cut);
+		feed(splitter, stream, cut);
 		while (msd_line_splitter_next(splitter, &line, &length, &error))
 			g_ptr_array_add(lines, g_strndup(line, length));
 		g_assert_no_error(error);
-		msd_line_splitter_push(splitter, stream + cut, strlen(stream) - cut);
+		feed(splitter, stream + cut, strlen(stream) - cut);
 		while (msd_line_splitter_next(splitter, &line, &length, &error))
 			g_ptr_array_add(lines, g_strndup(line, length));
 		g_assert_no_error(error);
@@ -66,7 +89,7 @@ test_line_splitter_byte_by_byte(void)
 	gsize length;
 
 	for (const gchar *p = stream; *p != '\0'; p++) {
-		msd_line_splitter_push(splitter, p, 1);
+		feed(splitter, p, 1);
 		while (msd_line_splitter_next(splitter, &line, &length, NULL)) {
 			g_string_append_len(joined, line, (gssize)length);
 			g_string_append_c(joined, '|');
@@ -84,20 +107,20 @@ test_line_splitter_overlong(void)
 	const gchar *line;
 	gsize length;
 
-	msd_line_splitter_push(splitter, "12345678\n", 9);
+	feed(splitter, "12345678\n", 9);
 	g_assert_true(msd_line_splitter_next(splitter, &line, &length, &error));
 	g_assert_cmpmem(line, length, "12345678", 8);
 	/* a line that has not ended yet but is already too long fails before it ends */
-	msd_line_splitter_push(splitter, "123456789", 9);
+	feed(splitter, "123456789", 9);
 	g_assert_false(msd_line_splitter_next(splitter, &line, &length, &error));
 	g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE);
 	g_clear_error(&error);
 	/* the rest of it is dropped, reported once; the line after it comes through */
-	msd_line_splitter_push(splitter, "0123456789", 10);
+	feed(splitter, "0123456789", 10);
 	g_assert_false(msd_line_splitter_next(splitter, &line, &length, &error));
 	g_assert_no_error(error);
 	g_assert_cmpuint(msd_line_splitter_get_pending(splitter), ==, 1);
-	msd_line_splitter_push(splitter, "tail\nnext\n", 10);
+	feed(splitter, "tail\nnext\n", 10);
 	g_assert_true(msd_line_splitter_next(splitter, &line, &length, &error));
 	g_assert_cmpmem(line, length, "next", 4);
 	g_assert_false(msd_line_splitter_next(splitter, &line, &length, &error));
@@ -121,18 +144,18 @@ test_line_splitter_crlf_at_limit(void)
 		gboolean got;
 
 		g_test_message("cut at %" G_GSIZE_FORMAT, cut);
-		msd_line_splitter_push(splitter, stream, cut);
+		feed(splitter, stream, cut);
 		got = msd_line_splitter_next(splitter, &line, &length, &error);
 		g_assert_no_error(error);
 		if (!got) {
-			msd_line_splitter_push(splitter, stream + cut, 10 - cut);
+			feed(splitter, stream + cut, 10 - cut);
 			got = msd_line_splitter_next(splitter, &line, &length, &error);
 			g_assert_no_error(error);
 		}
 		g_assert_true(got);
 		g_assert_cmpmem(line, length, "12345678", 8);
 		/* nine bytes before the CR: too long, whether the CR is already there or not */
-		msd_line_splitter_push(splitter, stream + 10, 10);
+		feed(splitter, stream + 10, 10);
 		g_assert_false(msd_line_splitter_next(splitter, &line, &length, &error));
 		g_assert_error(error, MESHSYNC_ERROR, MESHSYNC_ERROR_TOO_LARGE);
 	}
@@ -741,6 +764,20 @@ test_stop_from_handler(Fixture *fx, gconstpointer data)
 	g_assert_false(msd_informer_get_synced(fx->informer));
 }
 
+static void
+run_pushed(gconstpointer func)
+{
+	feed_by_reserve = FALSE;
+	(*(const GTestFunc *)func)();
+}
+
+static void
+run_read_into(gconstpointer func)
+{
+	feed_by_reserve = TRUE;
+	(*(const GTestFunc *)func)();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -749,10 +786,26 @@ main(int argc, char **argv)
 	g_log_set_always_fatal(G_LOG_FATAL_MASK | G_LOG_LEVEL_CRITICAL);
 	test_log_capture_start("MeshSyncInformer");
 
-	g_test_add_func("/informer/line-splitter/reads", test_line_splitter_reads);
-	g_test_add_func("/informer/line-splitter/byte-by-byte", test_line_splitter_byte_by_byte);
-	g_test_add_func("/informer/line-splitter/crlf-at-limit", test_line_splitter_crlf_at_limit);
-	g_test_add_func("/informer/line-splitter/overlong", test_line_splitter_overlong);
+	for (gint by_reserve = 0; by_reserve <= 1; by_reserve++) {
+		static const struct {
+			const gchar *name;
+			GTestFunc func;
+		} splitter_tests[] = {
+		        {"reads", test_line_splitter_reads},
+		        {"byte-by-byte", test_line_splitter_byte_by_byte},
+		        {"crlf-at-limit", test_line_splitter_crlf_at_limit},
+		        {"overlong", test_line_splitter_overlong},
+		};
+
+		for (gsize i = 0; i < G_N_ELEMENTS(splitter_tests); i++) {
+			g_autofree gchar *path = g_strdup_printf(
+			        "/informer/line-splitter/%s/%s",
+			        by_reserve ? "read-into" : "pushed", splitter_tests[i].name);
+
+			g_test_add_data_func(path, &splitter_tests[i].func,
+			                     by_reserve ? run_read_into : run_pushed);
+		}
+	}
 #define ADD(path, func) g_test_add(path, Fixture, NULL, fixture_setup, func, fixture_teardown)
 	ADD("/informer/initial-sync/streaming", test_initial_sync_streaming);
 	ADD("/informer/initial-sync/paginated", test_initial_sync_paginated);

@@ -1137,12 +1137,19 @@ msd_informer_watch_ended(MsdInformer *self)
 	msd_informer_watch(self, FALSE);
 }
 
+/* Counts @n bytes just read. */
+static void
+msd_informer_heard(MsdInformer *self, gsize n)
+{
+	self->counters.stream_bytes += n;
+	self->heard_at = g_get_monotonic_time();
+}
+
 /* Hands @n bytes just read into the read buffer to the line splitter. */
 static void
 msd_informer_push(MsdInformer *self, gsize n)
 {
-	self->counters.stream_bytes += n;
-	self->heard_at = g_get_monotonic_time();
+	msd_informer_heard(self, n);
 	msd_line_splitter_push(self->splitter, self->read_buffer, n);
 }
 
@@ -1180,6 +1187,7 @@ static gboolean
 msd_informer_read_now(MsdInformer *self)
 {
 	GPollableInputStream *pollable;
+	gchar *buffer;
 	gssize n;
 
 	if (!G_IS_POLLABLE_INPUT_STREAM(self->stream))
@@ -1191,14 +1199,18 @@ msd_informer_read_now(MsdInformer *self)
 	 * a read that cannot block has nothing to cancel (a closed watch is not read again),
 	 * and GIO would make it the thread's current one (a list node) at each layer of the
 	 * stream, for every read. */
-	n = g_pollable_input_stream_read_nonblocking(pollable, self->read_buffer,
-	                                             MSD_INFORMER_READ_SIZE, NULL, NULL);
+	/* read straight into the line splitter: a read that cannot wait needs no buffer of its
+	 * own, and the bytes are copied once fewer */
+	buffer = msd_line_splitter_reserve(self->splitter, MSD_INFORMER_READ_SIZE);
+	n = g_pollable_input_stream_read_nonblocking(pollable, buffer, MSD_INFORMER_READ_SIZE, NULL,
+	                                             NULL);
+	msd_line_splitter_commit(self->splitter, n > 0 ? (gsize)n : 0);
 	if (n < 0)
 		return FALSE;
 	if (n == 0)
 		self->eof_pending = TRUE;
 	else
-		msd_informer_push(self, (gsize)n);
+		msd_informer_heard(self, (gsize)n);
 	return TRUE;
 }
 

@@ -19,6 +19,7 @@ struct _MsdLineSplitter {
 	gsize scanned;      /* bytes after @consumed known to hold no newline */
 	gsize max_line;
 	gboolean discarding; /* inside a line past the cap: dropped up to its newline */
+	gsize reserved_at;   /* where the room msd_line_splitter_reserve() gave starts */
 };
 
 MsdLineSplitter *
@@ -40,15 +41,50 @@ msd_line_splitter_free(MsdLineSplitter *self)
 	g_free(self);
 }
 
-void
-msd_line_splitter_push(MsdLineSplitter *self, const gchar *data, gsize length)
+/* Drops handed-out lines before growing, so that the buffer holds at most one partial line
+ * plus what was just read. */
+static void
+msd_line_splitter_compact(MsdLineSplitter *self)
 {
-	/* drop handed-out lines before growing, so the buffer holds at most one partial line
-	 * plus what was just read */
 	if (self->consumed > 0) {
 		g_byte_array_remove_range(self->buffer, 0, (guint)self->consumed);
 		self->consumed = 0;
 	}
+}
+
+gchar *
+msd_line_splitter_reserve(MsdLineSplitter *self, gsize want)
+{
+	msd_line_splitter_compact(self);
+	self->reserved_at = self->buffer->len;
+	g_byte_array_set_size(self->buffer, (guint)(self->reserved_at + want));
+	return (gchar *)self->buffer->data + self->reserved_at;
+}
+
+void
+msd_line_splitter_commit(MsdLineSplitter *self, gsize length)
+{
+	gchar *data = (gchar *)self->buffer->data + self->reserved_at;
+
+	g_byte_array_set_size(self->buffer, (guint)(self->reserved_at + length));
+	if (self->discarding) {
+		/* as in msd_line_splitter_push(): the rest of an oversized line is dropped */
+		const gchar *newline = memchr(data, '\n', length);
+
+		if (newline == NULL) {
+			g_byte_array_set_size(self->buffer, (guint)self->reserved_at);
+			return;
+		}
+		self->discarding = FALSE;
+		g_byte_array_remove_range(self->buffer, (guint)self->reserved_at,
+		                          (guint)(newline + 1 - data));
+	}
+}
+
+void
+msd_line_splitter_push(MsdLineSplitter *self, const gchar *data, gsize length)
+{
+	msd_line_splitter_compact(self);
 	if (self->discarding) {
 		/* nothing of an oversized line is kept: memory stays at the cap */
 		const gchar *newline = memchr(data, '\n', length);

@@ -24,6 +24,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MsdLineSplitter, msd_line_splitter_free)
 /* Appends bytes read from the stream. Invalidates lines returned before. */
 void msd_line_splitter_push(MsdLineSplitter *self, const gchar *data, gsize length);
 
+/* msd_line_splitter_push() without a copy, for a read that cannot wait: room for @want bytes
+ * at the end of the buffer, to read into at once and then hand over with
+ * msd_line_splitter_commit() (0 when nothing came). Invalidates lines returned before; nothing
+ * else may touch the splitter in between. */
+gchar *msd_line_splitter_reserve(MsdLineSplitter *self, gsize want);
+void msd_line_splitter_commit(MsdLineSplitter *self, gsize length);
+
 /* Returns TRUE and the next complete line (without "\n" or "\r\n"; blank lines are skipped),
  * valid until the next push. FALSE with @error unset: no complete line yet. FALSE with @error
  * set: the pending line exceeds the cap (MESHSYNC_ERROR_TOO_LARGE); it is dropped. */
