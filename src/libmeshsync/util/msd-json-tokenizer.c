@@ -583,6 +583,27 @@ key_is(const Parser *p, const MsdJsonToken *key, const gchar *name, gsize len)
 	       memcmp(p->js + key->start, name, len) == 0;
 }
 
+/* A string value's token: most values are strings, so objects and arrays make them here
+ * rather than through parse_value(). */
+static inline __attribute__((always_inline)) const gchar *
+parse_string_value(Parser *p, const gchar *s)
+{
+	gint index = push_token(p->self);
+	MsdJsonToken *t = &p->self->tokens[index];
+	const gchar *q;
+
+	t->type = MSD_JSON_STRING;
+	t->opaque = 0;
+	t->start = (gint32)(s + 1 - p->js);
+	q = scan_string(p, s + 1, &t->plain, &t->verbatim);
+	if (q == NULL)
+		return NULL;
+	t->end = (gint32)(q - p->js);
+	t->size = 0;
+	t->next = index + 1;
+	return q + 1;
+}
+
 static const gchar *
 parse_object(Parser *p, const gchar *s, guint level, Role role)
 {
@@ -646,7 +667,10 @@ parse_object(Parser *p, const gchar *s, guint level, Role role)
 				goto member_done;
 			}
 		}
-		s = parse_value(p, s, level + 1, child);
+		if (*s == '"')
+			s = parse_string_value(p, s);
+		else
+			s = parse_value(p, s, level + 1, child);
 		if (s == NULL)
 			return NULL;
 	member_done:
@@ -682,7 +706,10 @@ parse_array(Parser *p, const gchar *s, guint level)
 	for (;;) {
 		if (s >= end)
 			return fail(p, s, FAIL_SYNTAX);
-		s = parse_value(p, s, level + 1, ROLE_NONE);
+		if (*s == '"')
+			s = parse_string_value(p, s);
+		else
+			s = parse_value(p, s, level + 1, ROLE_NONE);
 		if (s == NULL)
 			return NULL;
 		size++;
@@ -721,22 +748,8 @@ parse_value(Parser *p, const gchar *s, guint level, Role role)
 		if (level >= MSD_JSON_MAX_DEPTH)
 			return fail(p, s, FAIL_DEPTH);
 		return parse_array(p, s, level);
-	case '"': {
-		const gchar *q;
-
-		index = push_token(p->self);
-		t = &p->self->tokens[index];
-		t->type = MSD_JSON_STRING;
-		t->opaque = 0;
-		t->start = (gint32)(s + 1 - p->js);
-		q = scan_string(p, s + 1, &t->plain, &t->verbatim);
-		if (q == NULL)
-			return NULL;
-		t->end = (gint32)(q - p->js);
-		t->size = 0;
-		t->next = index + 1;
-		return q + 1;
-	}
+	case '"':
+		return parse_string_value(p, s);
 	case '-':
 	case '0' ... '9': {
 		const gchar *q = scan_number(p, s);
