@@ -170,7 +170,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			chunk = cr != NULL ? (gsize)(cr - (stream + fed)) + 1 : stream_size - fed;
 		}
 		chunk = MIN(chunk, stream_size - fed);
-		msd_line_splitter_push(splitter, stream + fed, chunk);
+		if ((state >> 8) & 1) {
+			/* as a read that cannot wait hands its bytes over: into the splitter's own
+			 * room, more of it asked for than the read fills */
+			gchar *room = msd_line_splitter_reserve(splitter, chunk + (state >> 24));
+
+			memcpy(room, stream + fed, chunk);
+			msd_line_splitter_commit(splitter, chunk);
+		} else {
+			msd_line_splitter_push(splitter, stream + fed, chunk);
+		}
 		fed += chunk;
 
 		for (;;) {

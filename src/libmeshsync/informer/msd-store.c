@@ -613,6 +613,9 @@ msd_store_index_remove(MsdStore *self, MsdStoreEntry *entry)
 		g_hash_table_remove(self->by_key, holder);
 }
 
+static MsdStoreChange
+msd_store_upsert_over(MsdStore *self, MsdStoreEntry *entry, MsdStoreEntry *old);
+
 /**
  * msd_store_upsert:
  * @self: a #MsdStore
@@ -621,9 +624,6 @@ msd_store_index_remove(MsdStore *self, MsdStoreEntry *entry)
  * Returns: whether the object is new, modified, or unchanged because its resourceVersion equals
  *   the stored one
  */
-static MsdStoreChange
-msd_store_upsert_over(MsdStore *self, MsdStoreEntry *entry, MsdStoreEntry *old);
-
 MsdStoreChange
 msd_store_upsert(MsdStore *self, MsdStoreEntry *entry)
 {

@@ -372,18 +372,8 @@ write_key(GString *out,
 {
 	if (doc->tokens[key_tok].verbatim) {
 		/* the quotes, the key and the colon in one copy */
-		gsize q = nested ? 2 : 1;
-		gsize total = key_len + 2 * q + 1;
-		gchar *w;
+		gchar *w = msd_json_string_extend(out, key_len + (nested ? 5 : 3));
 
-		if (G_UNLIKELY(out->len + total >= out->allocated_len)) {
-			g_string_set_size(out, out->len + total);
-			w = out->str + out->len - total;
-		} else {
-			w = out->str + out->len;
-			out->len += total;
-			out->str[out->len] = '\0';
-		}
 		if (nested)
 			*w++ = '\\';
 		*w++ = '"';
@@ -433,21 +423,13 @@ write_member_value(GString *out, const MsdJsonTokens *doc, gint idx, gboolean ne
 {
 	const MsdJsonToken *t = &doc->tokens[idx];
 	gsize n = (gsize)(t->end - t->start);
-	gsize q = nested ? 2 : 1;
 	gchar *w;
 
 	if (t->type != MSD_JSON_STRING || !t->verbatim) {
 		write_value_depth(out, doc, idx, nested);
 		return;
 	}
-	if (G_UNLIKELY(out->len + n + 2 * q >= out->allocated_len)) {
-		g_string_set_size(out, out->len + n + 2 * q);
-		w = out->str + out->len - (n + 2 * q);
-	} else {
-		w = out->str + out->len;
-		out->len += n + 2 * q;
-		out->str[out->len] = '\0';
-	}
+	w = msd_json_string_extend(out, n + (nested ? 4 : 2));
 	if (nested)
 		*w++ = '\\';
 	*w++ = '"';

@@ -37,6 +37,20 @@ msd_copy_short(gchar *w, const gchar *s, gsize n)
 	}
 }
 
+/* Room for @n more bytes at the end of @out, already counted in its length (and the NUL
+ * after them written): for a writer that fills a few pieces in one go. */
+static inline gchar *
+msd_json_string_extend(GString *out, gsize n)
+{
+	if (G_UNLIKELY(out->len + n >= out->allocated_len)) {
+		g_string_set_size(out, out->len + n);
+		return out->str + out->len - n;
+	}
+	out->len += n;
+	out->str[out->len] = '\0';
+	return out->str + out->len - n;
+}
+
 /* g_string_append_len() for the writers' hot paths: GLib 2.74 inlines it only for constant
  * lengths and otherwise calls g_string_insert_len(), which costs more than a short copy. */
 static inline void
