@@ -583,8 +583,8 @@ key_is(const Parser *p, const MsdJsonToken *key, const gchar *name, gsize len)
 	       memcmp(p->js + key->start, name, len) == 0;
 }
 
-/* A string value's token: most values are strings, so objects and arrays make them here
- * rather than through parse_value(). */
+/* A string's token (a key, or a value: most values are strings, so objects and arrays make
+ * them here rather than through parse_value()). */
 static inline __attribute__((always_inline)) const gchar *
 parse_string_value(Parser *p, const gchar *s)
 {
@@ -624,18 +624,13 @@ parse_object(Parser *p, const gchar *s, guint level, Role role)
 
 		if (s >= end || *s != '"')
 			return fail(p, s, FAIL_SYNTAX);
-		key_index = push_token(p->self);
-		key = &p->self->tokens[key_index];
-		key->type = MSD_JSON_STRING;
-		key->opaque = 0;
-		key->start = (gint32)(s + 1 - p->js);
-		q = scan_string(p, s + 1, &key->plain, &key->verbatim);
+		/* a key is a string token like a value's */
+		key_index = p->self->n_tokens;
+		q = parse_string_value(p, s);
 		if (q == NULL)
 			return NULL;
-		key->end = (gint32)(q - p->js);
-		key->size = 0;
-		key->next = key_index + 1;
-		s = skip_ws_inside(p, q + 1);
+		key = &p->self->tokens[key_index];
+		s = skip_ws_inside(p, q);
 		if (s >= end || *s != ':')
 			return fail(p, s, FAIL_SYNTAX);
 		s = skip_ws_inside(p, s + 1);
