@@ -1195,12 +1195,11 @@ msd_informer_read_now(MsdInformer *self)
 	pollable = G_POLLABLE_INPUT_STREAM(self->stream);
 	if (!g_pollable_input_stream_can_poll(pollable))
 		return FALSE;
-	/* would block, or failed: the async read waits, or reports the failure. No cancellable:
-	 * a read that cannot block has nothing to cancel (a closed watch is not read again),
-	 * and GIO would make it the thread's current one (a list node) at each layer of the
-	 * stream, for every read. */
-	/* read straight into the line splitter: a read that cannot wait needs no buffer of its
-	 * own, and the bytes are copied once fewer */
+	/* Straight into the line splitter: a read that cannot wait needs no buffer of its own,
+	 * and the bytes are copied once fewer. No cancellable: such a read has nothing to
+	 * cancel (a closed watch is not read again), and GIO would make it the thread's current
+	 * one (a list node) at each layer of the stream, for every read. Would block, or
+	 * failed: the async read waits, or reports the failure. */
 	buffer = msd_line_splitter_reserve(self->splitter, MSD_INFORMER_READ_SIZE);
 	n = g_pollable_input_stream_read_nonblocking(pollable, buffer, MSD_INFORMER_READ_SIZE, NULL,
 	                                             NULL);

@@ -41,21 +41,15 @@ msd_line_splitter_free(MsdLineSplitter *self)
 	g_free(self);
 }
 
-/* Drops handed-out lines before growing, so that the buffer holds at most one partial line
- * plus what was just read. */
-static void
-msd_line_splitter_compact(MsdLineSplitter *self)
+gchar *
+msd_line_splitter_reserve(MsdLineSplitter *self, gsize want)
 {
+	/* drop handed-out lines before growing, so that the buffer holds at most one partial
+	 * line plus what is read */
 	if (self->consumed > 0) {
 		g_byte_array_remove_range(self->buffer, 0, (guint)self->consumed);
 		self->consumed = 0;
 	}
-}
-
-gchar *
-msd_line_splitter_reserve(MsdLineSplitter *self, gsize want)
-{
-	msd_line_splitter_compact(self);
 	self->reserved_at = self->buffer->len;
 	g_byte_array_set_size(self->buffer, (guint)(self->reserved_at + want));
 	return (gchar *)self->buffer->data + self->reserved_at;
@@ -68,7 +62,8 @@ msd_line_splitter_commit(MsdLineSplitter *self, gsize length)
 
 	g_byte_array_set_size(self->buffer, (guint)(self->reserved_at + length));
 	if (self->discarding) {
-		/* as in msd_line_splitter_push(): the rest of an oversized line is dropped */
+		/* nothing of an oversized line is kept (the buffer holds at most this read of
+		 * it): memory stays at the cap */
 		const gchar *newline = memchr(data, '\n', length);
 
 		if (newline == NULL) {
@@ -84,18 +79,10 @@ msd_line_splitter_commit(MsdLineSplitter *self, gsize length)
 void
 msd_line_splitter_push(MsdLineSplitter *self, const gchar *data, gsize length)
 {
-	msd_line_splitter_compact(self);
-	if (self->discarding) {
-		/* nothing of an oversized line is kept: memory stays at the cap */
-		const gchar *newline = memchr(data, '\n', length);
-
-		if (newline == NULL)
-			return;
-		self->discarding = FALSE;
-		length -= (gsize)(newline + 1 - data);
-		data = newline + 1;
-	}
-	g_byte_array_append(self->buffer, (const guint8 *)data, (guint)length);
+	if (length == 0)
+		return;
+	memcpy(msd_line_splitter_reserve(self, length), data, length);
+	msd_line_splitter_commit(self, length);
 }
 
 gboolean

@@ -31,58 +31,64 @@ append_string(GString *out, const gchar *text, gsize length)
 
 #define IMAGES_ON_STACK 16
 
+typedef struct {
+	const gchar *text;
+	gsize length;
+} ImageSpan;
+
 /* The images written so far: most are plain text read in place; the few with escapes are
  * decoded copies. A pod has a handful of containers: a linear look is cheaper than a set. */
 typedef struct {
-	struct {
-		const gchar *text;
-		gsize length;
-	} local[IMAGES_ON_STACK];
+	ImageSpan local[IMAGES_ON_STACK];
 	guint n;
-	GPtrArray *more;  /* (nullable) (element-type utf8): past the local ones, as copies */
-	GPtrArray *owned; /* (nullable): decoded copies the local ones point into */
+	GArray *more;     /* (nullable) (element-type ImageSpan): past the local ones */
+	GPtrArray *owned; /* (nullable): the decoded copies spans point into */
 } Images;
 
 static void
 images_clear(Images *images)
 {
-	g_clear_pointer(&images->more, g_ptr_array_unref);
+	g_clear_pointer(&images->more, g_array_unref);
 	g_clear_pointer(&images->owned, g_ptr_array_unref);
+}
+
+static const ImageSpan *
+images_get(const Images *images, guint i)
+{
+	if (i < IMAGES_ON_STACK)
+		return &images->local[i];
+	return &g_array_index(images->more, ImageSpan, i - IMAGES_ON_STACK);
 }
 
 static gboolean
 images_contain(const Images *images, const gchar *text, gsize length)
 {
-	for (guint i = 0; i < MIN(images->n, IMAGES_ON_STACK); i++) {
-		if (images->local[i].length == length &&
-		    memcmp(images->local[i].text, text, length) == 0)
-			return TRUE;
-	}
-	for (guint i = 0; images->more != NULL && i < images->more->len; i++) {
-		const gchar *other = g_ptr_array_index(images->more, i);
+	for (guint i = 0; i < images->n; i++) {
+		const ImageSpan *image = images_get(images, i);
 
-		if (strlen(other) == length && memcmp(other, text, length) == 0)
+		if (image->length == length && memcmp(image->text, text, length) == 0)
 			return TRUE;
 	}
 	return FALSE;
 }
 
-/* Takes @text when it is a decoded copy (@copy), or points at it in the document. */
+/* Keeps @copy (nullable: @text lies in the document), which @text points into. */
 static void
 images_add(Images *images, const gchar *text, gsize length, gchar *copy)
 {
+	ImageSpan image = {text, length};
+
+	if (copy != NULL) {
+		if (images->owned == NULL)
+			images->owned = g_ptr_array_new_with_free_func(g_free);
+		g_ptr_array_add(images->owned, copy);
+	}
 	if (images->n < IMAGES_ON_STACK) {
-		images->local[images->n].text = text;
-		images->local[images->n].length = length;
-		if (copy != NULL) {
-			if (images->owned == NULL)
-				images->owned = g_ptr_array_new_with_free_func(g_free);
-			g_ptr_array_add(images->owned, copy);
-		}
+		images->local[images->n] = image;
 	} else {
 		if (images->more == NULL)
-			images->more = g_ptr_array_new_with_free_func(g_free);
-		g_ptr_array_add(images->more, copy != NULL ? copy : g_strndup(text, length));
+			images->more = g_array_new(FALSE, FALSE, sizeof(ImageSpan));
+		g_array_append_val(images->more, image);
 	}
 	images->n++;
 }

@@ -361,6 +361,25 @@ msd_json_append_number(GString *out, const gchar *text, gsize len)
 
 static void write_value_depth(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nested);
 
+/* Verbatim text between quotes (escaped when @nested), and a colon after them when @colon:
+ * one copy. */
+static inline __attribute__((always_inline)) void
+write_verbatim_quoted(GString *out, const gchar *text, gsize n, gboolean nested, gboolean colon)
+{
+	gchar *w = msd_json_string_extend(out, n + (nested ? 4 : 2) + (colon ? 1 : 0));
+
+	if (nested)
+		*w++ = '\\';
+	*w++ = '"';
+	msd_copy_short(w, text, n);
+	w += n;
+	if (nested)
+		*w++ = '\\';
+	*w++ = '"';
+	if (colon)
+		*w = ':';
+}
+
 /* A member's key (decoded text @key) with its quotes and colon. */
 static inline __attribute__((always_inline)) void
 write_key(GString *out,
@@ -371,18 +390,7 @@ write_key(GString *out,
           gboolean nested)
 {
 	if (doc->tokens[key_tok].verbatim) {
-		/* the quotes, the key and the colon in one copy */
-		gchar *w = msd_json_string_extend(out, key_len + (nested ? 5 : 3));
-
-		if (nested)
-			*w++ = '\\';
-		*w++ = '"';
-		msd_copy_short(w, key, key_len);
-		w += key_len;
-		if (nested)
-			*w++ = '\\';
-		*w++ = '"';
-		*w = ':';
+		write_verbatim_quoted(out, key, key_len, nested, TRUE);
 	} else if (nested) {
 		msd_json_string_append_raw(out, "\\\"", 2);
 		msd_json_string_append_escaped(out, key, (gssize)key_len,
@@ -417,27 +425,17 @@ plain_key_cmp(const MsdJsonTokens *doc, gint a, gint b)
 }
 
 /* A member's or element's value: verbatim strings (most values of a Kubernetes object) are
- * written here, quotes and all in one copy, without a call per value; the rest recurse. */
+ * written here, without a call per value; the rest recurse. */
 static inline __attribute__((always_inline)) void
 write_member_value(GString *out, const MsdJsonTokens *doc, gint idx, gboolean nested)
 {
 	const MsdJsonToken *t = &doc->tokens[idx];
-	gsize n = (gsize)(t->end - t->start);
-	gchar *w;
 
-	if (t->type != MSD_JSON_STRING || !t->verbatim) {
+	if (t->type == MSD_JSON_STRING && t->verbatim)
+		write_verbatim_quoted(out, doc->data + t->start, (gsize)(t->end - t->start), nested,
+		                      FALSE);
+	else
 		write_value_depth(out, doc, idx, nested);
-		return;
-	}
-	w = msd_json_string_extend(out, n + (nested ? 4 : 2));
-	if (nested)
-		*w++ = '\\';
-	*w++ = '"';
-	msd_copy_short(w, doc->data + t->start, n);
-	w += n;
-	if (nested)
-		*w++ = '\\';
-	*w = '"';
 }
 
 #define SMALL_OBJECT_MEMBERS 16

@@ -586,7 +586,7 @@ key_is(const Parser *p, const MsdJsonToken *key, const gchar *name, gsize len)
 /* A string's token (a key, or a value: most values are strings, so objects and arrays make
  * them here rather than through parse_value()). */
 static inline __attribute__((always_inline)) const gchar *
-parse_string_value(Parser *p, const gchar *s)
+parse_string(Parser *p, const gchar *s)
 {
 	gint index = push_token(p->self);
 	MsdJsonToken *t = &p->self->tokens[index];
@@ -626,7 +626,7 @@ parse_object(Parser *p, const gchar *s, guint level, Role role)
 			return fail(p, s, FAIL_SYNTAX);
 		/* a key is a string token like a value's */
 		key_index = p->self->n_tokens;
-		q = parse_string_value(p, s);
+		q = parse_string(p, s);
 		if (q == NULL)
 			return NULL;
 		key = &p->self->tokens[key_index];
@@ -663,7 +663,7 @@ parse_object(Parser *p, const gchar *s, guint level, Role role)
 			}
 		}
 		if (*s == '"')
-			s = parse_string_value(p, s);
+			s = parse_string(p, s);
 		else
 			s = parse_value(p, s, level + 1, child);
 		if (s == NULL)
@@ -702,7 +702,7 @@ parse_array(Parser *p, const gchar *s, guint level)
 		if (s >= end)
 			return fail(p, s, FAIL_SYNTAX);
 		if (*s == '"')
-			s = parse_string_value(p, s);
+			s = parse_string(p, s);
 		else
 			s = parse_value(p, s, level + 1, ROLE_NONE);
 		if (s == NULL)
@@ -744,7 +744,7 @@ parse_value(Parser *p, const gchar *s, guint level, Role role)
 			return fail(p, s, FAIL_DEPTH);
 		return parse_array(p, s, level);
 	case '"':
-		return parse_string_value(p, s);
+		return parse_string(p, s);
 	case '-':
 	case '0' ... '9': {
 		const gchar *q = scan_number(p, s);
