@@ -282,6 +282,68 @@ test_codec_small_type_trains_at_list_end(void)
 	assert_store_holds(store, plain);
 }
 
+/* Frames of one codec do not depend on what another codec (another dictionary, another level)
+ * compressed on the same thread in between: a thread's zstd context keeps its set-up from
+ * frame to frame, and must take each codec's own every time. */
+static GBytes *
+compress_bytes(MsdStoreCodec *codec, const gchar *json, MsdStoreDict **dict)
+{
+	gsize frame_size = 0;
+	guint8 *frame = msd_store_codec_compress_frame(codec, (const guint8 *)json, strlen(json),
+	                                               dict, &frame_size);
+
+	g_assert_nonnull(frame);
+	return g_bytes_new_take(frame, frame_size);
+}
+
+static void
+test_codec_interleaved(void)
+{
+	MsdStoreCodec *pods = msd_store_codec_new();
+	MsdStoreCodec *maps = msd_store_codec_new();
+	MsdStoreCodec *fast = msd_store_codec_new();
+	g_autofree gchar *probe = object_json("Pod", 100000);
+	g_autoptr(GBytes) alone = NULL;
+	g_autoptr(MsdStoreDict) alone_dict = NULL;
+
+	msd_store_codec_set_level(fast, -5);
+	/* both trained, each on its own kind */
+	for (guint i = 0; i < 300; i++) {
+		g_autofree gchar *pod = object_json("Pod", i);
+		g_autofree gchar *map = object_json("ConfigMap", i);
+		g_autoptr(MsdStoreDict) d1 = NULL;
+		g_autoptr(MsdStoreDict) d2 = NULL;
+		g_autoptr(GBytes) f1 = compress_bytes(pods, pod, &d1);
+		g_autoptr(GBytes) f2 = compress_bytes(maps, map, &d2);
+	}
+	g_assert_nonnull(msd_store_codec_get_dict(pods));
+	g_assert_nonnull(msd_store_codec_get_dict(maps));
+	alone = compress_bytes(pods, probe, &alone_dict);
+
+	for (guint i = 0; i < 3; i++) {
+		g_autofree gchar *map = object_json("ConfigMap", 1000 + i);
+		g_autoptr(MsdStoreDict) other_dict = NULL;
+		g_autoptr(MsdStoreDict) fast_dict = NULL;
+		g_autoptr(MsdStoreDict) dict = NULL;
+		g_autoptr(GBytes) other = compress_bytes(maps, map, &other_dict);
+		g_autoptr(GBytes) undictionaried = compress_bytes(fast, probe, &fast_dict);
+		g_autoptr(GBytes) again = NULL;
+		g_autoptr(GBytes) back = NULL;
+
+		g_assert_null(fast_dict);
+		again = compress_bytes(pods, probe, &dict);
+		g_assert_true(dict == alone_dict);
+		g_assert_true(g_bytes_equal(again, alone));
+		back = msd_store_codec_decompress(dict, g_bytes_get_data(again, NULL),
+		                                  g_bytes_get_size(again), strlen(probe));
+		g_assert_cmpmem(g_bytes_get_data(back, NULL), g_bytes_get_size(back), probe,
+		                strlen(probe));
+	}
+	msd_store_codec_free(pods);
+	msd_store_codec_free(maps);
+	msd_store_codec_free(fast);
+}
+
 /* A training asked for with too few samples changes nothing. */
 static void
 test_codec_train_without_samples(void)
@@ -355,6 +417,7 @@ main(int argc, char **argv)
 	g_test_add_func("/store-codec/small-type-trains-at-list-end",
 	                test_codec_small_type_trains_at_list_end);
 	g_test_add_func("/store-codec/train-without-samples", test_codec_train_without_samples);
+	g_test_add_func("/store-codec/interleaved", test_codec_interleaved);
 	g_test_add_func("/store-codec/random", test_codec_random);
 	return g_test_run();
 }
