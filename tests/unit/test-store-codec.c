@@ -313,8 +313,9 @@ test_codec_interleaved(void)
 		g_autofree gchar *map = object_json("ConfigMap", i);
 		g_autoptr(MsdStoreDict) d1 = NULL;
 		g_autoptr(MsdStoreDict) d2 = NULL;
-		g_autoptr(GBytes) f1 = compress_bytes(pods, pod, &d1);
-		g_autoptr(GBytes) f2 = compress_bytes(maps, map, &d2);
+
+		g_bytes_unref(compress_bytes(pods, pod, &d1));
+		g_bytes_unref(compress_bytes(maps, map, &d2));
 	}
 	g_assert_nonnull(msd_store_codec_get_dict(pods));
 	g_assert_nonnull(msd_store_codec_get_dict(maps));
@@ -325,11 +326,13 @@ test_codec_interleaved(void)
 		g_autoptr(MsdStoreDict) other_dict = NULL;
 		g_autoptr(MsdStoreDict) fast_dict = NULL;
 		g_autoptr(MsdStoreDict) dict = NULL;
-		g_autoptr(GBytes) other = compress_bytes(maps, map, &other_dict);
-		g_autoptr(GBytes) undictionaried = compress_bytes(fast, probe, &fast_dict);
 		g_autoptr(GBytes) again = NULL;
 		g_autoptr(GBytes) back = NULL;
 
+		/* another dictionary, then another level without one, between the two */
+		g_bytes_unref(compress_bytes(maps, map, &other_dict));
+		g_bytes_unref(compress_bytes(fast, probe, &fast_dict));
+		g_assert_nonnull(other_dict);
 		g_assert_null(fast_dict);
 		again = compress_bytes(pods, probe, &dict);
 		g_assert_true(dict == alone_dict);
